@@ -1,0 +1,63 @@
+// The control plane the tests use. `useControlPlane()` returns the one shared by the
+// whole tap run (started by tap-before.ts), or, when a test file runs alone, starts a
+// private one and stops it when the test ends.
+import { KubeConfig } from '@kubernetes/client-node';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { startControlPlane, type ControlPlaneInfo } from './control-plane-process.js';
+
+export interface ControlPlane extends ControlPlaneInfo {
+  kc: KubeConfig;
+  /** Stops a private control plane; a no-op for the shared one (tap-after stops it). */
+  stop(): Promise<void>;
+}
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+/** Where the shared control plane of a test run keeps its state. */
+export const SHARED_DIR = resolve(process.env.ESI_PLATFORM_DIR ?? join(import.meta.dirname, '..', '..', '.esi-run', 'platform'));
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function readSharedState(): (ControlPlaneInfo & { pid: number }) | undefined {
+  const file = join(SHARED_DIR, 'state.json');
+  if (!existsSync(file)) return undefined;
+  const state = JSON.parse(readFileSync(file, 'utf8')) as ControlPlaneInfo & { pid: number; error?: string };
+  if (state.error || !alive(state.pid)) return undefined;
+  return state;
+}
+
+function withClient(info: ControlPlaneInfo, stop: () => Promise<void>): ControlPlane {
+  const kc = new KubeConfig();
+  kc.loadFromFile(info.kubeconfigPath);
+  return { ...info, kc, stop };
+}
+
+let privateOne: Promise<ControlPlane> | undefined;
+
+export async function useControlPlane(t?: Teardown): Promise<ControlPlane> {
+  const shared = readSharedState();
+  if (shared) return withClient(shared, async () => {});
+  if (!privateOne) {
+    privateOne = (async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'esi-cp-'));
+      const cp = await startControlPlane(dir);
+      return withClient(cp, cp.stop);
+    })();
+    const cp = await privateOne;
+    t?.teardown(() => cp.stop());
+    return cp;
+  }
+  return privateOne;
+}
