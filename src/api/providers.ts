@@ -1,0 +1,329 @@
+// Provider configurations of SecretStore / ClusterSecretStore (`spec.provider.<name>`).
+// Field names follow the public external-secrets.io v1 API so existing stores apply
+// unchanged. ESI implements: vault, aws, azurekv, gcpsm, kubernetes, fake and grpc (the
+// out-of-tree store contract of seed 004, an ESI addition that needs ESI's CRDs).
+// Every other external-secrets.io provider is accepted as an opaque object (see
+// `OtherProviderName`) so stores meant for other controllers still apply; ESI reports
+// them as unsupported instead of serving them.
+
+/** A key of a Kubernetes Secret that holds a credential. `namespace` only on ClusterSecretStores. */
+export interface SecretKeySelector {
+  name: string;
+  /** The key inside the Secret's data. */
+  key?: string;
+  namespace?: string;
+}
+
+/** A service account whose token authenticates to the store (pod identity where possible). */
+export interface ServiceAccountSelector {
+  name: string;
+  namespace?: string;
+  /** Audiences of the requested token, in addition to the provider's own default. */
+  audiences?: string[];
+}
+
+/** Where a CA certificate used to verify the store's TLS certificate is kept. */
+export interface CAProvider {
+  type: 'Secret' | 'ConfigMap';
+  name: string;
+  key?: string;
+  namespace?: string;
+}
+
+// ---------------------------------------------------------------- vault / OpenBao
+
+export interface VaultAppRole {
+  /** Mount path of the AppRole auth method, `approle` when omitted. */
+  path?: string;
+  roleId?: string;
+  /** A Secret key holding the role id, instead of `roleId`. */
+  roleRef?: SecretKeySelector;
+  secretRef: SecretKeySelector;
+}
+
+export interface VaultKubernetesAuth {
+  /** Mount path of the Kubernetes auth method, `kubernetes` when omitted. */
+  mountPath?: string;
+  role: string;
+  serviceAccountRef?: ServiceAccountSelector;
+  /** A Secret holding a service-account token, instead of a requested one. */
+  secretRef?: SecretKeySelector;
+}
+
+export interface VaultKubernetesServiceAccountTokenAuth {
+  serviceAccountRef: ServiceAccountSelector;
+  audiences?: string[];
+  expirationSeconds?: number;
+}
+
+export interface VaultJwtAuth {
+  /** Mount path of the JWT/OIDC auth method, `jwt` when omitted. */
+  path?: string;
+  role?: string;
+  /** A Secret holding a JWT. */
+  secretRef?: SecretKeySelector;
+  /** Or a service-account token requested from the Kubernetes API. */
+  kubernetesServiceAccountToken?: VaultKubernetesServiceAccountTokenAuth;
+}
+
+export interface VaultLdapAuth {
+  path?: string;
+  username: string;
+  secretRef?: SecretKeySelector;
+}
+
+export interface VaultUserPassAuth {
+  path?: string;
+  username: string;
+  secretRef?: SecretKeySelector;
+}
+
+export interface VaultCertAuth {
+  clientCert?: SecretKeySelector;
+  secretRef?: SecretKeySelector;
+  path?: string;
+}
+
+/** One auth method is set. */
+export interface VaultAuth {
+  tokenSecretRef?: SecretKeySelector;
+  appRole?: VaultAppRole;
+  kubernetes?: VaultKubernetesAuth;
+  jwt?: VaultJwtAuth;
+  ldap?: VaultLdapAuth;
+  userPass?: VaultUserPassAuth;
+  cert?: VaultCertAuth;
+  /** AWS IAM auth: accepted, not implemented by ESI. */
+  iam?: Record<string, unknown>;
+}
+
+export interface VaultClientTLS {
+  certSecretRef?: SecretKeySelector;
+  keySecretRef?: SecretKeySelector;
+}
+
+export interface VaultProvider {
+  /** Base URL, e.g. `https://vault.example.com:8200`. */
+  server: string;
+  /** Mount path of the KV secrets engine, e.g. `secret`. */
+  path?: string;
+  /** KV engine version, `v2` when omitted. */
+  version?: 'v1' | 'v2';
+  /** Vault Enterprise / OpenBao namespace. */
+  namespace?: string;
+  /** PEM CA bundle, base64-encoded. */
+  caBundle?: string;
+  caProvider?: CAProvider;
+  auth?: VaultAuth;
+  tls?: VaultClientTLS;
+  readYourWrites?: boolean;
+  forwardInconsistent?: boolean;
+  headers?: Record<string, string>;
+}
+
+// ---------------------------------------------------------------- AWS
+
+export interface AWSAuthSecretRef {
+  accessKeyIDSecretRef?: SecretKeySelector;
+  secretAccessKeySecretRef?: SecretKeySelector;
+  sessionTokenSecretRef?: SecretKeySelector;
+}
+
+export interface AWSJWTAuth {
+  serviceAccountRef?: ServiceAccountSelector;
+}
+
+export interface AWSAuth {
+  secretRef?: AWSAuthSecretRef;
+  /** Web identity (IRSA-style) with a service-account token. */
+  jwt?: AWSJWTAuth;
+}
+
+export interface AWSTag {
+  key: string;
+  value: string;
+}
+
+export interface AWSProvider {
+  service: 'SecretsManager' | 'ParameterStore';
+  region: string;
+  /** Role ARN to assume. */
+  role?: string;
+  additionalRoles?: string[];
+  externalID?: string;
+  sessionTags?: AWSTag[];
+  transitiveTagKeys?: string[];
+  /** Prefix added to every key. */
+  prefix?: string;
+  auth?: AWSAuth;
+  secretsManager?: { forceDeleteWithoutRecovery?: boolean; recoveryWindowInDays?: number };
+}
+
+// ---------------------------------------------------------------- Azure Key Vault
+
+export interface AzureKVAuthSecretRef {
+  clientId?: SecretKeySelector;
+  clientSecret?: SecretKeySelector;
+  clientCertificate?: SecretKeySelector;
+  tenantId?: SecretKeySelector;
+}
+
+export type AzureAuthType = 'ServicePrincipal' | 'ManagedIdentity' | 'WorkloadIdentity';
+export type AzureEnvironmentType =
+  | 'PublicCloud'
+  | 'USGovernmentCloud'
+  | 'ChinaCloud'
+  | 'GermanCloud'
+  | 'AzureStackCloud';
+
+export interface AzureKVProvider {
+  /** e.g. `https://my-vault.vault.azure.net`. */
+  vaultUrl: string;
+  tenantId?: string;
+  /** `ServicePrincipal` when omitted. */
+  authType?: AzureAuthType;
+  authSecretRef?: AzureKVAuthSecretRef;
+  serviceAccountRef?: ServiceAccountSelector;
+  /** Client id of a user-assigned managed identity. */
+  identityId?: string;
+  environmentType?: AzureEnvironmentType;
+}
+
+// ---------------------------------------------------------------- GCP Secret Manager
+
+export interface GCPWorkloadIdentity {
+  serviceAccountRef: ServiceAccountSelector;
+  clusterLocation?: string;
+  clusterName?: string;
+  clusterProjectID?: string;
+}
+
+export interface GCPSMAuth {
+  secretRef?: { secretAccessKeySecretRef?: SecretKeySelector };
+  workloadIdentity?: GCPWorkloadIdentity;
+}
+
+export interface GCPSMProvider {
+  projectID?: string;
+  /** Region of regional secrets; global secrets when omitted. */
+  location?: string;
+  auth?: GCPSMAuth;
+}
+
+// ---------------------------------------------------------------- Kubernetes
+
+export interface KubernetesServer {
+  /** API server URL, the in-cluster one when omitted. */
+  url?: string;
+  caBundle?: string;
+  caProvider?: CAProvider;
+}
+
+export interface KubernetesAuth {
+  token?: { bearerToken?: SecretKeySelector };
+  serviceAccount?: ServiceAccountSelector;
+  cert?: { clientCert?: SecretKeySelector; clientKey?: SecretKeySelector };
+}
+
+export interface KubernetesProvider {
+  /** Namespace the Secrets are read from; `default` when omitted. */
+  remoteNamespace?: string;
+  server?: KubernetesServer;
+  auth?: KubernetesAuth;
+  /** A Secret holding a kubeconfig, instead of `auth`. */
+  authRef?: SecretKeySelector;
+}
+
+// ---------------------------------------------------------------- fake
+
+export interface FakeProviderData {
+  key: string;
+  value?: string;
+  version?: string;
+  /** Deprecated upstream: a JSON object in `value` serves `dataFrom` instead. */
+  valueMap?: Record<string, string>;
+}
+
+export interface FakeProvider {
+  data: FakeProviderData[];
+}
+
+// ---------------------------------------------------------------- gRPC (seed 004, ESI addition)
+
+/** The Secret holding `tls.crt`, `tls.key` (client certificate) and `ca.crt`. */
+export interface TLSSecretRef {
+  name: string;
+  /** Required on ClusterSecretStores; a SecretStore uses its own namespace. */
+  namespace?: string;
+}
+
+export interface GRPCProvider {
+  /** `host:port` or `https://host:port` of a `SecretsServer`. */
+  url: string;
+  tlsSecretRef?: TLSSecretRef;
+}
+
+// ---------------------------------------------------------------- the provider union
+
+/** Providers of the external-secrets.io API ESI accepts but does not serve. */
+export const OTHER_PROVIDER_NAMES = [
+  'akeyless',
+  'alibaba',
+  'beyondtrust',
+  'bitwardensecretsmanager',
+  'chef',
+  'cloudrusm',
+  'conjur',
+  'delinea',
+  'device42',
+  'doppler',
+  'fortanix',
+  'github',
+  'gitlab',
+  'ibm',
+  'infisical',
+  'keepersecurity',
+  'ngrok',
+  'onboardbase',
+  'onepassword',
+  'onepasswordSDK',
+  'oracle',
+  'passbolt',
+  'passworddepot',
+  'previder',
+  'pulumi',
+  'scaleway',
+  'secretserver',
+  'senhasegura',
+  'volcengine',
+  'webhook',
+  'yandexcertificatemanager',
+  'yandexlockbox',
+] as const;
+export type OtherProviderName = (typeof OTHER_PROVIDER_NAMES)[number];
+
+/** Providers ESI serves. */
+export const ESI_PROVIDER_NAMES = ['vault', 'aws', 'azurekv', 'gcpsm', 'kubernetes', 'fake', 'grpc'] as const;
+export type EsiProviderName = (typeof ESI_PROVIDER_NAMES)[number];
+
+/** Exactly one member is set (the CRD enforces it). */
+export interface SecretStoreProvider extends Partial<Record<OtherProviderName, Record<string, unknown>>> {
+  vault?: VaultProvider;
+  aws?: AWSProvider;
+  azurekv?: AzureKVProvider;
+  gcpsm?: GCPSMProvider;
+  kubernetes?: KubernetesProvider;
+  fake?: FakeProvider;
+  grpc?: GRPCProvider;
+}
+
+/** The name of the one provider a store configures, or undefined when none / several are set. */
+export function providerName(provider: SecretStoreProvider): EsiProviderName | OtherProviderName | undefined {
+  const set = Object.keys(provider).filter((k) => provider[k as keyof SecretStoreProvider] !== undefined);
+  if (set.length !== 1) return undefined;
+  const name = set[0] as EsiProviderName | OtherProviderName;
+  return (ESI_PROVIDER_NAMES as readonly string[]).includes(name) ||
+    (OTHER_PROVIDER_NAMES as readonly string[]).includes(name)
+    ? name
+    : undefined;
+}
