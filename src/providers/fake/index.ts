@@ -1,0 +1,212 @@
+// The `fake` provider (ESO's `spec.provider.fake`): serves the values written in the
+// store spec itself. Tests, examples and the benchmarks use it; it is also what a
+// platform team can use to try ESI without a real store. Writes (PushSecret) go to an
+// in-memory copy owned by the client, never back to the spec.
+import type { FakeProvider, FakeProviderData } from '../../api/types.js';
+import { emptySecretMap, extractProperty, jsonToSecretMap, RemoteRefError } from '../remote-ref.js';
+import {
+  ProviderError,
+  type Capabilities,
+  type FindRef,
+  type Provider,
+  type ProviderContext,
+  type PushRemoteRef,
+  type RemoteRef,
+  type SecretMap,
+  type SecretsClient,
+} from '../types.js';
+
+const capabilities: Capabilities = {
+  read: true,
+  write: true,
+  find: { name: true, tags: false, path: true },
+  versions: true,
+};
+
+interface Entry {
+  value: string;
+  valueMap?: Record<string, string>;
+}
+
+const enc = new TextEncoder();
+
+/** Entries are keyed by `key` + version ("" = unversioned), as upstream. */
+function entryId(key: string, version?: string): string {
+  return `${key}\u0000${version ?? ''}`;
+}
+
+export function validateSpec(spec: unknown): string[] {
+  const problems: string[] = [];
+  const data = (spec as FakeProvider | undefined)?.data;
+  if (!Array.isArray(data)) return ['fake.data must be a list'];
+  data.forEach((d: Partial<FakeProviderData>, i) => {
+    if (typeof d?.key !== 'string' || d.key === '') problems.push(`fake.data[${i}].key must be a non-empty string`);
+    if (d?.value !== undefined && typeof d.value !== 'string') problems.push(`fake.data[${i}].value must be a string`);
+    if (d?.version !== undefined && typeof d.version !== 'string') problems.push(`fake.data[${i}].version must be a string`);
+    if (d?.valueMap !== undefined && (typeof d.valueMap !== 'object' || d.valueMap === null)) {
+      problems.push(`fake.data[${i}].valueMap must be a map of strings`);
+    }
+  });
+  return problems;
+}
+
+export class FakeClient implements SecretsClient {
+  private readonly entries = new Map<string, Entry>();
+  private closed = false;
+
+  constructor(
+    private readonly storeId: string,
+    data: FakeProviderData[],
+  ) {
+    for (const d of data) {
+      const entry: Entry = { value: d.value ?? '' };
+      if (d.valueMap) entry.valueMap = { ...d.valueMap };
+      this.entries.set(entryId(d.key, d.version), entry);
+    }
+  }
+
+  private live(): void {
+    if (this.closed) throw new ProviderError('Unknown', this.storeId, 'client is closed');
+  }
+
+  private lookup(ref: RemoteRef): Entry {
+    this.live();
+    if (ref.metadataPolicy === 'Fetch') {
+      throw new ProviderError('Unsupported', this.storeId, 'metadataPolicy Fetch is not supported by the fake provider', ref.key);
+    }
+    const entry = this.entries.get(entryId(ref.key, ref.version));
+    const what = ref.version ? `version "${ref.version}" not found` : 'secret not found';
+    if (!entry) throw new ProviderError('NotFound', this.storeId, what, ref.key);
+    return entry;
+  }
+
+  /** Turns the value-free RemoteRefError of a helper into the provider's error type. */
+  private asProviderError(err: unknown, key: string): never {
+    if (err instanceof RemoteRefError) {
+      const code = /not found/.test(err.message) ? 'NotFound' : 'Unknown';
+      throw new ProviderError(code, this.storeId, err.message, key);
+    }
+    throw err;
+  }
+
+  async getSecret(ref: RemoteRef): Promise<Uint8Array> {
+    const entry = this.lookup(ref);
+    if (!ref.property) return enc.encode(entry.value);
+    try {
+      return extractProperty(enc.encode(entry.value), ref.property);
+    } catch (err) {
+      return this.asProviderError(err, ref.key);
+    }
+  }
+
+  async getSecretMap(ref: RemoteRef): Promise<SecretMap> {
+    const entry = this.lookup(ref);
+    if (entry.valueMap && !ref.property) {
+      const out = emptySecretMap();
+      for (const [k, v] of Object.entries(entry.valueMap)) out[k] = enc.encode(v);
+      return out;
+    }
+    try {
+      return jsonToSecretMap(enc.encode(entry.value), ref.property);
+    } catch (err) {
+      return this.asProviderError(err, ref.key);
+    }
+  }
+
+  async getAllSecrets(find: FindRef): Promise<SecretMap> {
+    this.live();
+    if (find.tags && Object.keys(find.tags).length > 0) {
+      throw new ProviderError('Unsupported', this.storeId, 'find by tags is not supported by the fake provider');
+    }
+    let re: RegExp | undefined;
+    try {
+      re = find.name ? new RegExp(find.name.regexp, 'u') : undefined;
+    } catch {
+      throw new ProviderError('InvalidSpec', this.storeId, `invalid find.name.regexp "${find.name?.regexp}"`);
+    }
+    const out = emptySecretMap();
+    for (const [id, entry] of this.entries) {
+      const [key, version] = id.split('\u0000') as [string, string];
+      // Only unversioned entries: a find returns the current value of each secret.
+      if (version !== '') continue;
+      if (find.path && !key.startsWith(find.path)) continue;
+      if (re && !re.test(key)) continue;
+      out[key] = enc.encode(entry.value);
+    }
+    return out;
+  }
+
+  async pushSecret(value: Uint8Array, ref: PushRemoteRef): Promise<void> {
+    this.live();
+    const id = entryId(ref.remoteKey);
+    const text = Buffer.from(value).toString('utf8');
+    if (!ref.property) {
+      this.entries.set(id, { value: text });
+      return;
+    }
+    let obj: Record<string, unknown> = {};
+    const current = this.entries.get(id);
+    if (current && current.value !== '') {
+      try {
+        obj = JSON.parse(current.value) as Record<string, unknown>;
+      } catch {
+        throw new ProviderError('Unknown', this.storeId, 'existing value is not JSON, cannot set a property', ref.remoteKey);
+      }
+    }
+    obj[ref.property] = text;
+    this.entries.set(id, { value: JSON.stringify(obj) });
+  }
+
+  async deleteSecret(ref: PushRemoteRef): Promise<void> {
+    this.live();
+    const id = entryId(ref.remoteKey);
+    const current = this.entries.get(id);
+    if (!current) return;
+    if (!ref.property) {
+      this.entries.delete(id);
+      return;
+    }
+    try {
+      const obj = JSON.parse(current.value) as Record<string, unknown>;
+      delete obj[ref.property];
+      if (Object.keys(obj).length === 0) this.entries.delete(id);
+      else this.entries.set(id, { value: JSON.stringify(obj) });
+    } catch {
+      throw new ProviderError('Unknown', this.storeId, 'existing value is not JSON, cannot delete a property', ref.remoteKey);
+    }
+  }
+
+  async secretExists(ref: PushRemoteRef): Promise<boolean> {
+    this.live();
+    const current = this.entries.get(entryId(ref.remoteKey));
+    if (!current) return false;
+    if (!ref.property) return true;
+    try {
+      const obj = JSON.parse(current.value) as unknown;
+      return typeof obj === 'object' && obj !== null && Object.prototype.hasOwnProperty.call(obj, ref.property);
+    } catch {
+      return false;
+    }
+  }
+
+  async validate(): Promise<void> {
+    this.live();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+}
+
+export const provider: Provider = {
+  name: 'fake',
+  capabilities,
+  validateSpec,
+  async newClient(ctx: ProviderContext): Promise<SecretsClient> {
+    const problems = validateSpec(ctx.spec);
+    if (problems.length > 0) throw new ProviderError('InvalidSpec', ctx.storeId, problems.join('; '));
+    return new FakeClient(ctx.storeId, (ctx.spec as FakeProvider).data);
+  },
+};
+
+export default provider;
