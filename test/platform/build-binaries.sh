@@ -48,7 +48,12 @@ build_kube_apiserver() {
   step "kube-apiserver: resolving dependencies (go mod tidy)"
   (cd "$w" && go mod tidy >"$w/tidy.log" 2>&1) || { tail -30 "$w/tidy.log" >&2; fail "go mod tidy for kube-apiserver"; }
   step "kube-apiserver: compiling (several minutes on 2 cores, cached afterwards)"
-  (cd "$w" && go build -trimpath -ldflags="-s -w" -o "$out.tmp" k8s.io/kubernetes/cmd/kube-apiserver) \
+  # Stamp the version so /version reports the release (clients and tests read it).
+  local major=${KUBERNETES_VERSION#v}; major=${major%%.*}
+  local minor=${KUBERNETES_VERSION#v*.}; minor=${minor%%.*}
+  local pkg=k8s.io/component-base/version
+  local ldflags="-s -w -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
+  (cd "$w" && go build -trimpath -ldflags="$ldflags" -o "$out.tmp" k8s.io/kubernetes/cmd/kube-apiserver) \
     || fail "go build k8s.io/kubernetes/cmd/kube-apiserver"
   mv "$out.tmp" "$out"
   step "kube-apiserver ready: $out"
