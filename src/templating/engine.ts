@@ -1,0 +1,133 @@
+// The handlebars engine ESI renders templates with. One isolated Handlebars instance
+// (Handlebars.create(): helpers registered here are invisible to any other user of the
+// library) with:
+//  - strict mode: a missing key is an error, not an empty string;
+//  - knownHelpersOnly: only the pure helpers of helpers.ts (plus if/unless/each/with/
+//    lookup) can be called; `log` is removed (it writes values to the console);
+//  - prototype access off at every call: no `constructor`, `__proto__`, `toString`…;
+//  - noEscape: rendered files are configuration, not HTML.
+// Compiled templates are cached by source text.
+import Handlebars from 'handlebars';
+import { fromParseError, fromRenderError, TemplateError } from './errors.js';
+import { detectGoTemplate } from './go-syntax.js';
+import { handlebarsHelpers, HELPER_NAMES } from './helpers.js';
+import { safeObject } from './safe.js';
+
+export type TemplateContext = Record<string, unknown>;
+
+/** Handlebars' own block helpers we keep; all are pure. */
+const BUILTINS = ['if', 'unless', 'each', 'with', 'lookup'] as const;
+
+const RUNTIME_OPTIONS: Handlebars.RuntimeOptions = {
+  allowProtoPropertiesByDefault: false,
+  allowProtoMethodsByDefault: false,
+  allowedProtoProperties: {},
+  allowedProtoMethods: {},
+};
+
+interface Compiled {
+  ast: hbs.AST.Program;
+  fn: Handlebars.TemplateDelegate;
+}
+
+export interface CompiledTemplate {
+  /** Renders with `context`; throws TemplateError naming `name`. */
+  render(name: string, context: TemplateContext): string;
+}
+
+let loggerSilenced = false;
+
+/** Handlebars reports denied prototype access through console.* (its module-wide
+ *  logger). The denial itself is what we want; the console output is not (product code
+ *  logs through pino only), so raise the shared logger's threshold above every level. */
+function silenceHandlebarsLogger(hb: typeof Handlebars): void {
+  if (loggerSilenced) return;
+  (hb as unknown as { logger: { level: string | number } }).logger.level = 'silent';
+  loggerSilenced = true;
+}
+
+export class TemplateEngine {
+  private readonly hb: typeof Handlebars;
+  private readonly cache = new Map<string, Compiled>();
+  private readonly compileOptions: CompileOptions;
+
+  constructor(private readonly cacheSize = 256) {
+    this.hb = Handlebars.create();
+    silenceHandlebarsLogger(this.hb);
+    this.hb.unregisterHelper('log');
+    for (const [name, fn] of Object.entries(handlebarsHelpers())) this.hb.registerHelper(name, fn);
+    const knownHelpers: Record<string, boolean> = {};
+    for (const name of [...BUILTINS, ...HELPER_NAMES]) knownHelpers[name] = true;
+    // Handlebars' compiler treats `log` as known by default; we removed it.
+    knownHelpers.log = false;
+    this.compileOptions = { strict: true, noEscape: true, knownHelpersOnly: true, knownHelpers, preventIndent: true };
+  }
+
+  /** Parses (and caches) `source`; throws TemplateError for syntax errors, for Go
+   *  template syntax (ESO's engine, which ESI does not implement) and unknown helpers. */
+  compile(name: string, source: string): CompiledTemplate {
+    const compiled = this.compiled(name, source);
+    return { render: (n, context) => this.run(n, compiled, context) };
+  }
+
+  /** compile + render in one call. */
+  render(name: string, source: string, context: TemplateContext): string {
+    return this.run(name, this.compiled(name, source), context);
+  }
+
+  private compiled(name: string, source: string): Compiled {
+    const hit = this.cache.get(source);
+    if (hit) {
+      // Refresh recency: Map iteration order is insertion order, so this is an LRU.
+      this.cache.delete(source);
+      this.cache.set(source, hit);
+      return hit;
+    }
+    const compiled = this.parse(name, source);
+    this.cache.set(source, compiled);
+    if (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value!);
+    return compiled;
+  }
+
+  private parse(name: string, source: string): Compiled {
+    if (typeof source !== 'string') throw new TemplateError(name, 'template is not a string');
+    const go = detectGoTemplate(source);
+    if (go) {
+      throw new TemplateError(
+        name,
+        'looks like a Go template (ESO engine); ESI renders handlebars only, e.g. {{db.password}} instead of {{ .password }} (see docs/templates.md)',
+        go.line,
+        go.column,
+      );
+    }
+    let ast: hbs.AST.Program;
+    try {
+      ast = this.hb.parse(source);
+    } catch (err) {
+      const lexer = (this.hb as unknown as { Parser?: { lexer?: { yylloc?: { first_line?: number; first_column?: number } } } })
+        .Parser?.lexer?.yylloc;
+      throw fromParseError(name, err, lexer);
+    }
+    const fn = this.hb.compile(ast, this.compileOptions);
+    // Handlebars compiles lazily on first call; force it now with an empty context
+    // so compile-time errors (unknown helpers) surface at compile time. Runtime errors
+    // of this dry run (missing keys) are expected and ignored.
+    try {
+      fn(safeObject(), RUNTIME_OPTIONS);
+    } catch (err) {
+      const e = err as { message?: string };
+      if (/knownHelpersOnly|unknown helper/.test(String(e?.message))) throw fromRenderError(name, ast, err);
+    }
+    return { ast, fn };
+  }
+
+  private run(name: string, compiled: Compiled, context: TemplateContext): string {
+    try {
+      return compiled.fn(context, RUNTIME_OPTIONS);
+    } catch (err) {
+      throw fromRenderError(name, compiled.ast, err);
+    }
+  }
+}
+
+type CompileOptions = NonNullable<Parameters<typeof Handlebars.compile>[1]>;
