@@ -22,6 +22,10 @@ export interface AgentStore {
   /** Credential Secrets the webhook mounted into the agent container only: each
    *  referenced `{name, key}` is the file `<credentialsDir>/<name>/<key>`. */
   credentialsDir?: string;
+  /** Projected token of the pod's own service account for this store (pod identity). */
+  tokenPath?: string;
+  /** Audience that token was issued for. */
+  tokenAudience?: string;
 }
 
 /** One mounted ExternalSecret: its files land in `<outputDir>/<name>/`. */
@@ -57,9 +61,8 @@ export interface AgentConfig {
   fileMode: number;
   /** Refresh period in seconds (sidecar modes); jitter is applied by the agent. */
   refreshSeconds: number;
-  /** Projected service-account token (pod identity), when a store needs one. */
+  /** Default projected token for stores that set no `tokenPath` of their own. */
   tokenPath?: string;
-  /** Audience the projected token was issued for. */
   tokenAudience?: string;
   /** Port of the agent's health/metrics server (startup probe target). */
   port: number;

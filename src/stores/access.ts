@@ -1,0 +1,129 @@
+// Store access rules, shared by the webhook (at admission) and the reconciler:
+// which namespaces may use a ClusterSecretStore, which controller class serves a store,
+// which credentials a store references, and whether it needs the workload's identity.
+import type { V1LabelSelector, V1Namespace } from '@kubernetes/client-node';
+import type { AnySecretStore, SecretStoreProvider } from '../api/types.js';
+import { providerName } from '../api/types.js';
+
+/** Does `labels` satisfy the Kubernetes label selector? (matchLabels AND matchExpressions) */
+export function matchesLabelSelector(selector: V1LabelSelector, labels: Record<string, string> = {}): boolean {
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
+  for (const e of selector.matchExpressions ?? []) {
+    const has = Object.hasOwn(labels, e.key);
+    const value = labels[e.key];
+    const values = e.values ?? [];
+    const ok =
+      e.operator === 'In' ? has && values.includes(value!) :
+      e.operator === 'NotIn' ? !has || !values.includes(value!) :
+      e.operator === 'Exists' ? has :
+      e.operator === 'DoesNotExist' ? !has : false;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+/** Whether a ClusterSecretStore may be used from `ns`: no conditions, or any one matches. */
+export function clusterStoreAdmits(store: AnySecretStore, ns: V1Namespace): { ok: boolean; why?: string } {
+  const conditions = store.spec.conditions ?? [];
+  if (store.kind !== 'ClusterSecretStore' || conditions.length === 0) return { ok: true };
+  const name = ns.metadata?.name ?? '';
+  for (const c of conditions) {
+    if (c.namespaces?.includes(name)) return { ok: true };
+    if (c.namespaceRegexes?.some((re) => safeRegex(re)?.test(name))) return { ok: true };
+    if (c.namespaceSelector && matchesLabelSelector(c.namespaceSelector, ns.metadata?.labels)) return { ok: true };
+  }
+  return { ok: false, why: `its spec.conditions do not admit namespace "${name}"` };
+}
+
+function safeRegex(source: string): RegExp | undefined {
+  try {
+    return new RegExp(`^(?:${source})$`);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether this ESI instance serves the store's `spec.controller` class.
+ *  `classes` undefined = any class; '' in the list = unclassed stores. */
+export function servesControllerClass(store: AnySecretStore, classes: string[] | undefined): boolean {
+  if (!classes) return true;
+  return classes.includes(store.spec.controller ?? '');
+}
+
+export interface CredentialRef {
+  /** Where in the provider spec, e.g. `vault.auth.tokenSecretRef`. */
+  path: string;
+  kind: 'Secret' | 'ConfigMap';
+  name: string;
+  /** A single key, or undefined for the whole object (grpc tlsSecretRef). */
+  key?: string;
+  namespace?: string;
+}
+
+export interface ServiceAccountRef {
+  path: string;
+  name: string;
+  namespace?: string;
+  audiences?: string[];
+}
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Every Secret/ConfigMap key and ServiceAccount the provider spec references. Walks the
+ *  spec generically so a new provider's `*SecretRef` fields are covered without code. */
+export function referencedObjects(provider: SecretStoreProvider): { credentials: CredentialRef[]; serviceAccounts: ServiceAccountRef[] } {
+  const credentials: CredentialRef[] = [];
+  const serviceAccounts: ServiceAccountRef[] = [];
+  const walk = (node: unknown, path: string, field: string) => {
+    if (Array.isArray(node)) return node.forEach((n, i) => walk(n, `${path}[${i}]`, field));
+    if (!isObject(node)) return;
+    const name = typeof node.name === 'string' ? node.name : undefined;
+    const namespace = typeof node.namespace === 'string' ? node.namespace : undefined;
+    if (name && /^serviceAccount(Ref)?$/.test(field)) {
+      serviceAccounts.push({ path, name, namespace, audiences: node.audiences as string[] | undefined });
+      return;
+    }
+    if (name && field === 'caProvider') {
+      credentials.push({ path, kind: node.type === 'ConfigMap' ? 'ConfigMap' : 'Secret', name, key: node.key as string | undefined, namespace });
+      return;
+    }
+    if (name && field === 'tlsSecretRef') {
+      credentials.push({ path, kind: 'Secret', name, namespace });
+      return;
+    }
+    if (name && typeof node.key === 'string') {
+      credentials.push({ path, kind: 'Secret', name, key: node.key, namespace });
+      return;
+    }
+    for (const [k, v] of Object.entries(node)) walk(v, path ? `${path}.${k}` : k, k);
+  };
+  walk(provider, '', '');
+  return { credentials, serviceAccounts };
+}
+
+/** Default token audience of each provider's web-identity flow, when the store names none. */
+const DEFAULT_AUDIENCE: Partial<Record<string, string>> = {
+  // '' = no audience: the token is for the Kubernetes API itself.
+  kubernetes: '',
+  aws: 'sts.amazonaws.com',
+  azurekv: 'api://AzureADTokenExchange',
+};
+
+/** Whether the store authenticates with the workload's own service-account token, and
+ *  with which audience (undefined audience = the webhook's configured default). */
+export function podIdentity(provider: SecretStoreProvider): { needed: boolean; audience?: string } {
+  const name = providerName(provider);
+  const { serviceAccounts } = referencedObjects(provider);
+  const fromRef = serviceAccounts.find((s) => s.audiences?.length)?.audiences?.[0];
+  const p = (name ? (provider as Record<string, Json | undefined>)[name] : undefined) ?? {};
+  const auth = isObject(p.auth) ? p.auth : undefined;
+  let needed = serviceAccounts.length > 0;
+  if (name === 'vault') needed ||= isObject(auth?.kubernetes) && !isObject(auth.kubernetes.secretRef);
+  if (name === 'aws') needed ||= !auth || isObject(auth.jwt);
+  if (name === 'azurekv') needed ||= p.authType === 'WorkloadIdentity';
+  if (name === 'gcpsm') needed ||= !auth || isObject(auth.workloadIdentity);
+  if (name === 'kubernetes') needed ||= !auth || isObject(auth.serviceAccount);
+  return { needed, audience: fromRef ?? (name ? DEFAULT_AUDIENCE[name] : undefined) };
+}

@@ -1,0 +1,192 @@
+// The pod contract: ONE declarative table of every `esi.dev/` annotation (name, type,
+// default, validation, description). Parsing, defaults, validation errors and the
+// reference page docs/annotations.md are all derived from it.
+import type { InjectionMode, OnChange } from '../src/agent-config.js';
+import { parseDuration, parseQuantity } from './values.js';
+
+export const PREFIX = 'esi.dev/';
+export const INJECT_LABEL = 'esi.dev/inject';
+/** Set by the webhook on pods it injected; makes re-admission a no-op. */
+export const INJECTED_ANNOTATION = 'esi.dev/injected';
+export const TEMPLATE_PREFIX = 'esi.dev/template-';
+
+/** The parsed, validated, defaulted request a pod makes through its annotations. */
+export interface InjectionRequest {
+  secrets: string[];
+  templates: { file: string; template: string }[];
+  mode: InjectionMode;
+  mountPath: string;
+  containers: string[] | undefined;
+  refreshSeconds: number;
+  fileMode: number;
+  onChange: OnChange | undefined;
+  tokenAudience: string | undefined;
+  volumeSizeLimit: string;
+  agentPort: number;
+  cpuRequest: string;
+  memoryRequest: string;
+  memoryLimit: string;
+}
+
+type Field = Exclude<keyof InjectionRequest, 'templates'>;
+
+export interface AnnotationSpec<K extends Field = Field> {
+  name: string;
+  field: K;
+  type: string;
+  default: string | undefined;
+  description: string;
+  /** Turns the raw value into the typed one; throws an Error whose message says what is wrong. */
+  parse: (raw: string) => InjectionRequest[K];
+}
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+export const FILE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,252}$/;
+const MODES: InjectionMode[] = ['native-sidecar', 'init-only', 'sidecar'];
+
+function list(raw: string, what: string, re: RegExp): string[] {
+  const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  if (items.length === 0) throw new Error(`must list at least one ${what}`);
+  for (const item of items) {
+    if (!re.test(item)) throw new Error(`"${item}" is not a valid ${what} name (lowercase letters, digits, "-")`);
+  }
+  if (new Set(items).size !== items.length) throw new Error(`lists the same ${what} twice`);
+  return items;
+}
+
+function absolutePath(raw: string): string {
+  const p = raw.trim();
+  if (!p.startsWith('/') || p.split('/').includes('..') || p === '/') {
+    throw new Error('must be an absolute path other than "/" without ".." (for example /var/run/secrets/esi)');
+  }
+  return p.replace(/\/+$/, '');
+}
+
+function fileMode(raw: string): number {
+  if (!/^0?[0-7]{3}$/.test(raw.trim())) throw new Error('must be an octal file mode such as 0440 or 0400');
+  const mode = parseInt(raw.trim(), 8);
+  if (mode & 0o022) throw new Error('must not be group- or world-writable (the files are read-only for the app)');
+  if (!(mode & 0o444)) throw new Error('must let someone read the files (for example 0440)');
+  return mode;
+}
+
+/** `http://127.0.0.1:PORT/path` (POST) or `signal:SIGHUP:process-name`. */
+export function parseOnChange(raw: string): OnChange {
+  const value = raw.trim();
+  const sig = /^signal:(SIG[A-Z0-9]+):([^\s/]{1,15})$/.exec(value);
+  if (sig) {
+    const signal = sig[1] as NodeJS.Signals;
+    if (!['SIGHUP', 'SIGUSR1', 'SIGUSR2', 'SIGTERM', 'SIGINT', 'SIGQUIT', 'SIGWINCH'].includes(signal)) {
+      throw new Error(`signal ${signal} is not allowed (use SIGHUP, SIGUSR1, SIGUSR2, SIGTERM, SIGINT, SIGQUIT or SIGWINCH)`);
+    }
+    return { type: 'signal', signal, process: sig[2]! };
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error('must be "http://127.0.0.1:<port>/<path>" or "signal:<SIGNAL>:<process-name>"');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('URL must use http or https');
+  if (!['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) {
+    throw new Error(`URL host must be 127.0.0.1, localhost or [::1] (the app in the same pod), not "${url.hostname}"`);
+  }
+  return { type: 'http', url: url.toString(), method: 'POST' };
+}
+
+function port(raw: string): number {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1024 || n > 65535) throw new Error('must be a port number between 1024 and 65535');
+  return n;
+}
+
+function spec<K extends Field>(s: AnnotationSpec<K>): AnnotationSpec<K> {
+  return s;
+}
+
+/** Every annotation a pod may set, in the order the docs list them. */
+export const ANNOTATIONS = [
+  spec({
+    name: 'esi.dev/secrets', field: 'secrets', type: 'list of names', default: undefined,
+    description: 'Comma-separated ExternalSecret names in the pod\'s namespace. Each is mounted as a directory `<mount-path>/<name>/` with one file per key, like a Secret volume.',
+    parse: (raw) => list(raw, 'ExternalSecret', DNS_SUBDOMAIN),
+  }),
+  spec({
+    name: 'esi.dev/mode', field: 'mode', type: 'enum', default: 'native-sidecar',
+    description: '`native-sidecar`: an init container with `restartPolicy: Always` that renders before the app starts and keeps refreshing (Jobs complete). `init-only`: render once before the app starts. `sidecar`: a classic init container plus a sidecar container, for clusters without native sidecars.',
+    parse: (raw) => {
+      if (!MODES.includes(raw as InjectionMode)) throw new Error(`must be one of ${MODES.join(', ')}`);
+      return raw as InjectionMode;
+    },
+  }),
+  spec({
+    name: 'esi.dev/mount-path', field: 'mountPath', type: 'absolute path', default: '/var/run/secrets/esi',
+    description: 'Where the in-memory volume is mounted (read-only) in the target containers.',
+    parse: absolutePath,
+  }),
+  spec({
+    name: 'esi.dev/containers', field: 'containers', type: 'list of names', default: undefined,
+    description: 'Comma-separated names of the containers (or init containers) that get the volume. Default: every container of `spec.containers`.',
+    parse: (raw) => list(raw, 'container', DNS_LABEL),
+  }),
+  spec({
+    name: 'esi.dev/refresh-interval', field: 'refreshSeconds', type: 'duration', default: '1h',
+    description: 'How often the sidecar fetches again (with ±10 % jitter), for example `30s`, `5m`, `1h`. At least 10s. Ignored in `init-only` mode.',
+    parse: (raw) => {
+      const s = parseDuration(raw);
+      if (s < 10) throw new Error('must be at least 10s (stores rate-limit)');
+      return s;
+    },
+  }),
+  spec({
+    name: 'esi.dev/file-mode', field: 'fileMode', type: 'octal mode', default: '0444',
+    description: 'Mode of the rendered files. The volume is mounted read-only; tighten to `0440`/`0400` when the app runs with the agent\'s group/user.',
+    parse: fileMode,
+  }),
+  spec({
+    name: 'esi.dev/on-change', field: 'onChange', type: 'action', default: undefined,
+    description: 'What to do after files changed: `http://127.0.0.1:<port>/<path>` sends a POST to the app (loopback only), `signal:<SIGNAL>:<process>` signals a process by name (needs `spec.shareProcessNamespace: true`).',
+    parse: parseOnChange,
+  }),
+  spec({
+    name: 'esi.dev/token-audience', field: 'tokenAudience', type: 'string', default: undefined,
+    description: 'Audience of the projected service-account token the agent uses for pod-identity auth. Default: the webhook\'s `--token-audience`.',
+    parse: (raw) => {
+      if (!/^[\x21-\x7e]{1,253}$/.test(raw)) throw new Error('must be a non-empty string without spaces');
+      return raw;
+    },
+  }),
+  spec({
+    name: 'esi.dev/volume-size-limit', field: 'volumeSizeLimit', type: 'quantity', default: '4Mi',
+    description: '`sizeLimit` of the in-memory volume (counts against the pod\'s memory).',
+    parse: (raw) => parseQuantity(raw, { min: 64 * 1024, max: 1024 ** 3 }),
+  }),
+  spec({
+    name: 'esi.dev/agent-port', field: 'agentPort', type: 'port', default: '8099',
+    description: 'Port of the agent\'s health server (startup probe); change it if the app uses the same port.',
+    parse: port,
+  }),
+  spec({
+    name: 'esi.dev/agent-cpu-request', field: 'cpuRequest', type: 'quantity', default: '5m',
+    description: 'CPU request of the agent container.',
+    parse: (raw) => parseQuantity(raw, { min: 0.001, max: 4 }),
+  }),
+  spec({
+    name: 'esi.dev/agent-memory-request', field: 'memoryRequest', type: 'quantity', default: '32Mi',
+    description: 'Memory request of the agent container.',
+    parse: (raw) => parseQuantity(raw, { min: 16 * 1024 ** 2, max: 4 * 1024 ** 3 }),
+  }),
+  spec({
+    name: 'esi.dev/agent-memory-limit', field: 'memoryLimit', type: 'quantity', default: '96Mi',
+    description: 'Memory limit of the agent container.',
+    parse: (raw) => parseQuantity(raw, { min: 32 * 1024 ** 2, max: 8 * 1024 ** 3 }),
+  }),
+] as const satisfies readonly AnnotationSpec[];
+
+/** The one pattern annotation: a template per file. */
+export const TEMPLATE_ANNOTATION = {
+  name: `${TEMPLATE_PREFIX}<file>`,
+  type: 'handlebars template',
+  description: 'Renders the template to `<mount-path>/<file>`. The context has one property per mounted ExternalSecret holding its keys: `{{db.password}}`, `{{[my-db].password}}`. Strict mode: a missing key is an error, never an empty string.',
+};

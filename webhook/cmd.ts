@@ -1,0 +1,114 @@
+// `esi webhook`: the admission server with its caches and certificates.
+import { KubeConfig } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { fileTlsSource, selfManagedTlsSource, type TlsSource } from '../certs/index.js';
+import { createLogger, type Logger } from '../src/log.js';
+import { WatchCaches } from './cache.js';
+import { webhookMetrics } from './metrics.js';
+import { buildServer } from './server.js';
+
+const HELP = `Usage: esi webhook [options]
+
+Serves the ESI mutating admission webhook over HTTPS.
+
+  --listen ADDR               address to listen on (default 0.0.0.0)
+  --port N                    HTTPS port (default 8443)
+  --kubeconfig FILE           kubeconfig (default: in-cluster, then $KUBECONFIG)
+  --agent-image IMAGE         image of the injected agent (required)
+  --agent-pull-policy P       Always | IfNotPresent | Never (default IfNotPresent)
+  --token-audience AUD        default audience of pod-identity tokens (default "esi")
+  --store-classes LIST        comma-separated spec.controller classes to serve; "" = unclassed
+                              (default: every store)
+  certificates, either mounted files (e.g. cert-manager):
+  --tls-cert-file F --tls-key-file F [--tls-ca-file F]
+  or self-managed (default):
+  --namespace NS              namespace of the webhook (default: $POD_NAMESPACE or the pod's)
+  --service-name NAME         webhook Service (default esi-webhook)
+  --secret-name NAME          Secret holding CA + serving cert (default esi-webhook-tls)
+  --webhook-config-name NAME  MutatingWebhookConfiguration to patch (default esi)
+  --cert-validity SECONDS     serving certificate lifetime (default 7776000 = 90 days)
+  --cert-extra-sans LIST      extra DNS names / IPs in the certificate (e.g. 127.0.0.1)
+`;
+
+function ownNamespace(flag: string | undefined): string {
+  if (flag) return flag;
+  if (process.env.POD_NAMESPACE) return process.env.POD_NAMESPACE;
+  try {
+    return readFileSync('/var/run/secrets/kubernetes.io/serviceaccount/namespace', 'utf8').trim();
+  } catch {
+    return 'esi-system';
+  }
+}
+
+const OPTIONS = {
+  listen: { type: 'string', default: '0.0.0.0' },
+  port: { type: 'string', default: '8443' },
+  kubeconfig: { type: 'string' },
+  'agent-image': { type: 'string' },
+  'agent-pull-policy': { type: 'string', default: 'IfNotPresent' },
+  'token-audience': { type: 'string', default: 'esi' },
+  'store-classes': { type: 'string' },
+  'tls-cert-file': { type: 'string' },
+  'tls-key-file': { type: 'string' },
+  'tls-ca-file': { type: 'string' },
+  namespace: { type: 'string' },
+  'service-name': { type: 'string', default: 'esi-webhook' },
+  'secret-name': { type: 'string', default: 'esi-webhook-tls' },
+  'webhook-config-name': { type: 'string', default: 'esi' },
+  'cert-validity': { type: 'string', default: '7776000' },
+  'cert-extra-sans': { type: 'string', default: '' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
+
+async function tlsFrom(v: Values, kc: KubeConfig, logger: Logger): Promise<TlsSource> {
+  if (v['tls-cert-file'] || v['tls-key-file']) {
+    if (!v['tls-cert-file'] || !v['tls-key-file']) throw new Error('--tls-cert-file and --tls-key-file go together');
+    return fileTlsSource({ certFile: v['tls-cert-file'], keyFile: v['tls-key-file'], caFile: v['tls-ca-file'], logger });
+  }
+  const sans = v['cert-extra-sans']!.split(',').map((s) => s.trim()).filter(Boolean);
+  const isIp = (s: string) => /^[\d.]+$|:/.test(s);
+  return selfManagedTlsSource({
+    kc, logger, namespace: ownNamespace(v.namespace), secretName: v['secret-name']!, serviceName: v['service-name']!,
+    webhookConfigName: v['webhook-config-name']!, certValiditySeconds: Number(v['cert-validity']),
+    extraDNS: sans.filter((s) => !isIp(s)), extraIPs: sans.filter(isIp),
+  });
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { values: v } = parseArgs({ args: argv, options: OPTIONS, strict: true });
+  if (v.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  if (!v['agent-image']) throw new Error('--agent-image is required (the image of the injected agent)');
+  const logger = createLogger('webhook');
+  const kc = new KubeConfig();
+  if (v.kubeconfig) kc.loadFromFile(v.kubeconfig);
+  else kc.loadFromDefault();
+  const caches = new WatchCaches(kc, logger);
+  const [tls] = await Promise.all([tlsFrom(v, kc, logger), caches.start()]);
+  const app = await buildServer({
+    tls, lookup: caches, metrics: webhookMetrics(), logger,
+    resolve: v['store-classes'] === undefined ? {} : { storeClasses: v['store-classes'].split(',').map((s) => s.trim()) },
+    agent: {
+      image: v['agent-image'], defaultTokenAudience: v['token-audience']!,
+      imagePullPolicy: v['agent-pull-policy'] as 'Always' | 'IfNotPresent' | 'Never',
+    },
+  });
+  await app.listen({ host: v.listen, port: Number(v.port) });
+  logger.info({ port: Number(v.port), caches: caches.status() }, 'webhook serving');
+  return new Promise((resolve) => {
+    const shutdown = async (signal: string) => {
+      logger.info({ signal }, 'shutting down');
+      await app.close();
+      await Promise.all([caches.stop(), tls.stop()]);
+      logger.flush();
+      resolve(0);
+    };
+    process.once('SIGTERM', () => void shutdown('SIGTERM'));
+    process.once('SIGINT', () => void shutdown('SIGINT'));
+  });
+}

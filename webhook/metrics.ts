@@ -1,0 +1,28 @@
+// Prometheus metrics of the webhook, in their own registry (no global state).
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export function webhookMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'esi_webhook_' });
+  return {
+    registry,
+    latency: new Histogram({
+      name: 'esi_admission_duration_seconds',
+      help: 'Time to answer an AdmissionReview, by result.',
+      labelNames: ['result'] as const,
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5],
+      registers: [registry],
+    }),
+    injections: new Counter({
+      name: 'esi_injections_total', help: 'Pods injected, by mode.', labelNames: ['mode'] as const, registers: [registry],
+    }),
+    denials: new Counter({
+      name: 'esi_denials_total', help: 'Pods refused, by reason.', labelNames: ['reason'] as const, registers: [registry],
+    }),
+    cacheSynced: new Gauge({
+      name: 'esi_cache_synced', help: '1 when every watch-backed cache has listed.', registers: [registry],
+    }),
+  };
+}
+
+export type WebhookMetrics = ReturnType<typeof webhookMetrics>;

@@ -1,0 +1,225 @@
+// The pod mutation: a pure function (pod, resolved inputs) → new pod. The admission
+// patch is the diff between the two (see admission.ts). Nothing here does I/O.
+import type { V1Container, V1Pod, V1SecurityContext, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+import { createHash } from 'node:crypto';
+import { AGENT_CONFIG_ENV, AGENT_CONFIG_VERSION, type AgentConfig, type AgentStore, type InjectionMode } from '../src/agent-config.js';
+import { INJECTED_ANNOTATION, type InjectionRequest } from './annotations.js';
+import type { Resolved, ResolvedStore } from './resolve.js';
+
+export const AGENT_CONTAINER = 'esi-agent';
+export const AGENT_INIT_CONTAINER = 'esi-agent-init';
+export const SECRETS_VOLUME = 'esi-secrets';
+export const TOKENS_VOLUME = 'esi-tokens';
+export const TOKENS_DIR = '/var/run/esi/tokens';
+export const CREDENTIALS_DIR = '/var/run/esi/credentials';
+export const CONFIGMAPS_DIR = '/var/run/esi/configmaps';
+/** The agent's user and group: non-root, fixed so file modes are predictable. */
+export const AGENT_UID = 65532;
+
+export interface AgentSettings {
+  image: string;
+  imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
+  /** Token audience for stores that need pod identity and name no audience. */
+  defaultTokenAudience: string;
+  tokenExpirationSeconds?: number;
+}
+
+export interface MutationInputs {
+  namespace: string;
+  request: InjectionRequest;
+  resolved: Resolved;
+  agent: AgentSettings;
+}
+
+/** True when the pod already carries ESI's agent: re-admission must change nothing. */
+export function isInjected(pod: V1Pod): boolean {
+  const names = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].map((c) => c.name);
+  return pod.metadata?.annotations?.[INJECTED_ANNOTATION] !== undefined || names.includes(AGENT_CONTAINER) || names.includes(AGENT_INIT_CONTAINER);
+}
+
+/** Pod-shape problems that make the request impossible (each names what to fix). */
+export function checkPod(pod: V1Pod, request: InjectionRequest): string[] {
+  const problems: string[] = [];
+  const spec = pod.spec;
+  const all = [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])];
+  for (const name of request.containers ?? []) {
+    if (!all.some((c) => c.name === name)) problems.push(`esi.dev/containers: the pod has no container named "${name}"`);
+  }
+  for (const c of targets(pod, request)) {
+    if (c.volumeMounts?.some((m) => m.mountPath === request.mountPath)) {
+      problems.push(`esi.dev/mount-path: container "${c.name}" already mounts something at ${request.mountPath}; choose another path`);
+    }
+  }
+  const taken = new Set((spec?.volumes ?? []).map((v) => v.name));
+  for (const v of [SECRETS_VOLUME, TOKENS_VOLUME]) if (taken.has(v)) problems.push(`the pod already has a volume named "${v}", which ESI needs; rename it`);
+  if (request.onChange?.type === 'signal' && !spec?.shareProcessNamespace) {
+    problems.push('esi.dev/on-change: signalling a process needs spec.shareProcessNamespace: true on the pod');
+  }
+  return problems;
+}
+
+function targets(pod: V1Pod, request: InjectionRequest): V1Container[] {
+  const spec = pod.spec;
+  if (!request.containers) return spec?.containers ?? [];
+  return [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])].filter((c) => request.containers!.includes(c.name));
+}
+
+const shortHash = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 10);
+
+interface Mounts {
+  volumes: V1Volume[];
+  agentMounts: V1VolumeMount[];
+  stores: Record<string, AgentStore>;
+}
+
+/** Token, credential and config-map volumes for the agent only, and the per-store config. */
+function storeMounts(inputs: MutationInputs): Mounts {
+  const { agent } = inputs;
+  const volumes: V1Volume[] = [];
+  const agentMounts: V1VolumeMount[] = [];
+  const stores: Record<string, AgentStore> = {};
+  const audiences = [...new Set([...inputs.resolved.stores.values()].filter((s) => s.identity).map((s) => s.identity!.audience ?? agent.defaultTokenAudience))].sort();
+  if (audiences.length) {
+    volumes.push({
+      name: TOKENS_VOLUME,
+      projected: {
+        defaultMode: 0o440,
+        sources: audiences.map((audience, i) => ({
+          serviceAccountToken: { ...(audience ? { audience } : {}), expirationSeconds: agent.tokenExpirationSeconds ?? 3600, path: `token-${i}` },
+        })),
+      },
+    });
+    agentMounts.push({ name: TOKENS_VOLUME, mountPath: TOKENS_DIR, readOnly: true });
+  }
+  const secretKeys = new Map<string, Set<string> | 'all'>();
+  const configMapKeys = new Map<string, Set<string> | 'all'>();
+  for (const store of inputs.resolved.stores.values()) {
+    for (const c of store.credentials) {
+      const map = c.kind === 'Secret' ? secretKeys : configMapKeys;
+      const prev = map.get(c.name);
+      if (!c.key || prev === 'all') map.set(c.name, 'all');
+      else map.set(c.name, new Set([...(prev ?? []), c.key]));
+    }
+    stores[store.key] = agentStore(store, audiences, agent);
+  }
+  const items = (keys: Set<string> | 'all') => (keys === 'all' ? {} : { items: [...keys].sort().map((key) => ({ key, path: key })) });
+  for (const [name, keys] of [...secretKeys].sort()) {
+    const vol = `esi-cred-${shortHash(`secret/${name}`)}`;
+    volumes.push({ name: vol, secret: { secretName: name, defaultMode: 0o440, ...items(keys) } });
+    agentMounts.push({ name: vol, mountPath: `${CREDENTIALS_DIR}/${name}`, readOnly: true });
+  }
+  for (const [name, keys] of [...configMapKeys].sort()) {
+    const vol = `esi-cm-${shortHash(`configmap/${name}`)}`;
+    volumes.push({ name: vol, configMap: { name, defaultMode: 0o444, ...items(keys) } });
+    agentMounts.push({ name: vol, mountPath: `${CONFIGMAPS_DIR}/${name}`, readOnly: true });
+  }
+  return { volumes, agentMounts, stores };
+}
+
+function agentStore(store: ResolvedStore, audiences: string[], agent: AgentSettings): AgentStore {
+  const out: AgentStore = { kind: store.kind, name: store.name, provider: store.provider };
+  if (store.credentials.length) out.credentialsDir = CREDENTIALS_DIR;
+  if (store.identity) {
+    const audience = store.identity.audience ?? agent.defaultTokenAudience;
+    out.tokenPath = `${TOKENS_DIR}/token-${audiences.indexOf(audience)}`;
+    if (audience) out.tokenAudience = audience;
+  }
+  return out;
+}
+
+export function agentConfig(pod: V1Pod, inputs: MutationInputs, mode: InjectionMode, stores: Record<string, AgentStore>): AgentConfig {
+  const { request } = inputs;
+  return {
+    version: AGENT_CONFIG_VERSION,
+    mode,
+    pod: {
+      namespace: inputs.namespace,
+      name: pod.metadata?.name ?? pod.metadata?.generateName ?? '',
+      serviceAccountName: pod.spec?.serviceAccountName ?? 'default',
+    },
+    outputDir: request.mountPath,
+    fileMode: request.fileMode,
+    refreshSeconds: request.refreshSeconds,
+    port: request.agentPort,
+    stores,
+    secrets: inputs.resolved.secrets,
+    templates: request.templates,
+    ...(request.onChange ? { onChange: request.onChange } : {}),
+  };
+}
+
+function securityContext(request: InjectionRequest): V1SecurityContext {
+  return {
+    runAsNonRoot: true,
+    runAsUser: AGENT_UID,
+    runAsGroup: AGENT_UID,
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    // Signalling a process of another user needs CAP_KILL; nothing else is ever added.
+    capabilities: { drop: ['ALL'], ...(request.onChange?.type === 'signal' ? { add: ['KILL'] } : {}) },
+    seccompProfile: { type: 'RuntimeDefault' },
+  };
+}
+
+function agentContainer(name: string, config: AgentConfig, inputs: MutationInputs, mounts: V1VolumeMount[]): V1Container {
+  const { request, agent } = inputs;
+  const health = (path: string) => ({ httpGet: { path, port: request.agentPort } });
+  const c: V1Container = {
+    name,
+    image: agent.image,
+    imagePullPolicy: agent.imagePullPolicy ?? 'IfNotPresent',
+    args: ['agent'],
+    env: [{ name: AGENT_CONFIG_ENV, value: JSON.stringify(config) }],
+    resources: {
+      requests: { cpu: request.cpuRequest, memory: request.memoryRequest },
+      limits: { memory: request.memoryLimit },
+    },
+    securityContext: securityContext(request),
+    volumeMounts: [{ name: SECRETS_VOLUME, mountPath: request.mountPath }, ...mounts],
+  };
+  if (config.mode === 'native-sidecar') {
+    c.restartPolicy = 'Always';
+    // The app starts only after the first complete render (kubelet waits for this probe).
+    c.startupProbe = { ...health('/readyz'), periodSeconds: 1, failureThreshold: 120, timeoutSeconds: 1 };
+  }
+  if (config.mode !== 'init-only') c.livenessProbe = { ...health('/healthz'), periodSeconds: 10, failureThreshold: 3, timeoutSeconds: 2 };
+  return c;
+}
+
+/** Index after the pod's existing native sidecars (e.g. a mesh proxy the agent may need). */
+function afterNativeSidecars(inits: V1Container[]): number {
+  let i = 0;
+  while (i < inits.length && inits[i]!.restartPolicy === 'Always') i++;
+  return i;
+}
+
+/** Returns the mutated copy of `pod`; `pod` itself is not modified. */
+export function mutatePod(pod: V1Pod, inputs: MutationInputs): V1Pod {
+  const out = structuredClone(pod);
+  const spec = (out.spec ??= { containers: [] });
+  const { request } = inputs;
+  const mounts = storeMounts(inputs);
+  const inits = [...(spec.initContainers ?? [])];
+  const at = afterNativeSidecars(inits);
+  const containerFor = (name: string, mode: InjectionMode) =>
+    agentContainer(name, agentConfig(out, inputs, mode, mounts.stores), inputs, mounts.agentMounts);
+  if (request.mode === 'sidecar') {
+    inits.splice(at, 0, containerFor(AGENT_INIT_CONTAINER, 'init-only'));
+    spec.containers = [...spec.containers, containerFor(AGENT_CONTAINER, 'sidecar')];
+  } else {
+    inits.splice(at, 0, containerFor(AGENT_CONTAINER, request.mode));
+  }
+  spec.initContainers = inits;
+  const wanted = new Set(targets(out, request).map((c) => c.name));
+  for (const c of [...spec.initContainers, ...spec.containers]) {
+    if (!wanted.has(c.name) || c.name === AGENT_CONTAINER || c.name === AGENT_INIT_CONTAINER) continue;
+    c.volumeMounts = [...(c.volumeMounts ?? []), { name: SECRETS_VOLUME, mountPath: request.mountPath, readOnly: true }];
+  }
+  spec.volumes = [
+    ...(spec.volumes ?? []),
+    { name: SECRETS_VOLUME, emptyDir: { medium: 'Memory', sizeLimit: request.volumeSizeLimit } },
+    ...mounts.volumes,
+  ];
+  out.metadata = { ...out.metadata, annotations: { ...out.metadata?.annotations, [INJECTED_ANNOTATION]: request.mode } };
+  return out;
+}
