@@ -1,0 +1,163 @@
+// The agent: wires the pipeline fetch → render → write → notify into the refresh loop,
+// with the health/metrics server beside it. `root` prefixes every container path of
+// the config (outputDir, tokenPath, credentialsDir), so the same agent runs unchanged
+// outside a container (tests, benchmarks, `esi agent --root DIR`).
+import type { Logger } from 'pino';
+import type { AgentConfig } from '../src/agent-config.js';
+import { TemplateEngine } from '../src/templating/index.js';
+import { underRoot } from './config.js';
+import { Fetcher, FetchError } from './fetch.js';
+import { runLoop } from './loop.js';
+import { AgentMetrics } from './metrics.js';
+import { createNotifier, type Notifier } from './notify.js';
+import { renderFiles } from './render.js';
+import { startServer, type AgentServer } from './server.js';
+import { AtomicWriter } from './write.js';
+
+export interface AgentOptions {
+  config: AgentConfig;
+  /** Prefix for every container path in the config; none inside a container. */
+  root?: string;
+  logger: Logger;
+  /** Aborting stops the agent gracefully (SIGTERM in `esi agent`). */
+  signal?: AbortSignal;
+  /** Listen address of the health/metrics server; all interfaces by default. */
+  host?: string;
+  /** /proc of the shared process namespace (signal notifications); tests override it. */
+  procRoot?: string;
+  /** Tunables for tests: backoff base of refresh and notification retries. */
+  backoffBaseMs?: number;
+  notifyBaseDelayMs?: number;
+}
+
+export interface AgentHandle {
+  /** Port of the health/metrics server; undefined in init-only mode (no server). */
+  readonly port: number | undefined;
+  readonly metrics: AgentMetrics;
+  /** Resolves after the first complete render. */
+  readonly ready: Promise<void>;
+  /** Resolves to the exit code once the agent stopped. */
+  readonly done: Promise<number>;
+  /** Same as aborting `signal`. */
+  stop(): void;
+}
+
+interface Pipeline {
+  fetcher: Fetcher;
+  writer: AtomicWriter;
+  notifier: Notifier;
+  engine: TemplateEngine;
+  metrics: AgentMetrics;
+}
+
+type Stage = 'fetch' | 'render' | 'write';
+
+function logFailure(logger: Logger, stage: Stage, err: unknown): void {
+  if (err instanceof FetchError) {
+    for (const f of err.failures) logger.error({ stage, secret: f.secret, store: f.store }, f.error.message);
+  } else {
+    logger.error({ stage }, (err as Error)?.message ?? String(err));
+  }
+}
+
+/** One pass. Errors are logged (value-free) and counted here, then rethrown for the loop. */
+function makeCycle(config: AgentConfig, p: Pipeline, logger: Logger): () => Promise<void> {
+  return async () => {
+    const stopTimer = p.metrics.renderDuration.startTimer();
+    let stage: Stage = 'fetch';
+    try {
+      const fetched = await p.fetcher.fetchAll();
+      stage = 'render';
+      const files = renderFiles(config, fetched, p.engine);
+      stage = 'write';
+      const result = await p.writer.write(files);
+      p.metrics.refreshes.inc({ result: 'success' });
+      p.metrics.lastSuccess.setToCurrentTime();
+      if (result.changed) {
+        p.metrics.swaps.inc();
+        logger.info({ generation: result.generation, files: files.size }, 'published files');
+      }
+      if (result.replaced) p.notifier.notify();
+    } catch (err) {
+      p.metrics.refreshes.inc({ result: 'failure' });
+      p.metrics.failures.inc({ stage });
+      logFailure(logger, stage, err);
+      throw err;
+    } finally {
+      stopTimer();
+    }
+  };
+}
+
+function buildPipeline(opts: AgentOptions, metrics: AgentMetrics): Pipeline {
+  const { config, root, logger } = opts;
+  return {
+    metrics,
+    engine: new TemplateEngine(),
+    fetcher: new Fetcher({ config, root, logger, onProviderCall: (store) => metrics.providerCalls.inc({ store }) }),
+    writer: new AtomicWriter(underRoot(root, config.outputDir), config.fileMode, logger),
+    notifier: createNotifier(config.onChange, {
+      logger,
+      procRoot: opts.procRoot,
+      baseDelayMs: opts.notifyBaseDelayMs,
+      onResult: (ok) => metrics.notifications.inc({ result: ok ? 'success' : 'failure' }),
+    }),
+  };
+}
+
+/** Starts the agent and returns at once with a handle (the server is listening). */
+export async function startAgent(opts: AgentOptions): Promise<AgentHandle> {
+  const { config, logger } = opts;
+  const abort = new AbortController();
+  const onAbort = (): void => abort.abort();
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  if (opts.signal?.aborted) abort.abort();
+
+  const metrics = new AgentMetrics();
+  const p = buildPipeline(opts, metrics);
+  await p.writer.init();
+  let isReady = false;
+  let markReady!: () => void;
+  const ready = new Promise<void>((resolve) => (markReady = resolve));
+  const sidecar = config.mode !== 'init-only';
+  const server: AgentServer | undefined = sidecar
+    ? await startServer({ port: config.port, host: opts.host, isReady: () => isReady, registry: metrics.registry, logger })
+    : undefined;
+  const started = performance.now();
+  logger.info(
+    { mode: config.mode, secrets: config.secrets.length, templates: config.templates.length, stores: Object.keys(config.stores), port: server?.port },
+    'agent starting',
+  );
+  const onReady = (): void => {
+    isReady = true;
+    logger.info({ ms: Math.round(performance.now() - started) }, 'first render complete');
+    markReady();
+  };
+
+  const done = (async (): Promise<number> => {
+    let code = 1;
+    try {
+      code = await runLoop({
+        mode: config.mode,
+        refreshSeconds: config.refreshSeconds,
+        cycle: makeCycle(config, p, logger),
+        onReady,
+        signal: abort.signal,
+        logger,
+        backoffBaseMs: opts.backoffBaseMs,
+      });
+      if (!sidecar && code === 0) onReady();
+    } finally {
+      opts.signal?.removeEventListener('abort', onAbort);
+      await Promise.allSettled([p.notifier.close(), p.fetcher.close(), server?.close()]);
+      logger.info({ code }, code === 0 ? 'agent stopped' : 'agent failed');
+    }
+    return code;
+  })();
+  return { port: server?.port, metrics, ready, done, stop: () => abort.abort() };
+}
+
+/** Runs the agent to completion; resolves to its exit code. */
+export async function runAgent(opts: AgentOptions): Promise<number> {
+  return (await startAgent(opts)).done;
+}

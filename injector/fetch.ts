@@ -1,0 +1,182 @@
+// Stage 1: fetch every mounted ExternalSecret from its store. One client per store,
+// created lazily through the provider registry (so only the SDKs in use are loaded) and
+// kept across refreshes. Within one cycle identical remote reads are coalesced: N
+// ExternalSecrets reading K distinct remote keys cost at most K provider calls.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { AgentConfig, AgentStore } from '../src/agent-config.js';
+import { loadProvider, providerNameOf } from '../src/providers/registry.js';
+import { fetchExternalSecret } from '../src/providers/remote-ref.js';
+import {
+  ProviderError,
+  type ProviderContext,
+  type SecretKeySelector,
+  type SecretMap,
+  type SecretsClient,
+} from '../src/providers/types.js';
+import { fileNameProblem, underRoot } from './config.js';
+
+export type Fetched = Map<string, SecretMap>;
+
+/** One cycle's failures, one per ExternalSecret; each message is value-free. */
+export class FetchError extends Error {
+  constructor(readonly failures: { secret: string; store: string; error: Error }[]) {
+    const first = failures[0]!;
+    super(failures.length === 1 ? first.error.message : `${first.error.message} (and ${failures.length - 1} more)`);
+    this.name = 'FetchError';
+  }
+}
+
+export interface FetcherOptions {
+  config: AgentConfig;
+  root?: string;
+  logger: Logger;
+  timeoutMs?: number;
+  /** Called once per real (not coalesced) provider call, for metrics. */
+  onProviderCall?: (store: string) => void;
+}
+
+/** Wraps a client so identical reads during one cycle share one provider call. */
+export function coalescing(client: SecretsClient, onCall?: () => void): SecretsClient {
+  const inflight = new Map<string, Promise<unknown>>();
+  const once = <T>(op: string, ref: unknown, call: () => Promise<T>): Promise<T> => {
+    const id = `${op}:${JSON.stringify(ref)}`;
+    let p = inflight.get(id) as Promise<T> | undefined;
+    if (!p) {
+      onCall?.();
+      p = call();
+      inflight.set(id, p);
+    }
+    return p;
+  };
+  return {
+    ...client,
+    getSecret: (ref) => once('get', ref, () => client.getSecret(ref)),
+    getSecretMap: (ref) => once('map', ref, () => client.getSecretMap(ref)),
+    getAllSecrets: (find) => once('find', find, () => client.getAllSecrets(find)),
+    pushSecret: (v, r) => client.pushSecret(v, r),
+    deleteSecret: (r) => client.deleteSecret(r),
+    secretExists: (r) => client.secretExists(r),
+    validate: () => client.validate(),
+    close: () => client.close(),
+  };
+}
+
+export class Fetcher {
+  private readonly clients = new Map<string, Promise<SecretsClient>>();
+
+  constructor(private readonly opts: FetcherOptions) {}
+
+  private context(key: string, store: AgentStore, providerName: string): ProviderContext {
+    const { config, logger } = this.opts;
+    return {
+      storeId: key,
+      namespace: config.pod.namespace,
+      spec: (store.provider as Record<string, unknown>)[providerName],
+      readCredential: (ref) => this.readCredential(key, store, ref),
+      serviceAccountToken: (audience) => this.readToken(key, audience),
+      logger: logger.child({ store: key, provider: providerName }),
+      timeoutMs: this.opts.timeoutMs ?? 10_000,
+    };
+  }
+
+  /** `<credentialsDir>/<name>/<key>`: only what the webhook mounted into this container. */
+  private async readCredential(storeId: string, store: AgentStore, ref: SecretKeySelector): Promise<Uint8Array> {
+    if (!store.credentialsDir) throw new ProviderError('NotFound', storeId, `credential ${ref.name}/${ref.key} is not mounted (no credentialsDir)`);
+    for (const part of [ref.name, ref.key]) {
+      if (fileNameProblem(part)) throw new ProviderError('InvalidSpec', storeId, `invalid credential reference ${ref.name}/${ref.key}`);
+    }
+    const path = join(underRoot(this.opts.root, store.credentialsDir), ref.name, ref.key);
+    try {
+      return new Uint8Array(await readFile(path));
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'error';
+      throw new ProviderError('NotFound', storeId, `credential ${ref.name}/${ref.key} is not mounted (${code})`);
+    }
+  }
+
+  /** The projected service-account token, re-read every time (the kubelet rotates it). */
+  private async readToken(storeId: string, audience?: string): Promise<string> {
+    const { config, root } = this.opts;
+    if (!config.tokenPath) throw new ProviderError('AuthFailed', storeId, 'no service-account token is mounted (tokenPath unset)');
+    if (audience && config.tokenAudience && audience !== config.tokenAudience) {
+      throw new ProviderError('AuthFailed', storeId, `the mounted token is for audience "${config.tokenAudience}", the store wants "${audience}"`);
+    }
+    try {
+      return (await readFile(underRoot(root, config.tokenPath), 'utf8')).trim();
+    } catch (err) {
+      throw new ProviderError('AuthFailed', storeId, `cannot read the service-account token (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+
+  private client(key: string): Promise<SecretsClient> {
+    let p = this.clients.get(key);
+    if (p) return p;
+    const store = this.opts.config.stores[key]!;
+    p = (async () => {
+      const name = providerNameOf(store.provider);
+      const provider = await loadProvider(name);
+      return provider.newClient(this.context(key, store, name));
+    })();
+    // A failed creation is retried next cycle rather than cached.
+    p.catch(() => this.clients.delete(key));
+    this.clients.set(key, p);
+    return p;
+  }
+
+  /** Drops a client whose credentials were refused, so the next cycle logs in again. */
+  private async evict(key: string): Promise<void> {
+    const p = this.clients.get(key);
+    this.clients.delete(key);
+    await p?.then((c) => c.close()).catch(() => undefined);
+  }
+
+  /** Fetches every configured ExternalSecret; throws FetchError if any one fails. */
+  async fetchAll(): Promise<Fetched> {
+    const { config } = this.opts;
+    const perCycle = new Map<string, Promise<SecretsClient>>();
+    const clientFor = (key: string): Promise<SecretsClient> => {
+      let c = perCycle.get(key);
+      if (!c) {
+        c = this.client(key).then((cl) => coalescing(cl, () => this.opts.onProviderCall?.(key)));
+        perCycle.set(key, c);
+      }
+      return c;
+    };
+    const results = await Promise.allSettled(
+      config.secrets.map(async (s) => fetchExternalSecret(await clientFor(s.store), s)),
+    );
+    const out: Fetched = new Map();
+    const failures: { secret: string; store: string; error: Error }[] = [];
+    results.forEach((r, i) => {
+      const secret = config.secrets[i]!;
+      if (r.status === 'fulfilled') out.set(secret.name, r.value);
+      else failures.push({ secret: secret.name, store: secret.store, error: this.describe(secret.name, secret.store, r.reason) });
+    });
+    if (failures.length > 0) {
+      const denied = new Set(failures.filter((f) => isAuthFailure(f.error)).map((f) => f.store));
+      await Promise.all([...denied].map((k) => this.evict(k)));
+      throw new FetchError(failures);
+    }
+    return out;
+  }
+
+  /** Errors that do not already name the ExternalSecret (client creation) get its name. */
+  private describe(secret: string, store: string, err: unknown): Error {
+    const e = err instanceof Error ? err : new Error(String(err));
+    if (e.message.includes(`ExternalSecret "${secret}"`)) return e;
+    return new Error(`ExternalSecret "${secret}" store ${store}: ${e.message}`, { cause: e });
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.clients.values()];
+    this.clients.clear();
+    await Promise.all(all.map((p) => p.then((c) => c.close()).catch(() => undefined)));
+  }
+}
+
+function isAuthFailure(e: Error): boolean {
+  const cause = (e as { cause?: unknown }).cause ?? e;
+  return cause instanceof ProviderError && (cause.code === 'AuthFailed' || cause.code === 'Forbidden');
+}

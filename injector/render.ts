@@ -1,0 +1,51 @@
+// Stage 2: turn fetched values into the file set the writer publishes.
+//   <name>/<key>   one file per key of each mounted ExternalSecret (after the
+//                  ExternalSecret's own handlebars target.template, if any);
+//   <file>         one file per `esi.dev/template-<file>` template.
+// Every name is validated here (no "/", "..", or names the writer reserves) because keys
+// come from remote stores (dataFrom.find) and must not escape the volume.
+import type { AgentConfig } from '../src/agent-config.js';
+import type { SecretMap } from '../src/providers/types.js';
+import { applyExternalSecretTemplate, buildContext, type TemplateEngine } from '../src/templating/index.js';
+import { fileNameProblem } from './config.js';
+
+/** Relative path (`db/password`, `app.conf`) → content. */
+export type FileSet = Map<string, Uint8Array>;
+
+export class RenderError extends Error {
+  override name = 'RenderError';
+}
+
+const enc = new TextEncoder();
+
+/** The annotation a template file came from, as users wrote it (used in errors). */
+export function templateName(file: string): string {
+  return `annotation esi.dev/template-${file}`;
+}
+
+/** Renders the complete file set, or throws (RenderError / TemplateError, value-free). */
+export function renderFiles(config: AgentConfig, fetched: ReadonlyMap<string, SecretMap>, engine: TemplateEngine): FileSet {
+  const files: FileSet = new Map();
+  const scopes = new Map<string, SecretMap>();
+  for (const secret of config.secrets) {
+    const raw = fetched.get(secret.name);
+    if (!raw) throw new RenderError(`ExternalSecret "${secret.name}": no data was fetched`);
+    const data = secret.template ? applyExternalSecretTemplate(engine, secret.name, secret.template, raw) : raw;
+    scopes.set(secret.name, data);
+    for (const [key, value] of Object.entries(data)) {
+      const problem = fileNameProblem(key);
+      if (problem) throw new RenderError(`ExternalSecret "${secret.name}": key "${key}" cannot be a file name: ${problem}`);
+      files.set(`${secret.name}/${key}`, value);
+    }
+  }
+  if (config.templates.length > 0) {
+    const context = buildContext(scopes);
+    for (const t of config.templates) {
+      const problem = fileNameProblem(t.file);
+      if (problem) throw new RenderError(`${templateName(t.file)}: file name ${problem}`);
+      if (scopes.has(t.file)) throw new RenderError(`${templateName(t.file)}: file name collides with ExternalSecret "${t.file}"`);
+      files.set(t.file, enc.encode(engine.render(templateName(t.file), t.template, context)));
+    }
+  }
+  return files;
+}
