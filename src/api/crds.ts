@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ApiextensionsV1Api, ApiException } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, ApiException, CustomObjectsApi, loadYaml } from '@kubernetes/client-node';
 import type { KubeConfig, V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 
@@ -28,21 +28,29 @@ export function crdDirectory(): string {
   return join(packageRoot(), CRD_DIR);
 }
 
-/** Every CRD in charts/esi/crds/, sorted by file name. */
-export async function loadCrds(dir: string = crdDirectory()): Promise<V1CustomResourceDefinition[]> {
+/** The raw manifests (JSON as written, e.g. `x-kubernetes-validations`), sorted by file name. */
+export async function loadCrdManifests(dir: string = crdDirectory()): Promise<Record<string, unknown>[]> {
   const files = (await readdir(dir)).filter((f) => f.endsWith('.yaml') || f.endsWith('.yml')).sort();
-  const crds: V1CustomResourceDefinition[] = [];
+  const crds: Record<string, unknown>[] = [];
   for (const file of files) {
     const text = await readFile(join(dir, file), 'utf8');
     for (const doc of parseAllDocuments(text)) {
       if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors[0]?.message ?? 'invalid YAML'}`);
-      const obj = doc.toJS() as V1CustomResourceDefinition | null;
+      const obj = doc.toJS() as Record<string, unknown> | null;
       if (obj === null || obj === undefined) continue;
-      if (obj.kind !== 'CustomResourceDefinition') throw new Error(`${file}: expected a CustomResourceDefinition, got ${obj.kind}`);
+      if (obj.kind !== 'CustomResourceDefinition') throw new Error(`${file}: expected a CustomResourceDefinition, got ${String(obj.kind)}`);
       crds.push(obj);
     }
   }
   return crds;
+}
+
+/** Every CRD in charts/esi/crds/ as a client model. The client's serializer knows only
+ *  its own property names (`x_kubernetes_validations`, `_default`) and drops unknown
+ *  ones, so a raw object passed to the typed API would silently lose its CEL rules:
+ *  the manifests go through the client's deserializer (JSON is YAML) first. */
+export async function loadCrds(dir: string = crdDirectory()): Promise<V1CustomResourceDefinition[]> {
+  return (await loadCrdManifests(dir)).map((raw) => loadYaml<V1CustomResourceDefinition>(JSON.stringify(raw)));
 }
 
 export interface InstallCrdsOptions {
@@ -101,7 +109,30 @@ function conditionStatus(crd: V1CustomResourceDefinition, type: string): { statu
   return { status: c?.status, message: c?.message };
 }
 
-/** Waits until the CRD is Established (its API is served); fails fast when its names conflict. */
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** True once every served version is usable: API discovery (`/apis/<group>/<version>`)
+ *  lists the resource, so clients that resolve kinds through discovery (kubectl,
+ *  KubernetesObjectApi) find it, and a LIST answers (right after creation the apiserver
+ *  says 429 "storage is (re)initializing"). Both lag a little behind Established. */
+async function usable(kc: KubeConfig, crd: V1CustomResourceDefinition): Promise<boolean> {
+  const api = kc.makeApiClient(CustomObjectsApi);
+  const { group, names } = crd.spec;
+  for (const version of crd.spec.versions.filter((v) => v.served)) {
+    try {
+      const list = await api.getAPIResources({ group, version: version.name });
+      if (!list.resources.some((r) => r.name === names.plural)) return false;
+      await api.listClusterCustomObject({ group, version: version.name, plural: names.plural, limit: 1 });
+    } catch (err) {
+      if (isStatus(err, 404) || isStatus(err, 429) || isStatus(err, 503)) return false;
+      throw err;
+    }
+  }
+  return true;
+}
+
+/** Waits until the CRD is Established and its API actually answers (see `usable`);
+ *  fails fast when its names conflict with another resource. */
 export async function waitEstablished(kc: KubeConfig, name: string, timeoutMs = 60_000): Promise<void> {
   const api = kc.makeApiClient(ApiextensionsV1Api);
   const deadline = Date.now() + timeoutMs;
@@ -112,10 +143,14 @@ export async function waitEstablished(kc: KubeConfig, name: string, timeoutMs = 
       const names = conditionStatus(crd, 'NamesAccepted');
       if (names.status === 'False') throw new Error(`CRD ${name}: names not accepted: ${names.message ?? ''}`);
       const established = conditionStatus(crd, 'Established');
-      if (established.status === 'True') return;
-      last = established.message ?? 'not yet Established';
+      if (established.status === 'True') {
+        if (await usable(kc, crd)) return;
+        last = 'Established, not yet served (discovery or storage still initializing)';
+      } else {
+        last = established.message ?? 'not yet Established';
+      }
     }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
   throw new Error(`CRD ${name} not Established after ${timeoutMs} ms (${last})`);
 }
