@@ -4,6 +4,7 @@
 // outside a container (tests, benchmarks, `esi agent --root DIR`).
 import type { Logger } from 'pino';
 import type { AgentConfig } from '../src/agent-config.js';
+import type { Provider } from '../src/providers/types.js';
 import { TemplateEngine } from '../src/templating/index.js';
 import { underRoot } from './config.js';
 import { Fetcher, FetchError } from './fetch.js';
@@ -25,6 +26,8 @@ export interface AgentOptions {
   host?: string;
   /** /proc of the shared process namespace (signal notifications); tests override it. */
   procRoot?: string;
+  /** Provider lookup; the lazy registry by default. */
+  loadProvider?: (name: string) => Promise<Provider>;
   /** Tunables for tests: backoff base of refresh and notification retries. */
   backoffBaseMs?: number;
   notifyBaseDelayMs?: number;
@@ -94,7 +97,13 @@ function buildPipeline(opts: AgentOptions, metrics: AgentMetrics): Pipeline {
   return {
     metrics,
     engine: new TemplateEngine(),
-    fetcher: new Fetcher({ config, root, logger, onProviderCall: (store) => metrics.providerCalls.inc({ store }) }),
+    fetcher: new Fetcher({
+      config,
+      root,
+      logger,
+      loadProvider: opts.loadProvider,
+      onProviderCall: (store) => metrics.providerCalls.inc({ store }),
+    }),
     writer: new AtomicWriter(underRoot(root, config.outputDir), config.fileMode, logger),
     notifier: createNotifier(config.onChange, {
       logger,

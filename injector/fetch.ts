@@ -10,6 +10,7 @@ import { loadProvider, providerNameOf } from '../src/providers/registry.js';
 import { fetchExternalSecret } from '../src/providers/remote-ref.js';
 import {
   ProviderError,
+  type Provider,
   type ProviderContext,
   type SecretKeySelector,
   type SecretMap,
@@ -33,6 +34,8 @@ export interface FetcherOptions {
   root?: string;
   logger: Logger;
   timeoutMs?: number;
+  /** Provider lookup; the lazy registry by default (tests and embedders override it). */
+  loadProvider?: (name: string) => Promise<Provider>;
   /** Called once per real (not coalesced) provider call, for metrics. */
   onProviderCall?: (store: string) => void;
 }
@@ -116,7 +119,7 @@ export class Fetcher {
     const store = this.opts.config.stores[key]!;
     p = (async () => {
       const name = providerNameOf(store.provider);
-      const provider = await loadProvider(name);
+      const provider = await (this.opts.loadProvider ?? loadProvider)(name);
       return provider.newClient(this.context(key, store, name));
     })();
     // A failed creation is retried next cycle rather than cached.
