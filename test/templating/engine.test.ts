@@ -1,6 +1,7 @@
 // The handlebars engine: helpers, strict mode, prototype isolation, value-free errors,
 // Go-template detection and ExternalSecret target.template support.
-import t from 'tap';
+import t, { type Test } from 'tap';
+type Tap = Test;
 import {
   applyExternalSecretTemplate,
   buildContext,
@@ -45,7 +46,7 @@ function renderError(tt: Tap, src: string): TemplateError {
   tt.fail(`${src} should have failed`);
   return new TemplateError('', '');
 }
-type Tap = typeof t;
+
 
 t.test('context: one object per ExternalSecret, keys as strings', async (tt) => {
   tt.equal(render('{{db.user}}:{{db.password}}'), `app_user:${CANARY}`);
