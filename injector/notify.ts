@@ -127,10 +127,13 @@ export function createNotifier(onChange: OnChange | undefined, opts: NotifierOpt
     notify(): void {
       if (!onChange || abort.signal.aborted) return;
       dirty = true;
-      // `finally` runs asynchronously, so `running` is always cleared after being set.
-      running ??= pump().finally(() => {
-        running = undefined;
-      });
+      // Start on a later turn of the event loop so the caller never pays for any of
+      // the delivery; `finally` clears `running` only after it was set.
+      running ??= new Promise<void>((r) => setImmediate(r))
+        .then(pump)
+        .finally(() => {
+          running = undefined;
+        });
     },
     async idle(): Promise<void> {
       while (running) await running;

@@ -10,7 +10,7 @@
 // (readers that resolved it a moment ago can finish); older ones are removed. Content is
 // hashed: an unchanged set causes no swap (and therefore no app notification).
 import { createHash, randomBytes } from 'node:crypto';
-import { lstat, mkdir, open, readdir, readFile, readlink, rename, rm, stat, symlink, unlink } from 'node:fs/promises';
+import { chmod, lstat, mkdir, open, readdir, readFile, readlink, rename, rm, stat, symlink, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import type { FileSet } from './render.js';
@@ -150,12 +150,15 @@ export class AtomicWriter {
   private async writeGeneration(genDir: string, files: FileSet): Promise<void> {
     const dirMode = dirModeFor(this.fileMode);
     await mkdir(genDir, { mode: dirMode });
+    // mkdir honours the umask; the configured modes must not depend on it.
+    await chmod(genDir, dirMode);
     const dirs = new Set<string>([genDir]);
     for (const [rel, content] of files) {
       const path = join(genDir, rel);
       const parent = dirname(path);
       if (!dirs.has(parent)) {
         await mkdir(parent, { recursive: true, mode: dirMode });
+        await chmod(parent, dirMode);
         dirs.add(parent);
       }
       await writeFileDurably(path, content, this.fileMode);
