@@ -1,7 +1,7 @@
 // Change notifications: a real local HTTP server receives the reload request (with
 // retries while it fails); non-loopback targets are refused; a real process found by
 // name receives the signal.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';

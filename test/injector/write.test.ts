@@ -1,7 +1,7 @@
 // The atomic writer: kubelet-style layout, modes, change detection, cleanup, and the
 // property that matters: a concurrent reader (a separate process) never sees a partial
 // file or a mix of two generations while the writer swaps hundreds of times.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { spawn } from 'node:child_process';
 import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,7 @@ import { AtomicWriter, DATA_LINK, hashFileSet } from '../../injector/write.js';
 const logger = pino({ level: 'silent' });
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 
-async function tmp(tt: typeof t): Promise<string> {
+async function tmp(tt: Test): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'esi-write-'));
   tt.teardown(() => rm(dir, { recursive: true, force: true }));
   return join(dir, 'out');
