@@ -64,6 +64,13 @@ function targets(pod: V1Pod, request: InjectionRequest): V1Container[] {
   return [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])].filter((c) => request.containers!.includes(c.name));
 }
 
+/** JSON with object keys sorted: the same inputs give the same pod, whatever key order
+ *  the objects arrived in (API cache vs. YAML files). */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v);
+}
+
 const shortHash = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 10);
 
 interface Mounts {
@@ -169,7 +176,7 @@ function agentContainer(name: string, config: AgentConfig, inputs: MutationInput
     image: agent.image,
     imagePullPolicy: agent.imagePullPolicy ?? 'IfNotPresent',
     args: ['agent'],
-    env: [{ name: AGENT_CONFIG_ENV, value: JSON.stringify(config) }],
+    env: [{ name: AGENT_CONFIG_ENV, value: canonicalJson(config) }],
     resources: {
       requests: { cpu: request.cpuRequest, memory: request.memoryRequest },
       limits: { memory: request.memoryLimit },

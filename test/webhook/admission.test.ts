@@ -128,3 +128,45 @@ t.test('no secret value in the stored pods, Events or the webhook log', async (t
   t.ok(fx.webhook.output().includes('pod injected'), 'the scan covers the webhook log');
   t.notOk(fx.webhook.output().includes(CANARY), 'the webhook log carries no secret value');
 });
+
+/** Paths where `want` is not contained in `got` (objects: every key; arrays: same length). */
+function notContained(want: unknown, got: unknown, path = ''): string[] {
+  if (Array.isArray(want)) {
+    if (!Array.isArray(got) || got.length !== want.length) return [`${path}: array length ${Array.isArray(got) ? got.length : typeof got} != ${want.length}`];
+    return want.flatMap((w, i) => notContained(w, got[i], `${path}[${i}]`));
+  }
+  if (want && typeof want === 'object') {
+    if (!got || typeof got !== 'object') return [`${path}: missing`];
+    return Object.entries(want).flatMap(([k, v]) => notContained(v, (got as Record<string, unknown>)[k], `${path}.${k}`));
+  }
+  return want === got ? [] : [`${path}: ${JSON.stringify(got)} != ${JSON.stringify(want)}`];
+}
+
+function withoutServiceAccountVolume(pod: V1Pod): V1Pod {
+  const p = structuredClone(pod);
+  p.spec!.volumes = p.spec!.volumes?.filter((v) => !v.name.startsWith('kube-api-access'));
+  for (const c of [...p.spec!.containers, ...(p.spec!.initContainers ?? [])]) c.volumeMounts = c.volumeMounts?.filter((m) => !m.name.startsWith('kube-api-access'));
+  return p;
+}
+
+t.test('esi inject prints what the webhook stores for the same inputs', async (t) => {
+  const { mkdtemp, writeFile } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { parse, stringify } = await import('yaml');
+  const { esiProcess, AGENT_IMAGE } = await import('../helpers/webhook.js');
+  const { CoreV1Api: Core } = await import('@kubernetes/client-node');
+  const pod = labelledPod('preview', { 'esi.dev/secrets': 'db,vault-app,shared', 'esi.dev/template-x.conf': '{{db.password}}', 'esi.dev/mode': 'sidecar' });
+  const stored = await fx.createPod(pod);
+  const nsObj = await fx.kc.makeApiClient(Core).readNamespace({ name: fx.ns });
+  const dir = await mkdtemp(join(tmpdir(), 'esi-inject-'));
+  const file = join(dir, 'inputs.yaml');
+  const input = { ...pod, metadata: { ...pod.metadata, namespace: fx.ns } };
+  await writeFile(file, [...fx.manifests, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: fx.ns, labels: nsObj.metadata!.labels } }, input].map((o) => stringify(o)).join('---\n'));
+  const p = esiProcess(['inject', '-f', file, '--agent-image', AGENT_IMAGE]);
+  t.equal(await new Promise((r) => p.child.on('exit', r)), 0, 'esi inject exits 0');
+  const preview = parse(p.output()) as V1Pod;
+  t.ok(preview.spec!.initContainers?.length, 'the preview is mutated');
+  t.same(notContained(preview, withoutServiceAccountVolume(stored)), [], 'every field of the preview is in the stored pod, with the same value');
+  t.same(notContained(withoutServiceAccountVolume(stored).spec!.volumes!.map((v) => v.name), preview.spec!.volumes!.map((v) => v.name)), [], 'and the stored pod has no other volumes');
+});
