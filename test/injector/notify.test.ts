@@ -12,7 +12,7 @@ import { createNotifier, findProcesses, sendHttp } from '../../injector/notify.j
 
 const logger = pino({ level: 'silent' });
 
-async function reloadServer(tt: typeof t, failFirst = 0): Promise<{ url: string; hits: IncomingMessage[] }> {
+async function reloadServer(tt: Test, failFirst = 0): Promise<{ url: string; hits: IncomingMessage[] }> {
   const hits: IncomingMessage[] = [];
   const server = createServer((req, res) => {
     hits.push(req);
