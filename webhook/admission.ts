@@ -5,7 +5,7 @@ import fastJsonPatch from 'fast-json-patch';
 import { INJECT_LABEL } from './annotations.js';
 import { checkPod, isInjected, mutatePod, type AgentSettings } from './mutate.js';
 import { parseAnnotations } from './parse.js';
-import { resolve, type ObjectLookup, type ResolveOptions } from './resolve.js';
+import { resolve, type ObjectLookup, type Resolved, type ResolveOptions } from './resolve.js';
 
 export type JsonPatchOp = fastJsonPatch.Operation;
 
@@ -32,11 +32,15 @@ function deny(pod: V1Pod, reason: DenialReason, problems: string[]): AdmitResult
   return { kind: 'denied', reason, message: `ESI cannot inject secrets into pod "${podName(pod)}": ${problems.join('; ')}` };
 }
 
-function warningsFor(pod: V1Pod, mode: string): string[] {
-  const ownedByJob = pod.metadata?.ownerReferences?.some((o) => o.kind === 'Job');
-  return mode === 'sidecar' && ownedByJob
-    ? ['esi.dev/mode: "sidecar" keeps a Job\'s pod running after its containers finish; use "native-sidecar" or "init-only"']
-    : [];
+function warningsFor(pod: V1Pod, mode: string, resolved: Resolved): string[] {
+  const warnings: string[] = [];
+  if (mode === 'sidecar' && pod.metadata?.ownerReferences?.some((o) => o.kind === 'Job')) {
+    warnings.push('esi.dev/mode: "sidecar" keeps a Job\'s pod running after its containers finish; use "native-sidecar" or "init-only"');
+  }
+  for (const store of resolved.stores.values()) {
+    if (store.provider.fake) warnings.push(`${store.kind} "${store.name}" uses the fake provider: its values are part of the store spec and travel in the agent configuration; use it for tests only`);
+  }
+  return warnings;
 }
 
 export function admit(pod: V1Pod, ctx: AdmitContext): AdmitResult {
@@ -50,6 +54,8 @@ export function admit(pod: V1Pod, ctx: AdmitContext): AdmitResult {
   const facts = { namespace: ctx.namespace, serviceAccountName: pod.spec?.serviceAccountName || 'default' };
   const resolved = resolve(facts, request, ctx.lookup, ctx.resolve);
   if (!resolved.ok) return deny(pod, 'resolution', resolved.problems);
-  const mutated = mutatePod(pod, { namespace: ctx.namespace, request, resolved: resolved.resolved, agent: ctx.agent });
-  return { kind: 'mutated', pod: mutated, patch: fastJsonPatch.compare(pod, mutated), warnings: warningsFor(pod, request.mode) };
+  const agent = request.tokenAudience ? { ...ctx.agent, defaultTokenAudience: request.tokenAudience } : ctx.agent;
+  const mutated = mutatePod(pod, { namespace: ctx.namespace, request, resolved: resolved.resolved, agent });
+  const warnings = warningsFor(pod, request.mode, resolved.resolved);
+  return { kind: 'mutated', pod: mutated, patch: fastJsonPatch.compare(pod, mutated), warnings };
 }

@@ -1,0 +1,118 @@
+// Pure tests of the pod contract: the annotation table, resolution rules and the
+// mutation function, without a cluster (the integration tests cover the API path).
+import type { V1Pod } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import t from 'tap';
+import { admit, type AdmitContext } from '../../webhook/admission.js';
+import { annotationReference } from '../../webhook/annotation-docs.js';
+import { ManifestLookup } from '../../webhook/inject-cmd.js';
+import { parseAnnotations } from '../../webhook/parse.js';
+import { parseDuration, parseQuantity } from '../../webhook/values.js';
+
+const NS = 'team-a';
+const objects = [
+  { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { tier: 'prod' } } },
+  { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'vault', namespace: NS },
+    spec: { provider: { vault: { server: 'https://v:8200', auth: { appRole: { path: 'approle', roleId: 'r', secretRef: { name: 'approle', key: 'secret-id' } } } } } } },
+  { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'vault2', namespace: NS },
+    spec: { provider: { vault: { server: 'https://v:8200', auth: { tokenSecretRef: { name: 'approle', key: 'token' } } } } } },
+  { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'fake', namespace: NS },
+    spec: { provider: { fake: { data: [{ key: 'k', value: 'v' }] } } } },
+  { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'dev-only', namespace: NS },
+    spec: { controller: 'dev', provider: { fake: { data: [] } } } },
+  { apiVersion: 'external-secrets.io/v1', kind: 'ClusterSecretStore', metadata: { name: 'prod' },
+    spec: { conditions: [{ namespaceSelector: { matchExpressions: [{ key: 'tier', operator: 'In', values: ['prod'] }] } }],
+      provider: { aws: { service: 'SecretsManager', region: 'eu-west-1' } } } },
+  { apiVersion: 'external-secrets.io/v1', kind: 'ClusterSecretStore', metadata: { name: 'regex' },
+    spec: { conditions: [{ namespaceRegexes: ['team-(b|c)'] }], provider: { fake: { data: [] } } } },
+  ...['vault', 'vault2', 'fake', 'dev-only'].map((store) => es(`es-${store}`, store)),
+  es('es-prod', 'prod', 'ClusterSecretStore'),
+  es('es-regex', 'regex', 'ClusterSecretStore'),
+];
+
+function es(name: string, store: string, kind = 'SecretStore') {
+  return { apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: { name, namespace: NS },
+    spec: { secretStoreRef: { name: store, kind }, data: [{ secretKey: 'k', remoteRef: { key: 'k' } }] } };
+}
+
+const ctx = (extra: Partial<AdmitContext> = {}): AdmitContext => ({
+  namespace: NS, lookup: new ManifestLookup(objects), resolve: {}, agent: { image: 'esi:test', defaultTokenAudience: 'esi' }, ...extra,
+});
+
+function pod(annotations: Record<string, string>): V1Pod {
+  return { metadata: { name: 'p', labels: { 'esi.dev/inject': 'true' }, annotations }, spec: { containers: [{ name: 'app', image: 'app' }] } };
+}
+
+t.test('defaults come from the table', async (t) => {
+  const r = parseAnnotations({ 'esi.dev/secrets': 'a, b' });
+  t.ok(r.ok);
+  if (!r.ok) return;
+  t.same(r.request.secrets, ['a', 'b']);
+  t.equal(r.request.mode, 'native-sidecar');
+  t.equal(r.request.mountPath, '/var/run/secrets/esi');
+  t.equal(r.request.refreshSeconds, 3600);
+  t.equal(r.request.fileMode, 0o444);
+  t.equal(r.request.containers, undefined);
+});
+
+t.test('every bad value is reported at once, naming the annotation', async (t) => {
+  const r = parseAnnotations({
+    'esi.dev/secrets': 'Bad_Name', 'esi.dev/mount-path': 'relative', 'esi.dev/file-mode': '0666',
+    'esi.dev/refresh-interval': '5s', 'esi.dev/agent-port': '80', 'esi.dev/volume-size-limit': '10Gi',
+    'esi.dev/template-../etc/passwd': 'x', 'esi.dev/on-change': 'signal:SIGKILL:app',
+  });
+  t.notOk(r.ok);
+  if (r.ok) return;
+  const text = r.problems.join('\n');
+  for (const re of [/esi\.dev\/secrets: "Bad_Name" is not a valid ExternalSecret name/, /esi\.dev\/mount-path: must be an absolute path/,
+    /esi\.dev\/file-mode: must not be group- or world-writable/, /esi\.dev\/refresh-interval: must be at least 10s/,
+    /esi\.dev\/agent-port: must be a port number between 1024 and 65535/, /esi\.dev\/volume-size-limit: "10Gi" is out of the allowed range/,
+    /esi\.dev\/template-\.\.\/etc\/passwd: "\.\.\/etc\/passwd" is not a valid file name/, /signal SIGKILL is not allowed/]) t.match(text, re);
+  t.equal(r.problems.length, 8, 'one problem per bad annotation');
+});
+
+t.test('value parsers', async (t) => {
+  t.equal(parseDuration('1h30m'), 5400);
+  t.equal(parseDuration('250ms'), 0.25);
+  t.throws(() => parseDuration('1d'), /must be a duration/);
+  t.throws(() => parseDuration(''), /must be a duration/);
+  t.equal(parseQuantity('32Mi', { min: 0, max: 1e9 }), '32Mi');
+  t.throws(() => parseQuantity('32MB', { min: 0, max: 1e9 }), /Kubernetes quantity/);
+});
+
+t.test('the mutation is pure and the patch is its diff', async (t) => {
+  const input = pod({ 'esi.dev/secrets': 'es-vault,es-vault2' });
+  const before = structuredClone(input);
+  const out = admit(input, ctx());
+  t.same(input, before, 'the input pod is not modified');
+  t.equal(out.kind, 'mutated');
+  if (out.kind !== 'mutated') return;
+  const fjp = (await import('fast-json-patch')).default;
+  t.same(fjp.applyPatch(structuredClone(input), out.patch).newDocument, out.pod, 'applying the patch gives the mutated pod');
+  const creds = out.pod.spec!.volumes!.filter((v) => v.secret);
+  t.equal(creds.length, 1, 'two stores using one Secret share one volume');
+  t.same(creds[0]!.secret!.items, [{ key: 'secret-id', path: 'secret-id' }, { key: 'token', path: 'token' }], 'with exactly the keys referenced');
+  t.same(admit(out.pod, ctx()), { kind: 'unchanged' }, 'admitting the result again changes nothing');
+});
+
+t.test('resolution rules', async (t) => {
+  const deny = (ann: Record<string, string>, c = ctx()) => {
+    const r = admit(pod(ann), c);
+    return r.kind === 'denied' ? r.message : `not denied: ${r.kind}`;
+  };
+  t.equal(admit(pod({ 'esi.dev/secrets': 'es-prod' }), ctx()).kind, 'mutated', 'matchExpressions on namespace labels admit');
+  t.match(deny({ 'esi.dev/secrets': 'es-regex' }), /ClusterSecretStore "regex" may not be used from namespace "team-a"/);
+  t.match(deny({ 'esi.dev/secrets': 'es-dev-only' }, ctx({ resolve: { storeClasses: [''] } })), /spec\.controller "dev" is not served by this ESI instance/);
+  t.equal(admit(pod({ 'esi.dev/secrets': 'es-dev-only' }), ctx()).kind, 'mutated', 'by default every class is served');
+  const fake = admit(pod({ 'esi.dev/secrets': 'es-fake' }), ctx());
+  t.match(fake.kind === 'mutated' ? fake.warnings : [], [/uses the fake provider/], 'the fake provider comes with a warning');
+  const aws = admit(pod({ 'esi.dev/secrets': 'es-prod', 'esi.dev/token-audience': 'custom' }), ctx());
+  const vols = aws.kind === 'mutated' ? aws.pod.spec!.volumes! : [];
+  t.same(vols.find((v) => v.name === 'esi-tokens')?.projected?.sources, [{ serviceAccountToken: { audience: 'sts.amazonaws.com', expirationSeconds: 3600, path: 'token-0' } }],
+    'AWS web identity gets the STS audience');
+});
+
+t.test('docs/annotations.md is generated from the table', async (t) => {
+  const committed = readFileSync(new URL('../../docs/annotations.md', import.meta.url), 'utf8');
+  t.equal(committed, annotationReference(), 'run `npm run docs:annotations` after changing webhook/annotations.ts');
+});
