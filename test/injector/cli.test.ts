@@ -1,0 +1,102 @@
+// `esi agent` as a real process (the way the container runs it): tsx runs the CLI entry
+// src/cli/esi.ts → src/cli/main.ts → injector/cmd.ts. Exit codes, the one-line config
+// error, SIGTERM, readiness over HTTP, and a canary scan of everything the process
+// printed and served.
+import t from 'tap';
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { AgentConfig } from '../../src/agent-config.js';
+import { assertNoCanary, CANARY_PASSWORD, fakeConfig, httpGet, tempRoot, until } from './fixtures.js';
+
+const REPO = join(import.meta.dirname, '../..');
+const ENTRY = join(REPO, 'src/cli/esi.ts');
+
+interface Run {
+  code: Promise<number | null>;
+  stdout: () => string;
+  stderr: () => string;
+  kill: (s: NodeJS.Signals) => void;
+}
+
+function agent(args: string[], config: AgentConfig | string | undefined): Run {
+  const env: NodeJS.ProcessEnv = { ...process.env, ESI_LOG_LEVEL: 'debug' };
+  delete env.ESI_AGENT_CONFIG;
+  if (config !== undefined) env.ESI_AGENT_CONFIG = typeof config === 'string' ? config : JSON.stringify(config);
+  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, 'agent', ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d));
+  child.stderr.on('data', (d: Buffer) => (err += d));
+  const code = new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  return { code, stdout: () => out, stderr: () => err, kill: (s) => void child.kill(s) };
+}
+
+t.test('malformed config: one clear line naming the field, exit 2', async (tt) => {
+  const bad = { ...fakeConfig(), fileMode: 'rw' };
+  const run = agent([], JSON.stringify(bad));
+  tt.equal(await run.code, 2);
+  const lines = (run.stdout() + run.stderr()).split('\n').filter(Boolean);
+  tt.equal(lines.length, 1, `exactly one line: ${lines.join(' | ')}`);
+  const entry = JSON.parse(lines[0]!) as { msg: string; field: string; level: number };
+  tt.equal(entry.field, 'fileMode');
+  tt.match(entry.msg, /^invalid agent config: fileMode: must be an integer between 0 and 511$/);
+
+  const notJson = agent([], '{"version":');
+  tt.equal(await notJson.code, 2);
+  tt.match(notJson.stdout(), /invalid agent config: ESI_AGENT_CONFIG: not valid JSON/);
+
+  const unset = agent([], undefined);
+  tt.equal(await unset.code, 2);
+  tt.match(unset.stdout(), /ESI_AGENT_CONFIG: is not set/);
+
+  const usage = agent(['--bogus'], fakeConfig());
+  tt.equal(await usage.code, 2);
+  tt.match(usage.stderr(), /unknown argument "--bogus"/);
+});
+
+t.test('init-only: exit 0 with files, exit 1 naming the secret', async (tt) => {
+  const root = await tempRoot(tt);
+  const ok = agent(['--root', root], fakeConfig({ mode: 'init-only' }));
+  tt.equal(await ok.code, 0, ok.stdout());
+  tt.equal(await readFile(join(root, 'var/run/esi/secrets/db/password'), 'utf8'), CANARY_PASSWORD);
+  assertNoCanary(tt, ok.stdout() + ok.stderr(), 'agent output');
+
+  const cfg = fakeConfig({ mode: 'init-only' });
+  cfg.secrets[0]!.dataFrom[0]!.extract!.key = 'db/nope';
+  const bad = agent(['--root', await tempRoot(tt)], cfg);
+  tt.equal(await bad.code, 1);
+  tt.match(bad.stdout(), /"secret":"db".*ExternalSecret \\"db\\" dataFrom\[0\]\.extract \(remote key \\"db\/nope\\"\): .*secret not found/);
+  assertNoCanary(tt, bad.stdout() + bad.stderr(), 'agent output');
+});
+
+t.test('native sidecar: ready after the first render, serves metrics, exits 0 on SIGTERM', async (tt) => {
+  const root = await tempRoot(tt);
+  const run = agent(['--root', root], fakeConfig());
+  tt.teardown(() => run.kill('SIGKILL'));
+  let port = 0;
+  await until(() => {
+    const m = /"port":(\d+)/.exec(run.stdout());
+    if (m) port = Number(m[1]);
+    return port > 0;
+  }, 20_000, 'the agent to start');
+  await until(async () => (await httpGet(port, '/readyz').catch(() => ({ status: 0 }))).status === 200, 10_000, 'readiness');
+  tt.equal(await readFile(join(root, 'var/run/esi/secrets/db/password'), 'utf8'), CANARY_PASSWORD);
+  const metrics = (await httpGet(port, '/metrics')).body;
+  tt.match(metrics, /esi_agent_refresh_total\{result="success"\} 1/);
+  const firstRender = /"ms":(\d+),"msg":"first render complete"/.exec(run.stdout());
+  tt.ok(firstRender, 'first render logged');
+  tt.comment(`first render ${firstRender?.[1]} ms after start`);
+  run.kill('SIGTERM');
+  tt.equal(await run.code, 0, 'SIGTERM is a clean exit');
+  tt.match(run.stdout(), /"signal":"SIGTERM","msg":"shutting down"/);
+  const output = run.stdout() + run.stderr();
+  assertNoCanary(tt, output, 'agent output');
+  assertNoCanary(tt, metrics, 'metrics');
+});
+
+t.test('--help', async (tt) => {
+  const run = agent(['--help'], undefined);
+  tt.equal(await run.code, 0);
+  tt.match(run.stdout(), /Usage: esi agent \[--root DIR\] \[--config-file FILE\]/);
+});
