@@ -5,7 +5,7 @@ import Fastify from 'fastify';
 import type { Server } from 'node:https';
 import type { Logger } from 'pino';
 import type { TlsSource } from '../certs/index.js';
-import { admit, type AdmitContext } from './admission.js';
+import { admit, type AdmitContext, type AdmitResult } from './admission.js';
 import type { WebhookMetrics } from './metrics.js';
 import type { ObjectLookup, ResolveOptions } from './resolve.js';
 import type { AgentSettings } from './mutate.js';
@@ -38,20 +38,9 @@ function b64(value: unknown): string {
   return Buffer.from(JSON.stringify(value)).toString('base64');
 }
 
-/** Decides one AdmissionReview; never throws (an exception would become a 500). */
-export function review(body: AdmissionReview, opts: ServerOptions): { response: Response; result: string } {
-  const req = body.request!;
-  const pod = req.object;
-  if (req.kind?.kind !== 'Pod' || req.operation !== 'CREATE' || !pod) {
-    return { response: { uid: req.uid, allowed: true }, result: 'ignored' };
-  }
-  if (!opts.lookup.synced()) {
-    const message = 'ESI webhook caches are still syncing; retry in a few seconds';
-    return { response: { uid: req.uid, allowed: false, status: { code: 503, message } }, result: 'unavailable' };
-  }
-  const namespace = req.namespace ?? pod.metadata?.namespace ?? 'default';
-  const ctx: AdmitContext = { namespace, lookup: opts.lookup, resolve: opts.resolve, agent: opts.agent };
-  const out = admit(pod, ctx);
+type Request = NonNullable<AdmissionReview['request']>;
+
+function respond(req: Request, pod: V1Pod, namespace: string, out: AdmitResult, opts: ServerOptions): { response: Response; result: string } {
   const log = { namespace, pod: pod.metadata?.name ?? pod.metadata?.generateName, dryRun: !!req.dryRun };
   switch (out.kind) {
     case 'skipped':
@@ -70,6 +59,22 @@ export function review(body: AdmissionReview, opts: ServerOptions): { response: 
       return { response, result: 'injected' };
     }
   }
+}
+
+/** Decides one AdmissionReview; never throws (an exception would become a 500). */
+export function review(body: AdmissionReview, opts: ServerOptions): { response: Response; result: string } {
+  const req = body.request!;
+  const pod = req.object;
+  if (req.kind?.kind !== 'Pod' || req.operation !== 'CREATE' || !pod) {
+    return { response: { uid: req.uid, allowed: true }, result: 'ignored' };
+  }
+  if (!opts.lookup.synced()) {
+    const message = 'ESI webhook caches are still syncing; retry in a few seconds';
+    return { response: { uid: req.uid, allowed: false, status: { code: 503, message } }, result: 'unavailable' };
+  }
+  const namespace = req.namespace ?? pod.metadata?.namespace ?? 'default';
+  const ctx: AdmitContext = { namespace, lookup: opts.lookup, resolve: opts.resolve, agent: opts.agent };
+  return respond(req, pod, namespace, admit(pod, ctx), opts);
 }
 
 function badReview(body: unknown): string | undefined {

@@ -111,19 +111,27 @@ const DEFAULT_AUDIENCE: Partial<Record<string, string>> = {
   azurekv: 'api://AzureADTokenExchange',
 };
 
+type Spec = Record<string, unknown>;
+const auth = (p: Spec): Spec | undefined => (isObject(p.auth) ? p.auth : undefined);
+
+/** Per provider: does a spec without a referenced ServiceAccount still use the ambient
+ *  pod identity? (e.g. Vault kubernetes auth without a secretRef, AWS without keys) */
+const AMBIENT_IDENTITY: Partial<Record<string, (p: Spec) => boolean>> = {
+  vault: (p) => isObject(auth(p)?.kubernetes) && !isObject((auth(p)!.kubernetes as Spec).secretRef),
+  aws: (p) => !auth(p) || isObject(auth(p)!.jwt),
+  azurekv: (p) => p.authType === 'WorkloadIdentity',
+  gcpsm: (p) => !auth(p) || isObject(auth(p)!.workloadIdentity),
+  kubernetes: (p) => !auth(p) || isObject(auth(p)!.serviceAccount),
+};
+
 /** Whether the store authenticates with the workload's own service-account token, and
  *  with which audience (undefined audience = the webhook's configured default). */
 export function podIdentity(provider: SecretStoreProvider): { needed: boolean; audience?: string } {
   const name = providerName(provider);
+  if (!name) return { needed: false };
   const { serviceAccounts } = referencedObjects(provider);
   const fromRef = serviceAccounts.find((s) => s.audiences?.length)?.audiences?.[0];
-  const p = (name ? (provider as Record<string, Json | undefined>)[name] : undefined) ?? {};
-  const auth = isObject(p.auth) ? p.auth : undefined;
-  let needed = serviceAccounts.length > 0;
-  if (name === 'vault') needed ||= isObject(auth?.kubernetes) && !isObject(auth.kubernetes.secretRef);
-  if (name === 'aws') needed ||= !auth || isObject(auth.jwt);
-  if (name === 'azurekv') needed ||= p.authType === 'WorkloadIdentity';
-  if (name === 'gcpsm') needed ||= !auth || isObject(auth.workloadIdentity);
-  if (name === 'kubernetes') needed ||= !auth || isObject(auth.serviceAccount);
-  return { needed, audience: fromRef ?? (name ? DEFAULT_AUDIENCE[name] : undefined) };
+  const spec = ((provider as Record<string, Spec | undefined>)[name]) ?? {};
+  const needed = serviceAccounts.length > 0 || (AMBIENT_IDENTITY[name]?.(spec) ?? false);
+  return { needed, audience: fromRef ?? DEFAULT_AUDIENCE[name] };
 }

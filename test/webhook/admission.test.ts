@@ -2,7 +2,7 @@
 // the API is sent to the running `esi webhook` over TLS and stored mutated.
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { CoreV1Api } from '@kubernetes/client-node';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import type { AgentConfig } from '../../src/agent-config.js';
 import { CANARY, labelledPod, setupWebhook } from './fixture.js';
 
@@ -12,7 +12,7 @@ const agentIn = (pod: V1Pod, name = 'esi-agent'): V1Container | undefined =>
   [...(pod.spec!.initContainers ?? []), ...pod.spec!.containers].find((c) => c.name === name);
 const configOf = (c: V1Container): AgentConfig => JSON.parse(c.env!.find((e) => e.name === 'ESI_AGENT_CONFIG')!.value!);
 
-function checkHardening(t: Tap.Test, c: V1Container) {
+function checkHardening(t: Test, c: V1Container) {
   t.same(c.securityContext, {
     runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true,
     capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' },

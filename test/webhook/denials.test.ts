@@ -4,7 +4,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { stringify } from 'yaml';
 import { esiProcess } from '../helpers/webhook.js';
 import { labelledPod, setupWebhook } from './fixture.js';
@@ -12,7 +12,7 @@ import { labelledPod, setupWebhook } from './fixture.js';
 const fx = await setupWebhook(t);
 const runId = (fx.manifests[2] as { metadata: { name: string } }).metadata.name.replace('shared-', '');
 
-async function refused(t: Tap.Test, name: string, annotations: Record<string, string>, expected: RegExp[], spec = {}) {
+async function refused(t: Test, name: string, annotations: Record<string, string>, expected: RegExp[], spec = {}) {
   const err = await fx.createPod(labelledPod(name, annotations, spec)).then(() => undefined, (e: { code?: number; body?: string }) => e);
   t.ok(err, `pod ${name} was refused`);
   t.equal(err?.code, 403, 'as Forbidden');

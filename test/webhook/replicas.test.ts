@@ -4,7 +4,7 @@
 import { AdmissionregistrationV1Api, CoreV1Api, type V1MutatingWebhook } from '@kubernetes/client-node';
 import { X509Certificate } from 'node:crypto';
 import { connect } from 'node:tls';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { installCrds } from '../../src/api/crds.js';
 import { freePort } from '../platform/control-plane-process.js';
 import { useControlPlane } from '../platform/controlPlane.js';
@@ -26,7 +26,7 @@ function servedCert(port: number): Promise<X509Certificate> {
   });
 }
 
-async function setup(t: Tap.Test, extraArgs: string[]) {
+async function setup(t: Test, extraArgs: string[]) {
   const ports = [await freePort(), await freePort(), await freePort()];
   const base = webhookConfiguration(`esi-replicas-${ports[0]}`, '', `r${ports[0]}`);
   const template = base.webhooks![0]!;
