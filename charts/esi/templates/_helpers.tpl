@@ -1,0 +1,118 @@
+{{/* Chart name. */}}
+{{- define "esi.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Resource-name prefix: the release name, or "<release>-esi" when the release name does not
+contain the chart name. Cluster-scoped objects use it too, so it is unique per cluster.
+*/}}
+{{- define "esi.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "esi.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "esi.labels" -}}
+helm.sh/chart: {{ include "esi.chart" . }}
+{{ include "esi.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: esi
+{{- end }}
+
+{{- define "esi.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "esi.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "esi.webhook.labels" -}}
+{{ include "esi.labels" . }}
+app.kubernetes.io/component: webhook
+{{- end }}
+
+{{- define "esi.webhook.selectorLabels" -}}
+{{ include "esi.selectorLabels" . }}
+app.kubernetes.io/component: webhook
+{{- end }}
+
+{{/* Names of the webhook's objects. */}}
+{{- define "esi.webhook.name" -}}
+{{- printf "%s-webhook" (include "esi.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The MutatingWebhookConfiguration (cluster-scoped), also passed to --webhook-config-name. */}}
+{{- define "esi.webhook.configName" -}}
+{{- include "esi.fullname" . }}
+{{- end }}
+
+{{- define "esi.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "esi.webhook.name" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* Secret holding the webhook's serving certificate (created by the webhook or by cert-manager). */}}
+{{- define "esi.tlsSecretName" -}}
+{{- if eq .Values.certificates.mode "cert-manager" }}
+{{- printf "%s-cert" (include "esi.webhook.name" .) | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- default (printf "%s-tls" (include "esi.webhook.name" .) | trunc 63 | trimSuffix "-") .Values.certificates.self.secretName }}
+{{- end }}
+{{- end }}
+
+{{/* repository[:tag][@digest] */}}
+{{- define "esi.imageRef" -}}
+{{- $ref := .repository }}
+{{- if .digest }}
+{{- $ref = printf "%s@%s" $ref .digest }}
+{{- else }}
+{{- $ref = printf "%s:%s" $ref .tag }}
+{{- end }}
+{{- $ref }}
+{{- end }}
+
+{{- define "esi.image" -}}
+{{- include "esi.imageRef" (dict "repository" .Values.image.repository "tag" (default .Chart.AppVersion .Values.image.tag) "digest" .Values.image.digest) }}
+{{- end }}
+
+{{/* The agent image: defaults to the ESI image itself. */}}
+{{- define "esi.agentImage" -}}
+{{- $a := .Values.agent.image }}
+{{- $repo := default .Values.image.repository $a.repository }}
+{{- $tag := default (default .Chart.AppVersion .Values.image.tag) $a.tag }}
+{{- $digest := $a.digest }}
+{{- if and (not $digest) (eq $repo .Values.image.repository) (not $a.tag) }}
+{{- $digest = .Values.image.digest }}
+{{- end }}
+{{- include "esi.imageRef" (dict "repository" $repo "tag" $tag "digest" $digest) }}
+{{- end }}
+
+{{/* DNS name of the webhook Service (the serving certificate's name). */}}
+{{- define "esi.webhook.serviceDNS" -}}
+{{- printf "%s.%s.svc" (include "esi.webhook.name" .) .Release.Namespace }}
+{{- end }}
+
+{{/* cert-manager objects. */}}
+{{- define "esi.certManager.certificateName" -}}
+{{- include "esi.webhook.name" . }}
+{{- end }}
+{{- define "esi.certManager.caName" -}}
+{{- printf "%s-ca" (include "esi.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- define "esi.certManager.selfSignedIssuerName" -}}
+{{- printf "%s-selfsigned" (include "esi.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
