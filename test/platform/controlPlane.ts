@@ -18,8 +18,10 @@ interface Teardown {
   teardown(fn: () => unknown): void;
 }
 
-/** Where the shared control plane of a test run keeps its state. */
-export const SHARED_DIR = resolve(process.env.ESI_PLATFORM_DIR ?? join(import.meta.dirname, '..', '..', '.esi-run', 'platform'));
+/** Where the shared control plane of a test run keeps its state. Keyed by the tap
+ *  runner's pid (the parent of both the `before` hook and every test process), so
+ *  concurrent test runs never share or stop each other's control plane. */
+export const SHARED_DIR = resolve(process.env.ESI_PLATFORM_DIR ?? join(import.meta.dirname, '..', '..', '.esi-run', `platform-${process.ppid}`));
 
 function alive(pid: number): boolean {
   try {
