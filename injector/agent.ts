@@ -124,14 +124,22 @@ export async function startAgent(opts: AgentOptions): Promise<AgentHandle> {
 
   const metrics = new AgentMetrics();
   const p = buildPipeline(opts, metrics);
-  await p.writer.init();
   let isReady = false;
   let markReady!: () => void;
   const ready = new Promise<void>((resolve) => (markReady = resolve));
   const sidecar = config.mode !== 'init-only';
-  const server: AgentServer | undefined = sidecar
-    ? await startServer({ port: config.port, host: opts.host, isReady: () => isReady, registry: metrics.registry, logger })
-    : undefined;
+  let server: AgentServer | undefined;
+  try {
+    await p.writer.init();
+    if (sidecar) {
+      server = await startServer({ port: config.port, host: opts.host, isReady: () => isReady, registry: metrics.registry, logger });
+    }
+  } catch (err) {
+    // Could not start (output dir not writable, port taken): release what exists.
+    opts.signal?.removeEventListener('abort', onAbort);
+    await Promise.allSettled([p.notifier.close(), p.fetcher.close()]);
+    throw err;
+  }
   const started = performance.now();
   logger.info(
     { mode: config.mode, secrets: config.secrets.length, templates: config.templates.length, stores: Object.keys(config.stores), port: server?.port },

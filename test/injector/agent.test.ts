@@ -208,3 +208,12 @@ t.test('--root prefixes credentialsDir and tokenPath', async (tt) => {
   tt.equal(await runAgent({ config, root: await tempRoot(tt), logger, loadProvider: async () => echo }), 1);
   tt.match(text(), /credential db-creds\/other is not mounted \(ENOENT\)/);
 });
+
+t.test('a taken port fails the start cleanly', async (tt) => {
+  const blocker = createServer();
+  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+  tt.teardown(() => new Promise<void>((r) => blocker.close(() => r())));
+  const port = (blocker.address() as AddressInfo).port;
+  const root = await tempRoot(tt);
+  await tt.rejects(startAgent({ config: fakeConfig({ port }), root, host: '127.0.0.1', logger: captureLogger().logger }), { code: 'EADDRINUSE' });
+});
