@@ -7,6 +7,7 @@ import { storeKey } from '../src/agent-config.js';
 import type { AnySecretStore, ClusterSecretStore, ExternalSecret, SecretStore, SecretStoreProvider } from '../src/api/types.js';
 import { ESI_PROVIDER_NAMES, providerName } from '../src/api/types.js';
 import { clusterStoreAdmits, podIdentity, referencedObjects, servesControllerClass, type CredentialRef } from '../src/stores/access.js';
+import { selectTemplateEngine, type TemplateEngineChoice } from '../src/templating/eso.js';
 import type { InjectionRequest } from './annotations.js';
 
 export interface ObjectLookup {
@@ -129,9 +130,16 @@ export function resolve(pod: PodFacts, request: InjectionRequest, lookup: Object
     const resolved = stores.get(key) ?? checkStore(store, pod, lookup, opts, problems);
     if (!resolved) continue;
     stores.set(key, resolved);
+    let engine: TemplateEngineChoice = 'none';
+    try {
+      engine = selectTemplateEngine(name, es.metadata.annotations, es.spec.target?.template);
+    } catch (err) {
+      problems.push((err as Error).message);
+      continue;
+    }
     secrets.push({
       name, store: key, data: es.spec.data ?? [], dataFrom: es.spec.dataFrom ?? [],
-      ...(es.spec.target?.template ? { template: es.spec.target.template } : {}),
+      ...(engine === 'handlebars' ? { template: es.spec.target!.template! } : {}),
     });
   }
   // A store that failed its checks is reported once per ExternalSecret using it; dedupe.

@@ -1,0 +1,30 @@
+// A ProviderContext for tests: credentials from an in-memory map (what the agent reads
+// from mounted files), the workload token from a function, a silent logger.
+import { pino } from 'pino';
+import { ProviderError, type ProviderContext, type SecretKeySelector } from '../../src/providers/types.js';
+
+export function testContext(opts: {
+  storeId: string;
+  spec: unknown;
+  namespace?: string;
+  credentials?: Record<string, string>;
+  token?: () => Promise<string>;
+  timeoutMs?: number;
+}): ProviderContext {
+  return {
+    storeId: opts.storeId,
+    namespace: opts.namespace ?? 'default',
+    spec: opts.spec,
+    logger: pino({ level: 'silent' }),
+    timeoutMs: opts.timeoutMs ?? 5000,
+    readCredential: async (ref: SecretKeySelector) => {
+      const v = opts.credentials?.[`${ref.name}/${ref.key}`];
+      if (v === undefined) throw new ProviderError('AuthFailed', opts.storeId, `credential ${ref.name}/${ref.key} is not mounted`);
+      return Buffer.from(v);
+    },
+    serviceAccountToken: async () => {
+      if (!opts.token) throw new ProviderError('AuthFailed', opts.storeId, 'no service-account token available');
+      return opts.token();
+    },
+  };
+}
