@@ -78,7 +78,7 @@ export class Fetcher {
       namespace: config.pod.namespace,
       spec: (store.provider as Record<string, unknown>)[providerName],
       readCredential: (ref) => this.readCredential(key, store, ref),
-      serviceAccountToken: (audience) => this.readToken(key, audience),
+      serviceAccountToken: (audience) => this.readToken(key, store, audience),
       logger: logger.child({ store: key, provider: providerName }),
       timeoutMs: this.opts.timeoutMs ?? 10_000,
     };
@@ -99,15 +99,18 @@ export class Fetcher {
     }
   }
 
-  /** The projected service-account token, re-read every time (the kubelet rotates it). */
-  private async readToken(storeId: string, audience?: string): Promise<string> {
+  /** The projected service-account token, re-read every time (the kubelet rotates it).
+   *  Each store has its own token (one per audience); the top-level one is the fallback. */
+  private async readToken(storeId: string, store: AgentStore, audience?: string): Promise<string> {
     const { config, root } = this.opts;
-    if (!config.tokenPath) throw new ProviderError('AuthFailed', storeId, 'no service-account token is mounted (tokenPath unset)');
-    if (audience && config.tokenAudience && audience !== config.tokenAudience) {
-      throw new ProviderError('AuthFailed', storeId, `the mounted token is for audience "${config.tokenAudience}", the store wants "${audience}"`);
+    const tokenPath = store.tokenPath ?? config.tokenPath;
+    const tokenAudience = store.tokenPath ? store.tokenAudience : config.tokenAudience;
+    if (!tokenPath) throw new ProviderError('AuthFailed', storeId, 'no service-account token is mounted for this store (tokenPath unset)');
+    if (audience && tokenAudience && audience !== tokenAudience) {
+      throw new ProviderError('AuthFailed', storeId, `the mounted token is for audience "${tokenAudience}", the store wants "${audience}"`);
     }
     try {
-      return (await readFile(underRoot(root, config.tokenPath), 'utf8')).trim();
+      return (await readFile(underRoot(root, tokenPath), 'utf8')).trim();
     } catch (err) {
       throw new ProviderError('AuthFailed', storeId, `cannot read the service-account token (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
     }
