@@ -12,7 +12,7 @@ import { formatTable, getTable } from '../src/kube/table.js';
 import { freePort, startControlPlane, type RunningControlPlane } from '../test/platform/control-plane-process.js';
 import { startWebhook, waitForCaBundle, webhookConfiguration, type RunningWebhook } from '../test/helpers/webhook.js';
 import { KubeConfig } from '@kubernetes/client-node';
-import { runAgentStep } from './demo-agent.js';
+import { prepareLiveStore, runAgentStep } from './demo-agent.js';
 
 const root = join(import.meta.dirname, '..');
 const step = (s: string) => console.log(`\n\x1b[1m== ${s}\x1b[0m`);
@@ -48,6 +48,7 @@ async function main() {
     step('Applying examples/stores.yaml and examples/externalsecrets.yaml');
     for (const f of ['stores.yaml', 'externalsecrets.yaml']) console.log((await applyObjects(kc, await readManifests(join(root, 'examples', f)))).join('\n'));
     await kc.makeApiClient(CoreV1Api).createNamespacedServiceAccount({ namespace: 'demo', body: { metadata: { name: 'default' } } }).catch(() => undefined);
+    await prepareLiveStore(kc, cp.server, cp.caPem);
     step('kubectl get secretstores -n demo');
     console.log(formatTable(await getTable(kc, '/apis/external-secrets.io/v1/namespaces/demo/secretstores')));
     step('kubectl get clustersecretstores');
@@ -64,13 +65,14 @@ async function main() {
     await waitForCaBundle(kc, 'esi-demo');
     console.log(`webhook serving on https://127.0.0.1:${port}/mutate; CA bootstrapped and patched into the MutatingWebhookConfiguration`);
     await new Promise((r) => setTimeout(r, 500));
-    step('Creating a labelled pod through the API (esi.dev/inject=true, esi.dev/secrets=db, one template)');
+    step('Creating a labelled pod through the API (esi.dev/inject=true, two ExternalSecrets, one template)');
     const pod = await kc.makeApiClient(CoreV1Api).createNamespacedPod({ namespace: 'demo', body: {
       metadata: { name: 'demo-app', labels: { 'esi.dev/inject': 'true' }, annotations: {
-        'esi.dev/secrets': 'db', 'esi.dev/template-db.url': 'postgres://{{db.username}}:{{db.password}}@postgres.demo.svc:5432/orders\n',
-        'esi.dev/refresh-interval': '10s',
+        'esi.dev/secrets': 'db,app-credentials',
+        'esi.dev/template-db.url': 'postgres://{{db.username}}:{{db.password}}@postgres.demo.svc:5432/orders\n',
+        'esi.dev/refresh-interval': '10s', 'esi.dev/agent-port': String(await freePort()),
       } },
-      spec: { containers: [{ name: 'app', image: 'registry.example/app:1' }] },
+      spec: { serviceAccountName: 'demo-app', containers: [{ name: 'app', image: 'registry.example/app:1' }] },
     } });
     step('The pod as stored by the apiserver (mutated by ESI)');
     await showPod(pod);

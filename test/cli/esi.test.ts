@@ -1,0 +1,38 @@
+// The `esi` command: help, version, unknown commands — the way a user types them.
+import { readFileSync } from 'node:fs';
+import t from 'tap';
+import { esiProcess } from '../helpers/webhook.js';
+
+async function esi(...args: string[]) {
+  const p = esiProcess(args);
+  const code = await new Promise<number | null>((r) => p.child.on('exit', r));
+  return { code, out: p.output() };
+}
+
+t.test('esi --help lists every subcommand', async (t) => {
+  const { code, out } = await esi('--help');
+  t.equal(code, 0);
+  for (const cmd of ['webhook', 'agent', 'controller', 'inject', 'version']) t.match(out, new RegExp(`^  ${cmd}\\s+\\S`, 'm'));
+});
+
+t.test('esi version prints the package version', async (t) => {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  const { code, out } = await esi('version');
+  t.equal(code, 0);
+  t.match(out, new RegExp(`^esi ${pkg.version.replace(/\./g, '\\.')} \\(node `));
+});
+
+t.test('an unknown command fails with usage', async (t) => {
+  const { code, out } = await esi('frobnicate');
+  t.equal(code, 2);
+  t.match(out, /unknown command "frobnicate"/);
+  t.match(out, /Usage: esi <command>/);
+});
+
+t.test('subcommand help', async (t) => {
+  for (const cmd of ['webhook', 'inject']) {
+    const { code, out } = await esi(cmd, '--help');
+    t.equal(code, 0, `esi ${cmd} --help`);
+    t.match(out, new RegExp(`Usage: esi ${cmd}`));
+  }
+});
