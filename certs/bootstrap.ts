@@ -143,7 +143,9 @@ class SelfManaged implements SelfManagedTlsSource {
   private schedule(delayMs: number): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => void this.runScheduled(), delayMs);
-    this.timer.unref();
+    // Until ready, a caller is awaiting us and the retry timer is all that keeps the
+    // process alive; afterwards the loop must not hold an otherwise finished process open.
+    if (this.ready()) this.timer.unref();
   }
 
   private async runScheduled(): Promise<void> {

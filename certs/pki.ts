@@ -51,7 +51,15 @@ export async function generateCa(nowMs: number, lifetimeMs: number): Promise<Key
       { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
     ],
   });
-  return { certPem: res.cert, keyPem: res.private };
+  return { certPem: pemLine(res.cert), keyPem: pemLine(res.private) };
+}
+
+/**
+ * selfsigned's PEM has no final newline; OpenSSL reads only the first certificate of a
+ * bundle whose END and BEGIN lines run together, so every PEM we store ends with one.
+ */
+export function pemLine(pem: string): string {
+  return pem.endsWith('\n') ? pem : `${pem}\n`;
 }
 
 /** A serving certificate for the identity, signed by ca, never outliving the CA. */
@@ -79,7 +87,7 @@ export async function issueServingCert(
       { name: 'subjectAltName', altNames },
     ],
   });
-  return { certPem: res.cert, keyPem: res.private };
+  return { certPem: pemLine(res.cert), keyPem: pemLine(res.private) };
 }
 
 function dates(w: { notBefore: Date; notAfter: Date }): { notBeforeDate: Date; notAfterDate: Date } {

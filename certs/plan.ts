@@ -2,7 +2,7 @@
 // trusts), plus the step that carries them out. Every replica runs the same decision on
 // every tick; the Secret's resourceVersion makes exactly one replica's result stick.
 import {
-  generateCa, hasIdentity, isDue, isSignedBy, issueServingCert, keyMatchesCert, parseCert, splitPemBundle,
+  generateCa, hasIdentity, isDue, isSignedBy, issueServingCert, keyMatchesCert, parseCert, pemLine, splitPemBundle,
   type CertInfo, type KeyPair, type ServingIdentity,
 } from './pki.js';
 
@@ -46,7 +46,7 @@ export interface Lifetimes {
 
 /** PEM bundle of every CA to trust: the active one first, then the older ones. */
 export function caBundle(state: CertState): string {
-  return [state.ca?.certPem ?? '', ...state.previousCas].filter(Boolean).join('');
+  return [state.ca?.certPem ?? '', ...state.previousCas].filter(Boolean).map(pemLine).join('');
 }
 
 function usableCa(state: CertState, nowMs: number): CertInfo | undefined {

@@ -2,6 +2,7 @@
 // several serving-cert and CA rotations, with a simulated "published caBundle" standing in
 // for the webhook configuration, and checks at every step that a client trusting only the
 // published bundle accepts the certificate being served.
+import { X509Certificate } from 'node:crypto';
 import t from 'tap';
 import { applyPlan, caBundle, decide, type CertState } from '../../certs/plan.js';
 import { isSignedBy, parseCert, servingIdentity, splitPemBundle } from '../../certs/pki.js';
@@ -47,12 +48,11 @@ t.test('SAN change reissues the serving cert without a new CA', async (t) => {
 t.test('simulated lifetime: rotations keep the published bundle valid', async (t) => {
   const start = Date.now();
   let st = EMPTY;
-  let published = '';
   const servingSerials = new Set<string>();
   const caSerials = new Set<string>();
   let sawOverlap = false;
   for (let now = start; now < start + 260 * S; now += S) {
-    published = caBundle(st); // every tick publishes what the Secret holds first
+    let published = caBundle(st); // every tick publishes what the Secret holds first
     const activeFp = parseCert(st.ca?.certPem)?.x509.fingerprint256;
     const trusted = splitPemBundle(published).some((p) => parseCert(p)?.x509.fingerprint256 === activeFp);
     const plan = decide({ state: st, nowMs: now, identity, renewBeforeRatio: 2 / 3, propagationDelayMs: 2 * S, activeCaPublished: trusted });
@@ -81,6 +81,8 @@ t.test('the serving cert waits for the new CA to be published', async (t) => {
   const st1 = await applyPlan(st0, p1, identity, due, life);
   t.equal(st1.previousCas.length, 1, 'old CA kept');
   t.equal(splitPemBundle(caBundle(st1)).length, 2, 'bundle has both CAs');
+  t.match(caBundle(st1), /-----END CERTIFICATE-----\n-----BEGIN CERTIFICATE-----/, 'each CA starts on its own line (OpenSSL needs it)');
+  t.equal(new X509Certificate(caBundle(st1)).fingerprint256, parseCert(st1.ca?.certPem)?.x509.fingerprint256, 'active CA first');
   t.ok(st1.bundleVersion > st0.bundleVersion);
   const notYet = decide({ state: st1, nowMs: due + 3 * S, identity, renewBeforeRatio: 2 / 3, propagationDelayMs: 2 * S, activeCaPublished: false });
   t.notOk(notYet.actions.includes('new-serving'), 'not before the webhook trusts the new CA');
