@@ -13,12 +13,12 @@ import {
   type K8sObject, type WebhookConfig,
 } from './helm.js';
 
+const NS = 'esi-system';
+const CERT_MANAGER = ['--set', 'certificates.mode=cert-manager', '--api-versions', 'cert-manager.io/v1/Certificate'];
+
 const found = await findHelm();
 if (found.path) suite(new Helm(found.path));
 else t.plan(0, `helm is not available, chart tests skipped: ${found.reason}`);
-
-const NS = 'esi-system';
-const CERT_MANAGER = ['--set', 'certificates.mode=cert-manager', '--api-versions', 'cert-manager.io/v1/Certificate'];
 
 function suite(helm: Helm): void {
   t.test('helm lint --strict passes, for every certificates mode', async (t) => {
