@@ -1,0 +1,273 @@
+// The gcpsm SecretsClient: ESO v1 semantics over the official Secret Manager client.
+//  read:   key = secret id (or full resource name), version = version id (default
+//          `latest`), property = JSON path; dataFrom.extract = the JSON object;
+//          find by name regexp, by tags (= labels, a server-side `filter`) and by path
+//          (id prefix); metadataPolicy Fetch returns labels/annotations.
+//  write:  push creates the secret when missing (label managed-by=external-secrets, as
+//          ESO) and adds a version unless the value is unchanged; a property is merged
+//          into the JSON of the latest version; delete removes only secrets carrying that
+//          label (a property delete adds a version without it).
+import type { protos, SecretManagerServiceClient } from '@google-cloud/secret-manager';
+import type { AuthClient } from 'google-auth-library';
+import { emptySecretMap, extractProperty, jsonToSecretMap, RemoteRefError } from '../remote-ref.js';
+import {
+  ProviderError,
+  type FindRef,
+  type ProviderContext,
+  type PushRemoteRef,
+  type RemoteRef,
+  type SecretMap,
+  type SecretsClient,
+} from '../types.js';
+import { Code, grpcCode, toProviderError, withRetries, type CallPolicy } from './errors.js';
+import { deleteProperty, hasProperty, parseObject, setProperty } from './json.js';
+import { isFullName, parentName, secretIdOf, secretName, versionName, type Scope } from './names.js';
+
+type ISecret = protos.google.cloud.secretmanager.v1.ISecret;
+
+export const MANAGED_BY = { key: 'managed-by', value: 'external-secrets' } as const;
+
+const FIND_CONCURRENCY = 8;
+
+function bytesOf(data: Uint8Array | string | null | undefined): Uint8Array {
+  if (data == null) return new Uint8Array();
+  return typeof data === 'string' ? new Uint8Array(Buffer.from(data, 'base64')) : new Uint8Array(data);
+}
+
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => Buffer.from(a).equals(Buffer.from(b));
+
+/** A Go (RE2) pattern as a JavaScript RegExp: unanchored, `(?P<name>` groups. */
+function findRegexp(storeId: string, source: string): RegExp {
+  try {
+    return new RegExp(source.replace(/\(\?P</g, '(?<'), 'u');
+  } catch {
+    throw new ProviderError('InvalidSpec', storeId, `invalid find.name.regexp "${source}"`);
+  }
+}
+
+export interface ClientParts {
+  sm: SecretManagerServiceClient;
+  scope: Scope;
+  policy: CallPolicy;
+  /** The credential to check in validate(); undefined in emulator mode. */
+  auth?: AuthClient | { getAccessToken(): Promise<unknown> };
+}
+
+export class GcpsmClient implements SecretsClient {
+  private readonly storeId: string;
+
+  constructor(
+    private readonly ctx: ProviderContext,
+    private readonly parts: ClientParts,
+  ) {
+    this.storeId = ctx.storeId;
+  }
+
+  /** One API call under the store's deadline and retry policy, errors mapped. */
+  private async call<T>(what: string, key: string | undefined, idempotent: boolean, fn: (opts: { timeout: number; retry: null }) => Promise<T>): Promise<T> {
+    try {
+      return await withRetries(this.parts.policy, idempotent, (timeout) => fn({ timeout, retry: null }));
+    } catch (err) {
+      throw toProviderError(this.storeId, err, what, key);
+    }
+  }
+
+  private helperError(err: unknown, key: string): never {
+    if (err instanceof RemoteRefError) {
+      throw new ProviderError(/not found/.test(err.message) ? 'NotFound' : 'Unknown', this.storeId, err.message, key);
+    }
+    throw err;
+  }
+
+  /** The payload of a version (default: latest). */
+  private async access(key: string, version?: string): Promise<Uint8Array> {
+    const name = versionName(this.parts.scope, key, version);
+    const [resp] = await this.call('access', key, true, (o) => this.parts.sm.accessSecretVersion({ name }, o));
+    return bytesOf(resp.payload?.data);
+  }
+
+  /** The latest value, or undefined when the secret or its versions are absent. */
+  private async latest(key: string): Promise<Uint8Array | undefined> {
+    try {
+      return await this.access(key);
+    } catch (err) {
+      if (err instanceof ProviderError && err.code === 'NotFound') return undefined;
+      throw err;
+    }
+  }
+
+  private async secret(key: string): Promise<ISecret | undefined> {
+    const name = secretName(this.parts.scope, key);
+    try {
+      const [s] = await this.call('get secret', key, true, (o) => this.parts.sm.getSecret({ name }, o));
+      return s;
+    } catch (err) {
+      if (err instanceof ProviderError && grpcCode(err.cause) === Code.NOT_FOUND) return undefined;
+      throw err;
+    }
+  }
+
+  async getSecret(ref: RemoteRef): Promise<Uint8Array> {
+    if (ref.metadataPolicy === 'Fetch') return this.metadata(ref);
+    const value = await this.access(ref.key, ref.version);
+    if (!ref.property) return value;
+    try {
+      return extractProperty(value, ref.property);
+    } catch (err) {
+      return this.helperError(err, ref.key);
+    }
+  }
+
+  /** metadataPolicy Fetch: `labels`/`annotations` (or one of them, or one key) as ESO. */
+  private async metadata(ref: RemoteRef): Promise<Uint8Array> {
+    const s = await this.secret(ref.key);
+    if (!s) throw new ProviderError('NotFound', this.storeId, 'secret not found', ref.key);
+    const meta = { annotations: { ...(s.annotations ?? {}) }, labels: { ...(s.labels ?? {}) } };
+    const p = ref.property ?? '';
+    if (p === '') return Buffer.from(JSON.stringify(meta));
+    if (p === 'labels' || p === 'annotations') return Buffer.from(JSON.stringify(meta[p]));
+    const m = /^(labels|annotations)\.(.+)$/.exec(p);
+    if (!m) throw new ProviderError('Unknown', this.storeId, `metadata property "${p}" must start with labels or annotations`, ref.key);
+    const v = meta[m[1] as 'labels' | 'annotations'][m[2]!];
+    if (v === undefined) throw new ProviderError('NotFound', this.storeId, `${m[1]!.slice(0, -1)} "${m[2]}" not found`, ref.key);
+    return Buffer.from(v);
+  }
+
+  async getSecretMap(ref: RemoteRef): Promise<SecretMap> {
+    if (ref.metadataPolicy === 'Fetch') {
+      const meta = await this.metadata({ ...ref, property: ref.property });
+      return this.toMap(meta, ref.key);
+    }
+    return this.toMap(await this.access(ref.key, ref.version), ref.key, ref.property);
+  }
+
+  private toMap(value: Uint8Array, key: string, property?: string): SecretMap {
+    try {
+      return jsonToSecretMap(value, property);
+    } catch (err) {
+      return this.helperError(err, key);
+    }
+  }
+
+  /** ListSecrets with the server-side filter of `find` (labels, name substring). */
+  private async list(find: FindRef): Promise<string[]> {
+    const terms = Object.entries(find.tags ?? {}).map(([k, v]) => `labels.${k}=${v}`);
+    if (find.path) terms.push(`name:${find.path}`);
+    const request: protos.google.cloud.secretmanager.v1.IListSecretsRequest = { parent: parentName(this.parts.scope) };
+    if (terms.length > 0) request.filter = terms.join(' ');
+    return this.call('list secrets', undefined, true, async (o) => {
+      const ids: string[] = [];
+      for await (const s of this.parts.sm.listSecretsAsync(request, o)) ids.push(secretIdOf(s.name ?? ''));
+      return ids;
+    });
+  }
+
+  async getAllSecrets(find: FindRef): Promise<SecretMap> {
+    const hasTags = !!find.tags && Object.keys(find.tags).length > 0;
+    if (!find.name && !hasTags && !find.path) {
+      throw new ProviderError('InvalidSpec', this.storeId, 'dataFrom.find needs name, tags or path');
+    }
+    const re = find.name ? findRegexp(this.storeId, find.name.regexp) : undefined;
+    const ids = (await this.list(find)).filter((id) => (!find.path || id.startsWith(find.path)) && (!re || re.test(id)));
+    const out = emptySecretMap();
+    for (let i = 0; i < ids.length; i += FIND_CONCURRENCY) {
+      const batch = ids.slice(i, i + FIND_CONCURRENCY);
+      const values = await Promise.all(batch.map((id) => this.latest(id)));
+      batch.forEach((id, j) => {
+        // A secret without an enabled version (e.g. being created) is left out.
+        if (values[j] !== undefined) out[id] = values[j]!;
+        else this.ctx.logger.debug({ key: id }, 'gcpsm find: secret has no accessible version, skipped');
+      });
+    }
+    return out;
+  }
+
+  /** Creates the secret (labelled as managed) unless it exists. */
+  private async ensureSecret(remoteKey: string): Promise<void> {
+    if (await this.secret(remoteKey)) return;
+    const full = secretName(this.parts.scope, remoteKey);
+    const parent = isFullName(remoteKey) ? full.replace(/\/secrets\/[^/]+$/, '') : parentName(this.parts.scope);
+    const regional = /\/locations\//.test(parent);
+    const secret: ISecret = { labels: { [MANAGED_BY.key]: MANAGED_BY.value } };
+    // Regional secrets take no replication policy; global ones need one.
+    if (!regional) secret.replication = { automatic: {} };
+    try {
+      await this.call('create secret', remoteKey, false, (o) => this.parts.sm.createSecret({ parent, secretId: secretIdOf(full), secret }, o));
+    } catch (err) {
+      // Created concurrently by another writer: fine.
+      if (!(err instanceof ProviderError && grpcCode(err.cause) === Code.ALREADY_EXISTS)) throw err;
+    }
+  }
+
+  private async addVersion(remoteKey: string, data: Uint8Array): Promise<void> {
+    const parent = secretName(this.parts.scope, remoteKey);
+    await this.call('add version', remoteKey, false, (o) => this.parts.sm.addSecretVersion({ parent, payload: { data } }, o));
+  }
+
+  async pushSecret(value: Uint8Array, ref: PushRemoteRef): Promise<void> {
+    await this.ensureSecret(ref.remoteKey);
+    const current = await this.latest(ref.remoteKey);
+    let data = value;
+    if (ref.property) {
+      try {
+        const obj = setProperty(parseObject(current), ref.property, Buffer.from(value).toString('utf8'));
+        data = Buffer.from(JSON.stringify(obj));
+      } catch (err) {
+        this.helperError(err, ref.remoteKey);
+      }
+    }
+    if (current && sameBytes(current, data)) return;
+    await this.addVersion(ref.remoteKey, data);
+  }
+
+  async deleteSecret(ref: PushRemoteRef): Promise<void> {
+    const s = await this.secret(ref.remoteKey);
+    if (!s) return;
+    if (s.labels?.[MANAGED_BY.key] !== MANAGED_BY.value) {
+      this.ctx.logger.info({ key: ref.remoteKey }, `gcpsm: secret lacks label ${MANAGED_BY.key}=${MANAGED_BY.value}, not deleted`);
+      return;
+    }
+    if (ref.property) {
+      const current = await this.latest(ref.remoteKey);
+      if (!current) return;
+      let obj: Record<string, unknown> = {};
+      try {
+        obj = parseObject(current);
+      } catch (err) {
+        this.helperError(err, ref.remoteKey);
+      }
+      if (!deleteProperty(obj, ref.property)) return;
+      if (Object.keys(obj).length > 0) return this.addVersion(ref.remoteKey, Buffer.from(JSON.stringify(obj)));
+    }
+    const name = s.name ?? secretName(this.parts.scope, ref.remoteKey);
+    try {
+      await this.call('delete secret', ref.remoteKey, true, (o) => this.parts.sm.deleteSecret({ name, etag: s.etag ?? '' }, o));
+    } catch (err) {
+      if (!(err instanceof ProviderError && err.code === 'NotFound')) throw err;
+    }
+  }
+
+  async secretExists(ref: PushRemoteRef): Promise<boolean> {
+    const current = await this.latest(ref.remoteKey);
+    if (!current) return false;
+    return ref.property ? hasProperty(current, ref.property) : true;
+  }
+
+  /** Credentials work (a token can be obtained); in emulator mode the endpoint answers. */
+  async validate(): Promise<void> {
+    const auth = this.parts.auth;
+    if (auth) {
+      try {
+        await auth.getAccessToken();
+      } catch (err) {
+        throw toProviderError(this.storeId, Object.assign(new Error('Getting metadata from plugin failed'), { cause: err }), 'validate');
+      }
+      return;
+    }
+    await this.call('list secrets', undefined, true, (o) => this.parts.sm.listSecrets({ parent: parentName(this.parts.scope), pageSize: 1 }, { ...o, autoPaginate: false }));
+  }
+
+  async close(): Promise<void> {
+    await this.parts.sm.close();
+  }
+}
