@@ -121,6 +121,8 @@ export class CertSecretStore {
    */
   async update(prev: Stored, state: CertState): Promise<Stored | undefined> {
     const { managedFields: _drop, ...meta } = prev.secret.metadata ?? {};
+    // Without a resourceVersion the apiserver would accept a blind overwrite.
+    if (!meta.resourceVersion) throw new Error('refusing to update a Secret read without a resourceVersion');
     const body: V1Secret = {
       ...prev.secret,
       metadata: { ...meta, annotations: { ...meta.annotations, ...annotationsFromState(state) } },

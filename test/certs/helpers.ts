@@ -1,9 +1,10 @@
 // Shared pieces of the certificate integration tests: a harmless webhook configuration,
 // an HTTPS server that hot-reloads from a TlsSource, and a client that trusts only what
 // the webhook configuration publishes (exactly what the apiserver does).
-import { AdmissionregistrationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { createServer, request, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { TlsSource } from '../../certs/tls-source.js';
@@ -36,16 +37,80 @@ export async function createDummyWebhookConfig(kc: KubeConfig, t: Teardown, want
   return name;
 }
 
+/**
+ * A MutatingWebhookConfiguration whose webhooks call the given local ports with
+ * failurePolicy Fail, for pods labelled `esi-certs-test: <selector>` only: a pod created
+ * with that label is admitted only if the apiserver's TLS client trusts every replica.
+ */
+export async function createLocalWebhookConfig(kc: KubeConfig, t: Teardown, name: string, ports: number[], selector: string): Promise<void> {
+  const api = kc.makeApiClient(AdmissionregistrationV1Api);
+  const webhooks = ports.map((port, i) => ({
+    name: `replica-${i}.certs-test.esi.dev`,
+    clientConfig: { url: `https://127.0.0.1:${port}/mutate` },
+    failurePolicy: 'Fail',
+    sideEffects: 'None',
+    admissionReviewVersions: ['v1'],
+    timeoutSeconds: 5,
+    objectSelector: { matchLabels: { 'esi-certs-test': selector } },
+    rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] }],
+  }));
+  await api.createMutatingWebhookConfiguration({ body: { metadata: { name }, webhooks } });
+  t.teardown(() => api.deleteMutatingWebhookConfiguration({ name }).catch(() => undefined));
+}
+
+/** Creates a labelled pod through the apiserver (and so through the webhooks); returns its annotations. */
+export async function createPodThroughWebhooks(kc: KubeConfig, namespace: string, selector: string): Promise<Record<string, string>> {
+  const pod = await kc.makeApiClient(CoreV1Api).createNamespacedPod({
+    namespace,
+    body: {
+      metadata: { generateName: 'certs-', labels: { 'esi-certs-test': selector }, annotations: { 'esi-certs-test': 'pod' } },
+      spec: { containers: [{ name: 'c', image: 'registry.invalid/none:1' }] },
+    },
+  });
+  return pod.metadata?.annotations ?? {};
+}
+
 /** The caBundle of each webhook, decoded to PEM. */
 export async function publishedBundles(kc: KubeConfig, name: string): Promise<string[]> {
   const cfg = await kc.makeApiClient(AdmissionregistrationV1Api).readMutatingWebhookConfiguration({ name });
   return (cfg.webhooks ?? []).map((w) => Buffer.from(w.clientConfig?.caBundle ?? '', 'base64').toString('utf8'));
 }
 
+/** Annotation each test replica's admission handler adds, so a test sees who was called. */
+export const seenAnnotation = (replica: number): string => `esi-certs-test-replica-${replica}`;
+
+/**
+ * Answers AdmissionReviews (POST) by allowing the object and annotating it with
+ * seenAnnotation(replica); anything else gets "ok".
+ */
+function handler(replica: number) {
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    if (req.method !== 'POST') {
+      res.end('ok');
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { request: { uid: string } };
+      const patch = [{ op: 'add', path: `/metadata/annotations/${seenAnnotation(replica)}`, value: 'seen' }];
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({
+        apiVersion: 'admission.k8s.io/v1',
+        kind: 'AdmissionReview',
+        response: {
+          uid: review.request.uid, allowed: true, patchType: 'JSONPatch',
+          patch: Buffer.from(JSON.stringify(patch)).toString('base64'),
+        },
+      }));
+    });
+  };
+}
+
 /** An HTTPS server on 127.0.0.1 serving src's material and swapping it on change, no restart. */
-export async function startHttps(src: TlsSource): Promise<{ server: Server; port: number; reloads: () => number }> {
+export async function startHttps(src: TlsSource, replica = 0): Promise<{ server: Server; port: number; reloads: () => number }> {
   const m = src.current();
-  const server = createServer({ cert: m.certPem, key: m.keyPem }, (_req, res) => res.end('ok'));
+  const server = createServer({ cert: m.certPem, key: m.keyPem }, handler(replica));
   let reloads = 0;
   src.onChange((next) => {
     server.setSecureContext({ cert: next.certPem, key: next.keyPem });
