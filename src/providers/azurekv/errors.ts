@@ -1,0 +1,113 @@
+// Maps what the Azure SDK throws (RestError from the Key Vault data plane, the
+// @azure/identity credential errors, aborts, socket and TLS failures) to ProviderError.
+// Messages are built from status codes and service error codes only: service and
+// token-endpoint messages are not passed through, so nothing a server chose to echo
+// (a request body, a value) can reach a log line or a status condition.
+import { RemoteRefError } from '../remote-ref.js';
+import { ProviderError, type ProviderErrorCode } from '../types.js';
+
+/** Thrown by our own deadline when the SDK does not give up in time. */
+export class DeadlineError extends Error {
+  override name = 'DeadlineError';
+}
+
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE',
+  'REQUEST_SEND_ERROR', 'UND_ERR_SOCKET', 'ECONNABORTED',
+]);
+const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ESOCKETTIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+const TLS_CODES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID', 'CERT_UNTRUSTED',
+]);
+
+interface ErrorLike {
+  name?: string;
+  code?: string;
+  statusCode?: number;
+  message?: string;
+  cause?: unknown;
+  errors?: unknown[];
+  errorResponse?: { error?: string; errorDescription?: string };
+  details?: { error?: { code?: string; innerError?: { code?: string }; innererror?: { code?: string } } };
+}
+
+/** A short, value-free description of a service error: its code and inner code. */
+function serviceCode(e: ErrorLike): string {
+  const d = e.details?.error;
+  const inner = d?.innerError?.code ?? d?.innererror?.code;
+  return [d?.code ?? e.code, inner].filter((c) => typeof c === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(c)).join('/');
+}
+
+/** The node error code of a socket/TLS failure, looking through `cause` chains. */
+function networkCode(err: unknown, depth = 0): string | undefined {
+  const e = err as ErrorLike | undefined;
+  if (!e || depth > 5) return undefined;
+  if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || TIMEOUT_CODES.has(e.code) || TLS_CODES.has(e.code))) {
+    return e.code;
+  }
+  for (const m of [/\b(E[A-Z_]{4,})\b/.exec(e.message ?? ''), /\b([A-Z_]{10,}CERT[A-Z_]*)\b/.exec(e.message ?? '')]) {
+    if (m && (NETWORK_CODES.has(m[1]!) || TIMEOUT_CODES.has(m[1]!) || TLS_CODES.has(m[1]!))) return m[1];
+  }
+  return networkCode(e.cause, depth + 1);
+}
+
+function fromNetworkCode(code: string): [ProviderErrorCode, string] {
+  if (TIMEOUT_CODES.has(code)) return ['Timeout', `connection timed out (${code})`];
+  if (TLS_CODES.has(code)) {
+    return ['Unreachable', `TLS verification of the server failed (${code}); trust its CA through the system store or ESI_AZUREKV_CA_FILE`];
+  }
+  return ['Unreachable', `cannot connect (${code})`];
+}
+
+function fromStatus(status: number, code: string, what: string): [ProviderErrorCode, string] {
+  const detail = code ? `${status} ${code}` : String(status);
+  if (status === 404) return ['NotFound', `${what} not found (${detail})`];
+  if (status === 401) return ['AuthFailed', `the vault rejected the access token (${detail})`];
+  if (status === 403) return ['Forbidden', `the identity may not do this on the vault (${detail}); see the required Key Vault permissions`];
+  if (status === 409) return ['Unknown', `conflict (${detail})`];
+  if (status === 429) return ['Unknown', `throttled by the vault (${detail})`];
+  if (status >= 500) return ['Unreachable', `vault error (${detail})`];
+  return ['Unknown', `request failed (${detail})`];
+}
+
+/** Identity errors: the token endpoint (Entra ID, IMDS) refused or was not reachable. */
+function fromCredential(e: ErrorLike): [ProviderErrorCode, string] | undefined {
+  if (e.name === 'AggregateAuthenticationError' && e.errors?.length) return fromCredential(e.errors[0] as ErrorLike);
+  if (e.name === 'CredentialUnavailableError') {
+    const net = networkCode(e);
+    if (net) return fromNetworkCode(net).map((m, i) => (i === 1 ? `token endpoint: ${m}` : m)) as [ProviderErrorCode, string];
+    return ['AuthFailed', 'no usable credential: the managed identity or workload identity endpoint is not available in this environment'];
+  }
+  if (e.name !== 'AuthenticationError') return undefined;
+  const net = networkCode(e);
+  if (net) return fromNetworkCode(net).map((m, i) => (i === 1 ? `token endpoint: ${m}` : m)) as [ProviderErrorCode, string];
+  const oauth = e.errorResponse?.error;
+  const aadsts = /\bAADSTS\d+\b/.exec(e.errorResponse?.errorDescription ?? '')?.[0];
+  const parts = [oauth && /^[a-z_]{1,64}$/.test(oauth) ? oauth : undefined, aadsts, e.statusCode ? `status ${e.statusCode}` : undefined];
+  return ['AuthFailed', `the token endpoint refused the credentials (${parts.filter(Boolean).join(', ') || 'no details'})`];
+}
+
+/** Turns anything thrown during an operation into a ProviderError naming store and key. */
+export function toProviderError(err: unknown, storeId: string, key: string | undefined, what = 'secret'): ProviderError {
+  if (err instanceof ProviderError) return err;
+  if (err instanceof RemoteRefError) {
+    return new ProviderError(/not found/.test(err.message) ? 'NotFound' : 'Unknown', storeId, err.message, key);
+  }
+  const e = (err ?? {}) as ErrorLike;
+  let mapped: [ProviderErrorCode, string] | undefined;
+  if (e.name === 'AbortError' || e.name === 'DeadlineError') {
+    mapped = ['Timeout', e.name === 'DeadlineError' ? (e.message ?? 'deadline exceeded') : 'the request was aborted at its deadline'];
+  } else {
+    mapped = fromCredential(e);
+  }
+  if (!mapped && e.name === 'RestError' && typeof e.statusCode === 'number') mapped = fromStatus(e.statusCode, serviceCode(e), what);
+  if (!mapped) {
+    const net = networkCode(e);
+    if (net) mapped = fromNetworkCode(net);
+  }
+  mapped ??= ['Unknown', `unexpected ${typeof e.name === 'string' ? e.name : 'error'}`];
+  // No `cause`: SDK errors carry requests and responses (headers, bodies) that a log
+  // serializer would print; the mapped message says what happened without them.
+  return new ProviderError(mapped[0], storeId, mapped[1], key);
+}
