@@ -92,6 +92,8 @@ export async function keyFileClient(ctx: ProviderContext, spec: GCPSMProvider): 
     keyId: typeof key.private_key_id === 'string' ? key.private_key_id : undefined,
     scopes: [CLOUD_PLATFORM_SCOPE],
   });
+  // Self-signed JWT access tokens: no call to the OAuth token endpoint, the key signs.
+  client.useJWTAccessWithScope = true;
   return { client, projectID: typeof key.project_id === 'string' ? key.project_id : undefined };
 }
 

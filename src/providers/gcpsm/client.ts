@@ -223,11 +223,8 @@ export class GcpsmClient implements SecretsClient {
   async deleteSecret(ref: PushRemoteRef): Promise<void> {
     const s = await this.secret(ref.remoteKey);
     if (!s) return;
-    if (s.labels?.[MANAGED_BY.key] !== MANAGED_BY.value) {
-      this.ctx.logger.info({ key: ref.remoteKey }, `gcpsm: secret lacks label ${MANAGED_BY.key}=${MANAGED_BY.value}, not deleted`);
-      return;
-    }
     if (ref.property) {
+      // Removing a property only edits what was pushed: allowed on any secret.
       const current = await this.latest(ref.remoteKey);
       if (!current) return;
       let obj: Record<string, unknown> = {};
@@ -237,7 +234,11 @@ export class GcpsmClient implements SecretsClient {
         this.helperError(err, ref.remoteKey);
       }
       if (!deleteProperty(obj, ref.property)) return;
-      if (Object.keys(obj).length > 0) return this.addVersion(ref.remoteKey, Buffer.from(JSON.stringify(obj)));
+      if (Object.keys(obj).length > 0 || !this.managed(s, ref.remoteKey)) {
+        return this.addVersion(ref.remoteKey, Buffer.from(JSON.stringify(obj)));
+      }
+    } else if (!this.managed(s, ref.remoteKey)) {
+      return;
     }
     const name = s.name ?? secretName(this.parts.scope, ref.remoteKey);
     try {
@@ -245,6 +246,13 @@ export class GcpsmClient implements SecretsClient {
     } catch (err) {
       if (!(err instanceof ProviderError && err.code === 'NotFound')) throw err;
     }
+  }
+
+  /** Whole secrets are deleted only when ESI/ESO created them (label managed-by). */
+  private managed(s: ISecret, key: string): boolean {
+    if (s.labels?.[MANAGED_BY.key] === MANAGED_BY.value) return true;
+    this.ctx.logger.info({ key }, `gcpsm: secret lacks label ${MANAGED_BY.key}=${MANAGED_BY.value}, not deleted`);
+    return false;
   }
 
   async secretExists(ref: PushRemoteRef): Promise<boolean> {
