@@ -1,0 +1,162 @@
+// AWS credentials of one store, as ESO's v1 `aws` provider defines them, with one
+// difference forced by ESI's pod-identity model (see docs/providers/aws.md):
+//
+// - `auth.secretRef`: static keys read from the credential files the webhook mounted
+//   into the agent (accessKeyID, secretAccessKey, optional sessionToken); then
+//   `additionalRoles` are assumed in order and finally `role` (with externalID and
+//   session tags), each with the previous credentials.
+// - `auth.jwt` or no `auth`: STS AssumeRoleWithWebIdentity of `role` with the pod's own
+//   projected service-account token (audience `sts.amazonaws.com` unless the
+//   serviceAccountRef names one); then `additionalRoles` in order. ESO takes the web
+//   identity role from the ServiceAccount's `eks.amazonaws.com/role-arn` annotation;
+//   the agent cannot read ServiceAccounts, so the store names it in `role`.
+//
+// The STS client is imported only when a role is assumed. Temporary credentials are
+// cached and refreshed before they expire; the token is re-read on every refresh
+// (the kubelet rotates it).
+import type * as StsModule from '@aws-sdk/client-sts';
+import type { AWSProvider } from '../../api/types.js';
+import { ProviderError, type ProviderContext } from '../types.js';
+import { toProviderError } from './errors.js';
+import {
+  cachedCredentials,
+  callOptions,
+  commonConfig,
+  noCredentials,
+  type AwsCredentialIdentity,
+  type AwsCredentialIdentityProvider,
+} from './sdk.js';
+import { endpointFromEnv, STS_AUDIENCE, usesWebIdentity } from './spec.js';
+
+export interface Credentials {
+  provider: AwsCredentialIdentityProvider;
+  /** STS GetCallerIdentity with the final credentials: proves they work, reads nothing. */
+  check(): Promise<void>;
+  close(): void;
+}
+
+type Sts = typeof StsModule;
+
+/** RoleSessionName: `esi-<namespace>`, as CloudTrail shows it ([\w+=,.@-], ≤ 64). */
+export function sessionName(namespace: string): string {
+  return `esi-${namespace}`.replace(/[^\w+=,.@-]/g, '-').slice(0, 64);
+}
+
+async function staticKeys(ctx: ProviderContext, spec: AWSProvider): Promise<AwsCredentialIdentity> {
+  const ref = spec.auth!.secretRef!;
+  const read = async (sel: { name: string; key?: string; namespace?: string } | undefined, what: string) => {
+    if (!sel?.key) throw new ProviderError('InvalidSpec', ctx.storeId, `aws.auth.secretRef.${what} is required`);
+    return Buffer.from(await ctx.readCredential({ name: sel.name, key: sel.key, namespace: sel.namespace })).toString('utf8').trim();
+  };
+  const accessKeyId = await read(ref.accessKeyIDSecretRef, 'accessKeyIDSecretRef');
+  const secretAccessKey = await read(ref.secretAccessKeySecretRef, 'secretAccessKeySecretRef');
+  const sessionToken = ref.sessionTokenSecretRef ? await read(ref.sessionTokenSecretRef, 'sessionTokenSecretRef') : undefined;
+  if (!accessKeyId || !secretAccessKey) throw new ProviderError('AuthFailed', ctx.storeId, 'the mounted AWS access key is empty');
+  return { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) };
+}
+
+function fromStsCredentials(c: { AccessKeyId?: string; SecretAccessKey?: string; SessionToken?: string; Expiration?: Date } | undefined): AwsCredentialIdentity {
+  if (!c?.AccessKeyId || !c.SecretAccessKey) throw new Error('STS returned no credentials');
+  return { accessKeyId: c.AccessKeyId, secretAccessKey: c.SecretAccessKey, sessionToken: c.SessionToken, expiration: c.Expiration };
+}
+
+interface Step {
+  role: string;
+  /** externalID and session tags go with the store's own `role` only. */
+  withOptions: boolean;
+}
+
+/** The roles assumed with AssumeRole, in order (web identity consumes `role` itself). */
+function roleSteps(spec: AWSProvider, webIdentity: boolean): Step[] {
+  const steps = (spec.additionalRoles ?? []).map((role) => ({ role, withOptions: false }));
+  if (!webIdentity && spec.role) steps.push({ role: spec.role, withOptions: true });
+  return steps;
+}
+
+/** Builds STS clients for one store and remembers them for close(). */
+class StsClients {
+  readonly all: StsModule.STSClient[] = [];
+  constructor(readonly sts: Sts, private readonly ctx: ProviderContext, private readonly spec: AWSProvider) {}
+
+  make(credentials: AwsCredentialIdentityProvider): StsModule.STSClient {
+    const c = new this.sts.STSClient(commonConfig({
+      region: this.spec.region, endpoint: endpointFromEnv('sts'), credentials, timeoutMs: this.ctx.timeoutMs,
+    }));
+    this.all.push(c);
+    return c;
+  }
+
+  async call<T>(client: StsModule.STSClient, op: string, command: unknown): Promise<T> {
+    try {
+      return (await client.send(command as never, callOptions(this.ctx.timeoutMs))) as T;
+    } catch (err) {
+      throw toProviderError(err, this.ctx.storeId, op);
+    }
+  }
+}
+
+function webIdentityCredentials(s: StsClients, ctx: ProviderContext, spec: AWSProvider): AwsCredentialIdentityProvider {
+  const client = s.make(noCredentials);
+  const audience = spec.auth?.jwt?.serviceAccountRef?.audiences?.[0] ?? STS_AUDIENCE;
+  return async () => {
+    const token = await ctx.serviceAccountToken(audience);
+    const command = new s.sts.AssumeRoleWithWebIdentityCommand({ RoleArn: spec.role, RoleSessionName: sessionName(ctx.namespace), WebIdentityToken: token });
+    const out = await s.call<StsModule.AssumeRoleWithWebIdentityCommandOutput>(client, `sts:AssumeRoleWithWebIdentity of ${spec.role}`, command);
+    return fromStsCredentials(out.Credentials);
+  };
+}
+
+function assumeRole(s: StsClients, ctx: ProviderContext, spec: AWSProvider, step: Step, previous: AwsCredentialIdentityProvider): AwsCredentialIdentityProvider {
+  const client = s.make(previous);
+  const opts = step.withOptions;
+  return async () => {
+    const command = new s.sts.AssumeRoleCommand({
+      RoleArn: step.role,
+      RoleSessionName: sessionName(ctx.namespace),
+      ...(opts && spec.externalID ? { ExternalId: spec.externalID } : {}),
+      ...(opts && spec.sessionTags?.length ? { Tags: spec.sessionTags.map((t) => ({ Key: t.key, Value: t.value })) } : {}),
+      ...(opts && spec.transitiveTagKeys?.length ? { TransitiveTagKeys: spec.transitiveTagKeys } : {}),
+    });
+    const out = await s.call<StsModule.AssumeRoleCommandOutput>(client, `sts:AssumeRole of ${step.role}`, command);
+    return fromStsCredentials(out.Credentials);
+  };
+}
+
+export async function buildCredentials(ctx: ProviderContext, spec: AWSProvider): Promise<Credentials> {
+  const webIdentity = usesWebIdentity(spec);
+  if (webIdentity && !spec.role) {
+    throw new ProviderError('InvalidSpec', ctx.storeId, 'aws.role is required for web identity (the role the pod\'s token is exchanged for)');
+  }
+  if (webIdentity && (spec.externalID || spec.sessionTags?.length || spec.transitiveTagKeys?.length)) {
+    ctx.logger.warn('aws.externalID, sessionTags and transitiveTagKeys apply to AssumeRole with static keys; ignored with web identity');
+  }
+  const steps = roleSteps(spec, webIdentity);
+  const s = webIdentity || steps.length > 0 ? new StsClients(await import('@aws-sdk/client-sts'), ctx, spec) : undefined;
+
+  let current: AwsCredentialIdentityProvider;
+  if (webIdentity) {
+    current = webIdentityCredentials(s!, ctx, spec);
+  } else {
+    const keys = staticKeys(ctx, spec);
+    keys.catch(() => undefined);
+    current = () => keys;
+  }
+  for (const step of steps) current = assumeRole(s!, ctx, spec, step, current);
+  const provider = s ? cachedCredentials(current) : current;
+
+  return {
+    provider,
+    async check() {
+      const checker = new StsClients(s?.sts ?? (await import('@aws-sdk/client-sts')), ctx, spec);
+      const client = checker.make(provider);
+      try {
+        await checker.call(client, 'sts:GetCallerIdentity', new checker.sts.GetCallerIdentityCommand({}));
+      } finally {
+        client.destroy();
+      }
+    },
+    close() {
+      for (const c of s?.all ?? []) c.destroy();
+    },
+  };
+}

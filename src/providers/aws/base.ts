@@ -1,0 +1,149 @@
+// What the Secrets Manager and Parameter Store clients share: the store's key prefix,
+// `property` extraction and `dataFrom.extract` maps over the raw remote value, error
+// mapping of every SDK call, find-by-name regexps, and validate/close.
+import type { AWSProvider } from '../../api/types.js';
+import { compileGoRegexp, extractProperty, jsonToSecretMap, RemoteRefError } from '../remote-ref.js';
+import {
+  ProviderError,
+  type FindRef,
+  type ProviderContext,
+  type PushRemoteRef,
+  type RemoteRef,
+  type SecretMap,
+  type SecretsClient,
+} from '../types.js';
+import type { Credentials } from './auth.js';
+import { isNotFound, toProviderError } from './errors.js';
+import { callOptions } from './sdk.js';
+
+export const MANAGED_BY_KEY = 'managed-by';
+export const MANAGED_BY_VALUE = 'external-secrets';
+/** Description of what PushSecret creates, as ESO writes it. */
+export const PUSH_DESCRIPTION = `secret '${MANAGED_BY_KEY}:${MANAGED_BY_VALUE}'`;
+
+export const enc = new TextEncoder();
+export const utf8 = (b: Uint8Array) => Buffer.from(b).toString('utf8');
+
+export function isManaged(tags: { Key?: string; Value?: string }[] | undefined): boolean {
+  return (tags ?? []).some((t) => t.Key === MANAGED_BY_KEY && t.Value === MANAGED_BY_VALUE);
+}
+
+export interface SdkClient {
+  send(command: unknown, options?: { abortSignal?: AbortSignal }): Promise<unknown>;
+  destroy(): void;
+}
+
+export abstract class AwsClient implements SecretsClient {
+  protected closed = false;
+  protected readonly prefix: string;
+
+  constructor(
+    protected readonly ctx: ProviderContext,
+    protected readonly spec: AWSProvider,
+    protected readonly creds: Credentials,
+    protected readonly sdk: SdkClient,
+  ) {
+    this.prefix = spec.prefix ?? '';
+  }
+
+  get storeId(): string {
+    return this.ctx.storeId;
+  }
+
+  /** The remote name of a key: the store's prefix + key (ESO's `prefix`). */
+  protected remoteName(key: string): string {
+    return this.prefix + key;
+  }
+
+  /** Sends one SDK command within the deadline; failures become ProviderErrors. */
+  protected async send<T>(op: string, key: string | undefined, command: unknown): Promise<T> {
+    if (this.closed) throw new ProviderError('Unknown', this.storeId, 'client is closed', key);
+    try {
+      return (await this.sdk.send(command, callOptions(this.ctx.timeoutMs))) as T;
+    } catch (err) {
+      throw toProviderError(err, this.storeId, op, key);
+    }
+  }
+
+  /** Like `send`, but a missing secret/parameter yields undefined. */
+  protected async sendOrAbsent<T>(op: string, key: string | undefined, command: unknown): Promise<T | undefined> {
+    if (this.closed) throw new ProviderError('Unknown', this.storeId, 'client is closed', key);
+    try {
+      return (await this.sdk.send(command, callOptions(this.ctx.timeoutMs))) as T;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw toProviderError(err, this.storeId, op, key);
+    }
+  }
+
+  /** A value-free helper error (property missing, not JSON) as a ProviderError. */
+  protected helperError(err: unknown, key: string): never {
+    if (err instanceof RemoteRefError) {
+      throw new ProviderError(/not found/.test(err.message) ? 'NotFound' : 'Unknown', this.storeId, err.message, key);
+    }
+    throw err;
+  }
+
+  /** The whole remote value of `ref` (or its tags as JSON with metadataPolicy Fetch). */
+  protected abstract fetch(ref: RemoteRef): Promise<Uint8Array>;
+
+  async getSecret(ref: RemoteRef): Promise<Uint8Array> {
+    const value = await this.fetch(ref);
+    if (!ref.property) return value;
+    try {
+      return extractProperty(value, ref.property);
+    } catch (err) {
+      return this.helperError(err, ref.key);
+    }
+  }
+
+  async getSecretMap(ref: RemoteRef): Promise<SecretMap> {
+    const value = await this.fetch(ref);
+    try {
+      return jsonToSecretMap(value, ref.property);
+    } catch (err) {
+      return this.helperError(err, ref.key);
+    }
+  }
+
+  /** The find's name regexp (RE2 syntax, unanchored like Go's MatchString). */
+  protected nameMatcher(find: FindRef): RegExp | undefined {
+    if (!find.name) return undefined;
+    try {
+      const re = compileGoRegexp(find.name.regexp);
+      return new RegExp(re.source, 'u');
+    } catch {
+      throw new ProviderError('InvalidSpec', this.storeId, `invalid find.name.regexp "${find.name.regexp}"`);
+    }
+  }
+
+  /** Whether a find names at least one criterion (ESO refuses an empty find). */
+  protected checkFind(find: FindRef): void {
+    const hasTags = !!find.tags && Object.keys(find.tags).length > 0;
+    if (!find.name && !hasTags && !find.path) {
+      throw new ProviderError('InvalidSpec', this.storeId, 'find needs a name regexp, tags or a path');
+    }
+  }
+
+  /** The remote name without the store's prefix (keys of a find are relative to it). */
+  protected relative(name: string): string {
+    return this.prefix && name.startsWith(this.prefix) ? name.slice(this.prefix.length) : name;
+  }
+
+  abstract getAllSecrets(find: FindRef): Promise<SecretMap>;
+  abstract pushSecret(value: Uint8Array, ref: PushRemoteRef): Promise<void>;
+  abstract deleteSecret(ref: PushRemoteRef): Promise<void>;
+  abstract secretExists(ref: PushRemoteRef): Promise<boolean>;
+
+  async validate(): Promise<void> {
+    if (this.closed) throw new ProviderError('Unknown', this.storeId, 'client is closed');
+    await this.creds.check();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.creds.close();
+    this.sdk.destroy();
+  }
+}
