@@ -1,0 +1,297 @@
+// The vault SecretsClient: ESO's KV semantics (v1 and v2) over node-vault, one token per
+// client (see auth.ts). Every error is a ProviderError naming the store, the key and the
+// cause; no value, token or credential is ever part of a message.
+import type { Logger } from 'pino';
+import { compileGoRegexp, emptySecretMap } from '../remote-ref.js';
+import {
+  ProviderError,
+  type FindRef,
+  type PushRemoteRef,
+  type RemoteRef,
+  type SecretMap,
+  type SecretsClient,
+} from '../types.js';
+import { asProviderError, type TokenSource } from './auth.js';
+import { VaultCallError, type Method, type VaultHttp } from './http.js';
+import { goJson, metadataMap, MANAGED_BY, property, valueBytes, type DataMap, type KvLayout } from './kv.js';
+
+const FIND_CONCURRENCY = 8;
+
+const isMap = (v: unknown): v is DataMap => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+interface CallSpec {
+  body?: unknown;
+  query?: Record<string, string>;
+  /** The remote key, for error messages. */
+  key?: string;
+  /** What the call does, for error messages ("read", "list", …). */
+  what: string;
+}
+
+export class VaultClient implements SecretsClient {
+  constructor(
+    private readonly storeId: string,
+    private readonly http: VaultHttp,
+    private readonly tokens: TokenSource,
+    private readonly kv: KvLayout,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Logins and renewals of this client's token so far (tests and metrics read it). */
+  get tokenStats(): { logins: number; renewals: number } {
+    return { logins: this.tokens.logins, renewals: this.tokens.renewals };
+  }
+
+  // ------------------------------------------------------------ calls
+
+  /** One authenticated call. A 403 is told apart: a token Vault no longer knows (an
+   *  owned one is replaced by a new login and the call retried once) is AuthFailed; a
+   *  valid token without the policy for this path is Forbidden. 404 resolves undefined. */
+  private async call(method: Method, path: string, spec: CallSpec, retried = false): Promise<DataMap | undefined> {
+    const token = await this.tokens.token();
+    try {
+      return await this.http.call(method, path, { token, body: spec.body, query: spec.query });
+    } catch (err) {
+      if (!(err instanceof VaultCallError)) throw asProviderError(this.storeId, err, spec.what, spec.key);
+      if (err.status === 404) return undefined;
+      if (err.status !== 403 && err.status !== 401) throw asProviderError(this.storeId, err, spec.what, spec.key);
+      if (await this.tokenValid(token)) {
+        throw new ProviderError('Forbidden', this.storeId, `${spec.what} of ${path} denied by Vault policy (403)`, spec.key);
+      }
+      this.tokens.invalidate(token);
+      if (this.tokens.owned && !retried) return this.call(method, path, spec, true);
+      throw new ProviderError('AuthFailed', this.storeId, `Vault refused the token (invalid, expired or revoked) on ${spec.what}`, spec.key);
+    }
+  }
+
+  private async tokenValid(token: string): Promise<boolean> {
+    try {
+      await this.http.call('GET', 'auth/token/lookup-self', { token });
+      return true;
+    } catch (err) {
+      if (err instanceof VaultCallError && (err.status === 403 || err.status === 401)) return false;
+      throw asProviderError(this.storeId, err, 'token lookup');
+    }
+  }
+
+  /** The data map of `key` (a version on KV v2), or undefined when absent or deleted. */
+  private async read(key: string, version?: string): Promise<DataMap | undefined> {
+    const p = this.kv.paths(key);
+    if (this.kv.version === 'v1') {
+      const body = await this.call('GET', p.data, { key, what: 'read' });
+      return isMap(body?.data) ? body.data : undefined;
+    }
+    const query = version ? { version } : undefined;
+    const body = await this.call('GET', p.data, { key, query, what: 'read' });
+    const inner = isMap(body?.data) ? body.data.data : undefined;
+    return isMap(inner) ? inner : undefined;
+  }
+
+  /** KV v2 metadata of `key` (raw), or undefined when absent. */
+  private async metadata(key: string): Promise<DataMap | undefined> {
+    const body = await this.call('GET', this.kv.paths(key).metadata, { key, what: 'read metadata' });
+    return isMap(body?.data) ? body.data : undefined;
+  }
+
+  // ------------------------------------------------------------ read
+
+  private checkRef(ref: RemoteRef): void {
+    if (this.kv.version === 'v1' && ref.version) {
+      throw new ProviderError('Unsupported', this.storeId, 'KV v1 keeps no versions (remoteRef.version needs KV v2)', ref.key);
+    }
+    if (ref.version && !/^\d+$/.test(ref.version)) {
+      throw new ProviderError('InvalidSpec', this.storeId, `version "${ref.version}" is not a KV v2 version number`, ref.key);
+    }
+    if (this.kv.version === 'v1' && ref.metadataPolicy === 'Fetch') {
+      throw new ProviderError('Unsupported', this.storeId, 'metadataPolicy Fetch needs KV v2 (KV v1 has no metadata)', ref.key);
+    }
+  }
+
+  /** The map a ref reads: the data (of a version), or with metadataPolicy Fetch the metadata. */
+  private async source(ref: RemoteRef): Promise<DataMap> {
+    this.checkRef(ref);
+    if (ref.metadataPolicy === 'Fetch') {
+      const meta = await this.metadata(ref.key);
+      if (!meta) throw new ProviderError('NotFound', this.storeId, 'secret not found', ref.key);
+      return { ...metadataMap(meta) };
+    }
+    const data = await this.read(ref.key, ref.version);
+    if (!data) throw new ProviderError('NotFound', this.storeId, ref.version ? `version "${ref.version}" not found` : 'secret not found', ref.key);
+    return data;
+  }
+
+  /** No property: the whole map as JSON (ESO). Property: that field, by name or dotted path. */
+  async getSecret(ref: RemoteRef): Promise<Uint8Array> {
+    const data = await this.source(ref);
+    if (!ref.property) return Buffer.from(goJson(data), 'utf8');
+    const v = property(data, ref.property);
+    if (v === undefined) throw new ProviderError('NotFound', this.storeId, `property "${ref.property}" not found`, ref.key);
+    return valueBytes(v);
+  }
+
+  async getSecretMap(ref: RemoteRef): Promise<SecretMap> {
+    const raw = await this.getSecret(ref);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(Buffer.from(raw).toString('utf8'));
+    } catch {
+      parsed = undefined;
+    }
+    if (!isMap(parsed)) {
+      throw new ProviderError('Unknown', this.storeId, ref.property ? `property "${ref.property}" is not a JSON object` : 'value is not a JSON object', ref.key);
+    }
+    const out = emptySecretMap();
+    for (const [k, v] of Object.entries(parsed)) out[k] = valueBytes(v);
+    return out;
+  }
+
+  // ------------------------------------------------------------ find
+
+  /** Every key under `folder`, recursively (LIST on KV v2 metadata / the KV v1 mount). */
+  private async list(folder: string): Promise<string[]> {
+    const body = await this.call('LIST', this.kv.listPath(folder), { key: folder || undefined, what: 'list' });
+    const keys = isMap(body?.data) && Array.isArray(body.data.keys) ? (body.data.keys as unknown[]) : [];
+    const prefix = folder ? `${folder.replace(/\/+$/, '')}/` : '';
+    const out: string[] = [];
+    for (const k of keys) {
+      if (typeof k !== 'string') continue;
+      if (k.endsWith('/')) out.push(...(await this.list(`${prefix}${k.slice(0, -1)}`)));
+      else out.push(`${prefix}${k}`);
+    }
+    return out;
+  }
+
+  private async matchesTags(key: string, tags: Record<string, string>): Promise<boolean> {
+    const meta = await this.metadata(key);
+    if (!meta) return false;
+    const m = metadataMap(meta);
+    return Object.entries(tags).every(([k, v]) => m[k] === v);
+  }
+
+  /** dataFrom.find: keys (relative to the mount) under `path`, filtered by name regexp
+   *  and/or KV v2 custom_metadata tags; each value is the whole data map as JSON. */
+  async getAllSecrets(find: FindRef): Promise<SecretMap> {
+    const hasTags = find.tags && Object.keys(find.tags).length > 0;
+    if (hasTags && this.kv.version === 'v1') {
+      throw new ProviderError('Unsupported', this.storeId, 'find by tags needs KV v2 (tags are custom_metadata)');
+    }
+    if (!this.kv.mount) throw new ProviderError('InvalidSpec', this.storeId, 'find needs the store to set vault.path (the KV mount)');
+    let re: RegExp | undefined;
+    if (find.name) {
+      try {
+        re = new RegExp(compileGoRegexp(find.name.regexp).source, 'u');
+      } catch {
+        throw new ProviderError('InvalidSpec', this.storeId, `invalid find.name.regexp "${find.name.regexp}"`);
+      }
+    }
+    const candidates = (await this.list(find.path ? find.path.replace(/\/+$/, '') : '')).filter((k) => !re || re.test(k));
+    const out = emptySecretMap();
+    let next = 0;
+    const worker = async () => {
+      while (next < candidates.length) {
+        const key = candidates[next++]!;
+        if (hasTags && !(await this.matchesTags(key, find.tags!))) continue;
+        const data = await this.read(key);
+        if (data) out[key] = Buffer.from(goJson(data), 'utf8');
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(FIND_CONCURRENCY, candidates.length) }, worker));
+    return out;
+  }
+
+  // ------------------------------------------------------------ write
+
+  /** Whether the existing secret carries the ownership mark (KV v2 metadata, KV v1 data). */
+  private async managed(key: string, data: DataMap): Promise<boolean> {
+    if (this.kv.version === 'v1') {
+      const cm = data.custom_metadata;
+      return isMap(cm) && cm[MANAGED_BY.key] === MANAGED_BY.value;
+    }
+    const meta = await this.metadata(key);
+    return !!meta && metadataMap(meta)[MANAGED_BY.key] === MANAGED_BY.value;
+  }
+
+  /** The data map to write: one property merged into the existing map, or the whole
+   *  value, which must then be a JSON object (a Vault KV entry is a map). */
+  private desired(value: Uint8Array, ref: PushRemoteRef, existing: DataMap | undefined): DataMap {
+    if (ref.property) return { ...(existing ?? {}), [ref.property]: Buffer.from(value).toString('utf8') };
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(Buffer.from(value).toString('utf8'));
+    } catch {
+      parsed = undefined;
+    }
+    if (!isMap(parsed)) {
+      throw new ProviderError('InvalidSpec', this.storeId, 'a push without property needs a JSON object value (a Vault KV entry is a map); set remoteRef.property to push one field', ref.remoteKey);
+    }
+    return parsed;
+  }
+
+  /** PushSecret as ESO: refuses to overwrite a secret it does not manage, merges a
+   *  property into the other fields, writes nothing when nothing changes, marks ownership. */
+  async pushSecret(value: Uint8Array, ref: PushRemoteRef): Promise<void> {
+    const key = ref.remoteKey;
+    const existing = await this.read(key);
+    if (existing && !(await this.managed(key, existing))) {
+      throw new ProviderError('Forbidden', this.storeId, `the secret exists and is not managed by external-secrets (no ${MANAGED_BY.key}=${MANAGED_BY.value} mark); refusing to overwrite it`, key);
+    }
+    const current = existing ? { ...existing } : undefined;
+    if (current && this.kv.version === 'v1') delete current.custom_metadata;
+    const next = this.desired(value, ref, current);
+    if (current && goJson(current) === goJson(next)) return;
+    const p = this.kv.paths(key);
+    if (this.kv.version === 'v2') {
+      if (!existing) {
+        await this.call('POST', p.metadata, { key, what: 'write metadata', body: { custom_metadata: { [MANAGED_BY.key]: MANAGED_BY.value } } });
+      }
+      await this.call('POST', p.data, { key, what: 'write', body: { data: next } });
+    } else {
+      await this.call('POST', p.data, { key, what: 'write', body: { ...next, custom_metadata: { [MANAGED_BY.key]: MANAGED_BY.value } } });
+    }
+  }
+
+  /** Deletes what a PushSecret wrote: one property (the rest stays), or the whole secret
+   *  (KV v2: its metadata, so every version). Absent or unmanaged secrets are left alone. */
+  async deleteSecret(ref: PushRemoteRef): Promise<void> {
+    const key = ref.remoteKey;
+    const existing = await this.read(key);
+    if (!existing) return;
+    if (!(await this.managed(key, existing))) {
+      this.logger.warn({ key }, 'vault: not deleting a secret that is not managed by external-secrets');
+      return;
+    }
+    const p = this.kv.paths(key);
+    if (ref.property) {
+      const rest = { ...existing };
+      delete rest[ref.property];
+      const fields = Object.keys(rest).filter((k) => !(this.kv.version === 'v1' && k === 'custom_metadata'));
+      if (fields.length > 0) {
+        await this.call('POST', p.data, { key, what: 'write', body: this.kv.version === 'v2' ? { data: rest } : rest });
+        return;
+      }
+    }
+    await this.call('DELETE', this.kv.version === 'v2' ? p.metadata : p.data, { key, what: 'delete' });
+  }
+
+  async secretExists(ref: PushRemoteRef): Promise<boolean> {
+    const data = await this.read(ref.remoteKey);
+    if (!data) return false;
+    return ref.property ? property(data, ref.property) !== undefined : true;
+  }
+
+  async validate(): Promise<void> {
+    const token = await this.tokens.token();
+    try {
+      await this.http.call('GET', 'auth/token/lookup-self', { token });
+    } catch (err) {
+      if (err instanceof VaultCallError && (err.status === 403 || err.status === 401)) {
+        throw new ProviderError('AuthFailed', this.storeId, 'Vault refused the token (invalid, expired or revoked)');
+      }
+      throw asProviderError(this.storeId, err, 'token lookup');
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.tokens.close();
+  }
+}

@@ -1,0 +1,76 @@
+// The `vault` provider (ESO's `spec.provider.vault`): HashiCorp Vault and OpenBao, KV v1
+// and v2, token / appRole / kubernetes / jwt auth, namespaces, custom CA and client
+// certificates. Built on node-vault; loaded only by processes whose stores use it.
+import type { SecretKeySelector as ApiSelector, VaultProvider } from '../../api/types.js';
+import { ProviderError, type Capabilities, type Provider, type ProviderContext, type SecretKeySelector } from '../types.js';
+import { credential, loginFor, TokenSource } from './auth.js';
+import { VaultClient } from './client.js';
+import { VaultHttp } from './http.js';
+import { KvLayout } from './kv.js';
+import { validateSpec } from './spec.js';
+
+export { validateSpec };
+export { VaultClient } from './client.js';
+
+const capabilities: Capabilities = {
+  read: true,
+  write: true,
+  // Tags are KV v2 custom_metadata; a KV v1 store reports find-by-tags as Unsupported.
+  find: { name: true, tags: true, path: true },
+  versions: true,
+};
+
+const selector = (s: ApiSelector): SecretKeySelector => ({ name: s.name, key: s.key ?? '', ...(s.namespace ? { namespace: s.namespace } : {}) });
+
+async function pem(ctx: ProviderContext, ref: ApiSelector, what: string): Promise<string> {
+  const v = Buffer.from(await ctx.readCredential(selector(ref))).toString('utf8');
+  if (!v.trim()) throw new ProviderError('InvalidSpec', ctx.storeId, `${what} (${ref.name}/${ref.key}) is empty`);
+  return v;
+}
+
+/** The CA bundle that verifies the server: caBundle (base64 PEM) and/or caProvider. */
+async function caOf(ctx: ProviderContext, spec: VaultProvider): Promise<string | undefined> {
+  const parts: string[] = [];
+  if (spec.caBundle) parts.push(Buffer.from(spec.caBundle, 'base64').toString('utf8'));
+  if (spec.caProvider) parts.push(await pem(ctx, spec.caProvider, 'vault.caProvider'));
+  return parts.length ? parts.join('\n') : undefined;
+}
+
+export async function newClient(ctx: ProviderContext): Promise<VaultClient> {
+  const problems = validateSpec(ctx.spec);
+  if (problems.length > 0) throw new ProviderError('InvalidSpec', ctx.storeId, problems.join('; '));
+  const spec = ctx.spec as VaultProvider;
+  if (spec.readYourWrites) {
+    ctx.logger.warn('vault.readYourWrites is not implemented by ESI (Vault Enterprise performance standbys); reads may lag writes');
+  }
+  const ca = await caOf(ctx, spec);
+  const cert = spec.tls?.certSecretRef ? await pem(ctx, spec.tls.certSecretRef, 'vault.tls.certSecretRef') : undefined;
+  const key = spec.tls?.keySecretRef ? await pem(ctx, spec.tls.keySecretRef, 'vault.tls.keySecretRef') : undefined;
+  const http = new VaultHttp({
+    server: spec.server,
+    timeoutMs: ctx.timeoutMs,
+    ...(spec.namespace ? { namespace: spec.namespace } : {}),
+    ...(ca ? { ca } : {}),
+    ...(cert && key ? { cert, key } : {}),
+    ...(spec.headers ? { headers: spec.headers } : {}),
+    ...(spec.forwardInconsistent ? { forwardInconsistent: true } : {}),
+  });
+  const auth = spec.auth!;
+  const login = loginFor(ctx, http, auth);
+  const tokenRef = auth.tokenSecretRef;
+  const tokens = new TokenSource({
+    storeId: ctx.storeId,
+    http,
+    logger: ctx.logger,
+    ...(login ? { login } : {}),
+    staticToken: () => credential(ctx, tokenRef!, 'vault.auth.tokenSecretRef'),
+  });
+  return new VaultClient(ctx.storeId, http, tokens, new KvLayout(spec.path, spec.version ?? 'v2'), ctx.logger);
+}
+
+export const provider: Provider = {
+  name: 'vault',
+  capabilities,
+  validateSpec,
+  newClient,
+};

@@ -1,0 +1,160 @@
+// Static checks of a `spec.provider.vault` object (ESO v1 field names), without I/O.
+// Every problem names the field and what to fix; a spec with problems gets no client.
+import type { SecretKeySelector, VaultAuth, VaultProvider } from '../../api/types.js';
+
+/** Auth methods ESI implements, in the order the docs list them. */
+export const AUTH_METHODS = ['tokenSecretRef', 'appRole', 'kubernetes', 'jwt'] as const;
+export type AuthMethod = (typeof AUTH_METHODS)[number];
+
+/** Auth methods of the API that ESI accepts in a manifest but cannot use. */
+const UNSUPPORTED_AUTH = ['ldap', 'userPass', 'cert', 'iam'] as const;
+
+/** Headers the provider sets itself; `headers` may not override them. */
+const RESERVED_HEADERS = ['x-vault-token', 'x-vault-namespace', 'x-vault-request', 'content-type', 'host'];
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isNonEmpty = (v: unknown): v is string => typeof v === 'string' && v.trim() !== '';
+
+function checkSelector(v: unknown, field: string, problems: string[]): void {
+  if (!isObject(v)) {
+    problems.push(`${field} must be an object with name and key`);
+    return;
+  }
+  const sel = v as Partial<SecretKeySelector>;
+  if (!isNonEmpty(sel.name)) problems.push(`${field}.name must be a non-empty string`);
+  if (!isNonEmpty(sel.key)) problems.push(`${field}.key must be a non-empty string (the key inside the Secret)`);
+}
+
+function checkOptionalString(v: unknown, field: string, problems: string[]): void {
+  if (v !== undefined && !isNonEmpty(v)) problems.push(`${field} must be a non-empty string when set`);
+}
+
+function checkServer(server: unknown, problems: string[]): void {
+  if (!isNonEmpty(server)) {
+    problems.push('vault.server must be the server URL, e.g. https://vault.example.com:8200');
+    return;
+  }
+  try {
+    const u = new URL(server);
+    if (u.protocol !== 'https:' && u.protocol !== 'http:') problems.push(`vault.server must use https:// or http://, got "${u.protocol}"`);
+  } catch {
+    problems.push(`vault.server "${server}" is not a URL`);
+  }
+}
+
+function checkCa(p: Partial<VaultProvider>, problems: string[]): void {
+  if (p.caBundle !== undefined) {
+    const pem = typeof p.caBundle === 'string' ? Buffer.from(p.caBundle, 'base64').toString('utf8') : '';
+    if (!pem.includes('-----BEGIN CERTIFICATE-----')) problems.push('vault.caBundle must be a base64-encoded PEM certificate bundle');
+  }
+  if (p.caProvider !== undefined) {
+    const ca = p.caProvider as unknown;
+    if (!isObject(ca) || (ca.type !== 'Secret' && ca.type !== 'ConfigMap')) problems.push('vault.caProvider.type must be Secret or ConfigMap');
+    if (!isObject(ca) || !isNonEmpty(ca.name)) problems.push('vault.caProvider.name must be a non-empty string');
+    if (!isObject(ca) || !isNonEmpty(ca.key)) problems.push('vault.caProvider.key must name the key holding the PEM bundle');
+  }
+}
+
+function checkAppRole(a: Record<string, unknown>, problems: string[]): void {
+  checkOptionalString(a.path, 'vault.auth.appRole.path', problems);
+  const hasId = a.roleId !== undefined;
+  const hasRef = a.roleRef !== undefined;
+  if (hasId === hasRef) problems.push('vault.auth.appRole needs exactly one of roleId or roleRef');
+  if (hasId) checkOptionalString(a.roleId, 'vault.auth.appRole.roleId', problems);
+  if (hasRef) checkSelector(a.roleRef, 'vault.auth.appRole.roleRef', problems);
+  checkSelector(a.secretRef, 'vault.auth.appRole.secretRef', problems);
+}
+
+function checkKubernetes(k: Record<string, unknown>, problems: string[]): void {
+  checkOptionalString(k.mountPath, 'vault.auth.kubernetes.mountPath', problems);
+  if (!isNonEmpty(k.role)) problems.push('vault.auth.kubernetes.role must name the Vault role');
+  if (k.secretRef !== undefined) checkSelector(k.secretRef, 'vault.auth.kubernetes.secretRef', problems);
+  if (k.serviceAccountRef !== undefined && !(isObject(k.serviceAccountRef) && isNonEmpty(k.serviceAccountRef.name))) {
+    problems.push('vault.auth.kubernetes.serviceAccountRef.name must be a non-empty string');
+  }
+  if (k.secretRef !== undefined && k.serviceAccountRef !== undefined) {
+    problems.push('vault.auth.kubernetes: set secretRef or serviceAccountRef, not both');
+  }
+}
+
+function checkJwt(j: Record<string, unknown>, problems: string[]): void {
+  checkOptionalString(j.path, 'vault.auth.jwt.path', problems);
+  checkOptionalString(j.role, 'vault.auth.jwt.role', problems);
+  const hasSecret = j.secretRef !== undefined;
+  const hasSa = j.kubernetesServiceAccountToken !== undefined;
+  if (hasSecret === hasSa) problems.push('vault.auth.jwt needs exactly one of secretRef or kubernetesServiceAccountToken');
+  if (hasSecret) checkSelector(j.secretRef, 'vault.auth.jwt.secretRef', problems);
+  if (hasSa) {
+    const k = j.kubernetesServiceAccountToken;
+    if (!isObject(k) || !isObject(k.serviceAccountRef) || !isNonEmpty(k.serviceAccountRef.name)) {
+      problems.push('vault.auth.jwt.kubernetesServiceAccountToken.serviceAccountRef.name must be a non-empty string');
+    }
+  }
+}
+
+/** The one auth method a valid spec sets. */
+export function authMethodOf(auth: VaultAuth | undefined): AuthMethod | undefined {
+  if (!auth) return undefined;
+  return AUTH_METHODS.find((m) => auth[m] != null);
+}
+
+function checkAuth(auth: unknown, problems: string[]): void {
+  if (!isObject(auth)) {
+    problems.push(`vault.auth must set one of ${AUTH_METHODS.join(', ')}`);
+    return;
+  }
+  const set = Object.keys(auth).filter((k) => auth[k] != null);
+  const unsupported = set.filter((k) => (UNSUPPORTED_AUTH as readonly string[]).includes(k));
+  for (const k of unsupported) problems.push(`vault.auth.${k} is not supported by ESI (use ${AUTH_METHODS.join(', ')})`);
+  const known = set.filter((k) => (AUTH_METHODS as readonly string[]).includes(k));
+  if (known.length === 0 && unsupported.length === 0) problems.push(`vault.auth must set one of ${AUTH_METHODS.join(', ')}`);
+  if (known.length > 1) problems.push(`vault.auth must set exactly one method, found ${known.join(', ')}`);
+  if (auth.tokenSecretRef != null) checkSelector(auth.tokenSecretRef, 'vault.auth.tokenSecretRef', problems);
+  const methods = { appRole: checkAppRole, kubernetes: checkKubernetes, jwt: checkJwt } as const;
+  for (const [name, check] of Object.entries(methods)) {
+    const v = auth[name];
+    if (v == null) continue;
+    if (isObject(v)) check(v, problems);
+    else problems.push(`vault.auth.${name} must be an object`);
+  }
+}
+
+function checkHeaders(headers: unknown, problems: string[]): void {
+  if (headers === undefined) return;
+  if (!isObject(headers)) {
+    problems.push('vault.headers must be a map of header names to values');
+    return;
+  }
+  for (const [k, v] of Object.entries(headers)) {
+    if (typeof v !== 'string') problems.push(`vault.headers["${k}"] must be a string`);
+    if (RESERVED_HEADERS.includes(k.toLowerCase())) problems.push(`vault.headers may not set ${k} (the provider sets it)`);
+  }
+}
+
+function checkTls(tls: unknown, problems: string[]): void {
+  if (tls === undefined) return;
+  if (!isObject(tls)) {
+    problems.push('vault.tls must be an object');
+    return;
+  }
+  if ((tls.certSecretRef === undefined) !== (tls.keySecretRef === undefined)) {
+    problems.push('vault.tls needs both certSecretRef and keySecretRef for a client certificate');
+  }
+  if (tls.certSecretRef !== undefined) checkSelector(tls.certSecretRef, 'vault.tls.certSecretRef', problems);
+  if (tls.keySecretRef !== undefined) checkSelector(tls.keySecretRef, 'vault.tls.keySecretRef', problems);
+}
+
+export function validateSpec(spec: unknown): string[] {
+  if (!isObject(spec)) return ['vault must be an object'];
+  const p = spec as Partial<VaultProvider>;
+  const problems: string[] = [];
+  checkServer(p.server, problems);
+  checkOptionalString(p.path, 'vault.path', problems);
+  if (p.version !== undefined && p.version !== 'v1' && p.version !== 'v2') problems.push(`vault.version must be v1 or v2, got "${String(p.version)}"`);
+  checkOptionalString(p.namespace, 'vault.namespace', problems);
+  checkCa(p, problems);
+  checkAuth(p.auth, problems);
+  checkHeaders(p.headers, problems);
+  checkTls(p.tls, problems);
+  return problems;
+}
