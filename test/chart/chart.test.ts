@@ -5,7 +5,10 @@
 // installs it for real.
 import { KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
+import { parse } from 'yaml';
 import { createNamespace } from '../helpers/kube.js';
 import { useControlPlane } from '../platform/controlPlane.js';
 import {
@@ -15,6 +18,24 @@ import {
 
 const NS = 'esi-system';
 const CERT_MANAGER = ['--set', 'certificates.mode=cert-manager', '--api-versions', 'cert-manager.io/v1/Certificate'];
+
+/** Leaf keys of values.yaml (a map with keys is descended, anything else is a leaf). */
+function valueKeys(v: unknown, prefix = ''): string[] {
+  if (v === null || typeof v !== 'object' || Array.isArray(v) || Object.keys(v).length === 0) return [prefix];
+  return Object.entries(v as Record<string, unknown>).flatMap(([k, x]) => {
+    const path = prefix ? `${prefix}.${k}` : k;
+    // resources, security contexts: documented as a whole
+    return ['resources', 'podSecurityContext', 'securityContext'].includes(k) ? [path] : valueKeys(x, path);
+  });
+}
+
+t.test('every value is documented in the chart README', async (t) => {
+  const values = parse(readFileSync(join(CHART, 'values.yaml'), 'utf8')) as unknown;
+  const readme = readFileSync(join(CHART, 'README.md'), 'utf8');
+  const keys = valueKeys(values);
+  t.ok(keys.length > 40, `${keys.length} keys`);
+  for (const k of keys) t.ok(readme.includes(`| \`${k}\` |`), `${k} in README.md`);
+});
 
 const found = await findHelm();
 if (found.path) suite(new Helm(found.path));
