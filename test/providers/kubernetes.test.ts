@@ -59,32 +59,20 @@ function client(opts: { spec?: KubernetesProvider; token?: () => Promise<string>
 }
 
 async function seedSecret(name: string, data: Record<string, string | Buffer>, meta: { labels?: Record<string, string>; annotations?: Record<string, string> } = {}): Promise<void> {
-  const body = {
-    metadata: { name, namespace: ns, ...meta },
-    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
-  };
+  const body = { metadata: { name, namespace: ns, ...meta }, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])) };
   await core.deleteNamespacedSecret({ name, namespace: ns }).catch(() => undefined);
   await core.createNamespacedSecret({ namespace: ns, body });
 }
 
-async function readBack(name: string): Promise<Record<string, string> | undefined> {
-  try {
-    const s = await core.readNamespacedSecret({ name, namespace: ns });
-    return Object.fromEntries(Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
-  } catch {
-    return undefined;
-  }
-}
+/** The Secret's data as read by the admin, or undefined when it does not exist. */
+const readBack = (name: string): Promise<Record<string, string> | undefined> => core.readNamespacedSecret({ name, namespace: ns }).then(
+  (s) => Object.fromEntries(Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')])),
+  () => undefined);
 
-async function caught(p: Promise<unknown>): Promise<ProviderError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ProviderError) return err;
-    throw err;
-  }
-  throw new Error('expected a ProviderError');
-}
+/** The ProviderError `p` rejects with (anything else fails the test). */
+const caught = (p: Promise<unknown>): Promise<ProviderError> => p.then(
+  () => Promise.reject(new Error('expected a ProviderError')),
+  (err: unknown) => (err instanceof ProviderError ? err : Promise.reject(err)));
 
 const text = (b: Uint8Array) => Buffer.from(b).toString('utf8');
 const texts = (m: Record<string, Uint8Array>) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, text(v)]));
@@ -301,7 +289,11 @@ t.test('AuthFailed: a garbage or expired token; the pod token is re-read after a
 
   // A token signed for another audience is refused like an expired one.
   const foreign = await serviceAccountToken(cp.kc, ns, 'esi-rw', ['https://vault.example']);
-  tt.equal((await caught((await client({ token: async () => foreign })).getSecret({ key: 'db' }))).code, 'AuthFailed');
+  for (const token of [foreign, '']) {
+    const c = await client({ token: async () => token });
+    tt.equal((await caught(c.getSecret({ key: 'db' }))).code, 'AuthFailed', token ? 'foreign audience' : 'empty token: no anonymous request');
+    await c.close();
+  }
 
   // Rotation: the first read returns the old (now invalid) token, the next the new one.
   let reads = 0;
@@ -367,9 +359,11 @@ function pki(): { ca: string; serverCert: string; serverKey: string; clientCert:
     openssl(dir, 'x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '1', '-extfile', `${name}.ext`);
   }
   const read = (f: string) => readFileSync(join(dir, f), 'utf8');
-  const out = { ca: read('ca.crt'), serverCert: read('server.crt'), serverKey: read('server.key'), clientCert: read('client.crt'), clientKey: read('client.key') };
-  rmSync(dir, { recursive: true, force: true });
-  return out;
+  try {
+    return { ca: read('ca.crt'), serverCert: read('server.crt'), serverKey: read('server.key'), clientCert: read('client.crt'), clientKey: read('client.key') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 t.test('TLS: a CA that does not match is refused; caProvider Secret / ConfigMap', async (tt) => {
