@@ -87,7 +87,11 @@ function classify(e: ErrorLike, name: string, status: number | undefined): [Prov
 
 /** The ProviderError for an SDK failure of `op` (e.g. "GetSecretValue") on `key`. */
 export function toProviderError(err: unknown, storeId: string, op: string, key?: string): ProviderError {
-  if (err instanceof ProviderError) return err;
+  if (err instanceof ProviderError) {
+    // Raised by the credential chain (STS) inside a call: name the key the call was for.
+    if (err.key || !key || !err.message.startsWith(`${storeId}: `)) return err;
+    return new ProviderError(err.code, storeId, err.message.slice(storeId.length + 2), key);
+  }
   const e = (err ?? {}) as ErrorLike;
   const net = networkCode(e);
   if (net) {

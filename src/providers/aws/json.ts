@@ -34,17 +34,26 @@ export function setProperty(current: string | undefined, property: string, value
   return JSON.stringify(root);
 }
 
-/** Removes `property`; returns the new JSON text, or undefined when nothing is left. */
+/** Removes `property` and the objects it leaves empty on its path; returns the new JSON
+ *  text, or undefined when nothing is left (the caller then deletes the whole secret). */
 export function deleteProperty(current: string, property: string): { value: string | undefined; changed: boolean } {
   const root = parseObject(current);
+  if (Object.prototype.hasOwnProperty.call(root, property)) {
+    delete root[property];
+    return { value: Object.keys(root).length === 0 ? undefined : JSON.stringify(root), changed: true };
+  }
   const parts = splitPath(property);
-  let node: unknown = root;
+  const path: Obj[] = [root];
   for (const part of parts.slice(0, -1)) {
-    node = isObject(node) && Object.prototype.hasOwnProperty.call(node, part) ? node[part] : undefined;
+    const node = path[path.length - 1]!;
+    const next = Object.prototype.hasOwnProperty.call(node, part) ? node[part] : undefined;
+    if (!isObject(next)) return { value: current, changed: false };
+    path.push(next);
   }
   const last = parts[parts.length - 1]!;
-  if (!isObject(node) || !Object.prototype.hasOwnProperty.call(node, last)) return { value: current, changed: false };
-  delete node[last];
+  if (!Object.prototype.hasOwnProperty.call(path[path.length - 1], last)) return { value: current, changed: false };
+  delete path[path.length - 1]![last];
+  for (let i = path.length - 1; i > 0 && Object.keys(path[i]!).length === 0; i--) delete path[i - 1]![parts[i - 1]!];
   return { value: Object.keys(root).length === 0 ? undefined : JSON.stringify(root), changed: true };
 }
 

@@ -85,6 +85,8 @@ export async function startMoto(t: Teardown, opts: { region?: string } = {}): Pr
   };
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
+  let spawnError: Error | undefined;
+  child.on('error', (err) => (spawnError = err));
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
@@ -99,7 +101,10 @@ export async function startMoto(t: Teardown, opts: { region?: string } = {}): Pr
   const endpoint = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`moto_server exited (${child.exitCode}):\n${log}`);
+    if (spawnError) throw new Error(`cannot run moto_server under coreutils timeout: ${spawnError.message}`);
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`moto_server exited (${child.exitCode ?? child.signalCode}):\n${log}`);
+    }
     const ok = await fetch(`${endpoint}/moto-api/`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
     if (ok) break;
     if (Date.now() > deadline) {
