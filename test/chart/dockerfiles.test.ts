@@ -71,7 +71,7 @@ t.test('.dockerignore keeps test state, caches and key material out of the conte
   for (const p of ['node_modules', 'dist/src/cli/main.js', '.git/config', '.esi-run/platform/state.json', 'test/chart/chart.test.ts', 'webhook/x.test.ts', 'tls.key', 'certs/dev.pem', '.env']) {
     t.ok(excluded(p), `${p} excluded`);
   }
-  for (const p of ['src/cli/main.ts', 'webhook/server.ts', 'certs/pki.ts', 'bin/esi.js', 'package-lock.json']) t.notOk(excluded(p), `${p} kept`);
+  for (const p of ['src/cli/main.ts', 'webhook/server.ts', 'certs/pki.ts', 'bin/esi.js', 'package-lock.json', 'charts/esi/crds/external-secrets.io_secretstores.yaml']) t.notOk(excluded(p), `${p} kept`);
 });
 
 t.test('bin/esi.js loads the compiled CLI where tsconfig.build.json puts it', async (t) => {
@@ -102,18 +102,21 @@ t.test('the agent never imports what Dockerfile.agent prunes', async (t) => {
 });
 
 /**
- * /app as a final stage assembles it: package.json, bin/esi.js, the given dist dirs and
- * the production node_modules (the lockfile closure, minus `without`). Packages are
+ * /app as a recipe's final stage assembles it (its COPYs from the context and from the
+ * build stage, WORKDIR /app) plus the production node_modules (the lockfile closure, minus `without`). Packages are
  * symlinked and node runs with --preserve-symlinks, so every module resolves inside this
  * /app as it would in the image: a dependency missing from the closure fails to load.
  * Returns the size of node_modules in bytes.
  */
-async function assembleImage(dir: string, compiled: string, distDirs: string[], without: string[]): Promise<number> {
+async function assembleImage(dir: string, recipe: Dockerfile, compiled: string, without: string[]): Promise<number> {
   const app = join(dir, 'app');
-  await mkdir(join(app, 'bin'), { recursive: true });
-  cpSync(join(ROOT, 'package.json'), join(app, 'package.json'));
-  cpSync(join(ROOT, 'bin/esi.js'), join(app, 'bin/esi.js'));
-  for (const d of distDirs) cpSync(join(compiled, d), join(app, 'dist', d), { recursive: true });
+  for (const c of copies(finalStage(recipe))) {
+    if (c.from === 'build') {
+      for (const s of c.sources) cpSync(join(compiled, relative('/src/dist', s)), join(app, c.dest), { recursive: true });
+    } else if (!c.from) {
+      for (const s of c.sources) cpSync(join(ROOT, s), join(app, c.dest), { recursive: true });
+    }
+  }
   const closure = productionClosure(ROOT, Object.keys(pkg.dependencies).filter((d) => !without.includes(d)));
   let bytes = 0;
   const du = (p: string): number => {
@@ -163,9 +166,9 @@ t.test('the images, assembled as the recipes do, run their commands', async (t) 
   t.ok(existsSync(join(compiled, 'src/cli/main.js')), 'the build context compiles to dist/src/cli/main.js');
 
   const agentDir = join(dir, 'agent');
-  const agentBytes = await assembleImage(agentDir, compiled, ['src', 'injector'], prune);
+  const agentBytes = await assembleImage(agentDir, recipes.agent, compiled, prune);
   const fullDir = join(dir, 'webhook');
-  const fullBytes = await assembleImage(fullDir, compiled, readdirSync(compiled), []);
+  const fullBytes = await assembleImage(fullDir, recipes.webhook, compiled, []);
   t.comment(`node_modules: agent image ${(agentBytes / 2 ** 20).toFixed(1)} MiB, ESI image ${(fullBytes / 2 ** 20).toFixed(1)} MiB`);
   t.ok(agentBytes < fullBytes, 'the agent image carries fewer dependencies');
   for (const p of prune) t.notOk(existsSync(join(agentDir, 'app/node_modules', p)), `${p} is not in the agent image`);
@@ -186,4 +189,6 @@ t.test('the images, assembled as the recipes do, run their commands', async (t) 
     const r = await node([join(fullApp, 'bin/esi.js'), ...cmd], fullApp);
     t.equal(r.code, 0, `ESI image: esi ${cmd.join(' ')}: ${r.out.slice(0, 300)}`);
   }
+  const crds = await node(['--input-type=module', '-e', `import { loadCrds } from '${join(fullApp, 'dist/src/api/crds.js')}'; console.log((await loadCrds()).length);`], fullApp);
+  t.equal(crds.out.trim(), '4', `ESI image: the CRD manifests load from the image (${crds.out.trim()})`);
 });

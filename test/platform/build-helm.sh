@@ -23,6 +23,9 @@ step() { printf '[build-helm] %s\n' "$*" >&2; }
 fail() { printf '[build-helm] FAILED at step: %s\n' "$*" >&2; exit 1; }
 
 out="$bin/helm-$HELM_VERSION"
+# Test files run in parallel and may all ask for helm at once: one builds, the others wait.
+exec 9>"$bin/.helm-$HELM_VERSION.lock"
+flock 9
 if [ -x "$out" ]; then
   step "helm $HELM_VERSION cached at $out"
 else
