@@ -120,12 +120,19 @@ t.test('push: property merge, no-op when unchanged, refused over non-JSON', asyn
   tt.notMatch(err.message, /not json/, 'the current value is not quoted');
 });
 
-t.test('delete leaves secrets ESI/ESO did not create', async (tt) => {
+t.test('secrets ESI/ESO did not create: not overwritten, not deleted; a property push adopts them', async (tt) => {
   const c = await client();
   const key = `u${Date.now().toString(36)}`;
-  await seed(key, 'keep me');
+  await seed(key, JSON.stringify({ keep: 'me' }));
+  const err = await caught(c.pushSecret(Buffer.from('x'), { remoteKey: key }));
+  tt.equal(err.code, 'Forbidden', 'a whole value is not pushed over an unmanaged secret');
+  tt.match(err.message, /not managed by external-secrets/);
   await c.deleteSecret({ remoteKey: key });
-  tt.equal(text(await c.getSecret({ key })), 'keep me', 'no managed-by label: left in place');
+  tt.same(JSON.parse(text(await c.getSecret({ key }))), { keep: 'me' }, 'no managed-by label: left in place');
+  await c.pushSecret(Buffer.from('v'), { remoteKey: key, property: 'added' });
+  const [s] = await sm.getSecret({ name: `projects/${PROJECT}/secrets/${key}` });
+  tt.equal(s.labels?.['managed-by'], 'external-secrets', 'a property push labels it (as ESO)');
+  tt.same(JSON.parse(text(await c.getSecret({ key }))), { keep: 'me', added: 'v' });
 });
 
 t.test('metadataPolicy Fetch reads labels and annotations', async (tt) => {

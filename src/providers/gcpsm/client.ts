@@ -182,15 +182,13 @@ export class GcpsmClient implements SecretsClient {
     return out;
   }
 
-  /** Creates the secret (labelled as managed) unless it exists. */
-  private async ensureSecret(remoteKey: string): Promise<void> {
-    if (await this.secret(remoteKey)) return;
+  /** Creates the secret, labelled as managed. */
+  private async createSecret(remoteKey: string): Promise<void> {
     const full = secretName(this.parts.scope, remoteKey);
     const parent = isFullName(remoteKey) ? full.replace(/\/secrets\/[^/]+$/, '') : parentName(this.parts.scope);
-    const regional = /\/locations\//.test(parent);
     const secret: ISecret = { labels: { [MANAGED_BY.key]: MANAGED_BY.value } };
     // Regional secrets take no replication policy; global ones need one.
-    if (!regional) secret.replication = { automatic: {} };
+    if (!/\/locations\//.test(parent)) secret.replication = { automatic: {} };
     try {
       await this.call('create secret', remoteKey, false, (o) => this.parts.sm.createSecret({ parent, secretId: secretIdOf(full), secret }, o));
     } catch (err) {
@@ -199,13 +197,26 @@ export class GcpsmClient implements SecretsClient {
     }
   }
 
+  /** As ESO: a whole value is pushed only into secrets ESI/ESO manage (label
+   *  managed-by=external-secrets); pushing a property adopts the secret (adds the label). */
+  private async prepareSecret(ref: PushRemoteRef): Promise<void> {
+    const s = await this.secret(ref.remoteKey);
+    if (!s) return this.createSecret(ref.remoteKey);
+    if (s.labels?.[MANAGED_BY.key] === MANAGED_BY.value) return;
+    if (!ref.property) {
+      throw new ProviderError('Forbidden', this.storeId, `the secret exists and is not managed by external-secrets (no label ${MANAGED_BY.key}=${MANAGED_BY.value}); refusing to overwrite it`, ref.remoteKey);
+    }
+    const secret: ISecret = { name: s.name, etag: s.etag, labels: { ...(s.labels ?? {}), [MANAGED_BY.key]: MANAGED_BY.value } };
+    await this.call('label secret', ref.remoteKey, false, (o) => this.parts.sm.updateSecret({ secret, updateMask: { paths: ['labels'] } }, o));
+  }
+
   private async addVersion(remoteKey: string, data: Uint8Array): Promise<void> {
     const parent = secretName(this.parts.scope, remoteKey);
     await this.call('add version', remoteKey, false, (o) => this.parts.sm.addSecretVersion({ parent, payload: { data } }, o));
   }
 
   async pushSecret(value: Uint8Array, ref: PushRemoteRef): Promise<void> {
-    await this.ensureSecret(ref.remoteKey);
+    await this.prepareSecret(ref);
     const current = await this.latest(ref.remoteKey);
     let data = value;
     if (ref.property) {
