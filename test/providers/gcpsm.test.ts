@@ -9,6 +9,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import t from 'tap';
 import { newGcpsmClient, provider, validateSpec } from '../../src/providers/gcpsm/index.js';
 import { keyFileClient, federationPlan } from '../../src/providers/gcpsm/auth.js';
+import { Code, toProviderError, withRetries } from '../../src/providers/gcpsm/errors.js';
 import { ProviderError, type SecretsClient } from '../../src/providers/types.js';
 import { freePort } from '../platform/control-plane-process.js';
 import { GAPS, startGcpsmEmulator } from '../platform/backends/gcpsm-emulator.js';
@@ -248,4 +249,47 @@ t.test('service-account key: a JWT client signing with the mounted key; malforme
     tt.notMatch(err.message, CANARY, 'the credential is not quoted');
   }
   tt.equal((await caught(newGcpsmClient(testContext({ storeId, spec }), { emulatorHost: emu.endpoint }))).code, 'AuthFailed', 'credential not mounted');
+});
+
+t.test('gRPC status mapping and the retry budget (unit)', async (tt) => {
+  const grpcErr = (code: number, details = `server says ${CANARY}`) => Object.assign(new Error(`${code} ${details}`), { code, details });
+  const cases: [number, string][] = [
+    [Code.NOT_FOUND, 'NotFound'], [Code.UNAUTHENTICATED, 'AuthFailed'], [Code.PERMISSION_DENIED, 'Forbidden'],
+    [Code.UNAVAILABLE, 'Unreachable'], [Code.DEADLINE_EXCEEDED, 'Timeout'], [Code.FAILED_PRECONDITION, 'NotFound'],
+    [Code.RESOURCE_EXHAUSTED, 'Unreachable'], [Code.ALREADY_EXISTS, 'Unknown'],
+  ];
+  for (const [code, want] of cases) {
+    const e = toProviderError(storeId, grpcErr(code), 'access', 'db-creds');
+    tt.equal(e.code, want, `gRPC ${code} -> ${want}`);
+    tt.notMatch(e.message, CANARY, 'the server message is not passed through');
+    tt.match(e.message, /db-creds/);
+  }
+  const plugin = toProviderError(storeId, grpcErr(Code.UNAVAILABLE, 'Getting metadata from plugin failed with error: invalid_grant'), 'access');
+  tt.equal(plugin.code, 'AuthFailed', 'a failed token exchange is an auth failure, not an outage');
+
+  let calls = 0;
+  const flaky = await withRetries({ timeoutMs: 2000, attempts: 3, backoffMs: 10 }, true, async () => {
+    if (++calls < 3) throw grpcErr(Code.UNAVAILABLE);
+    return 'ok';
+  });
+  tt.equal(flaky, 'ok');
+  tt.equal(calls, 3, 'transient failures retried up to 3 attempts');
+  calls = 0;
+  await tt.rejects(withRetries({ timeoutMs: 2000, attempts: 3, backoffMs: 10 }, false, async () => {
+    calls++;
+    throw grpcErr(Code.UNAVAILABLE);
+  }));
+  tt.equal(calls, 1, 'non-idempotent calls are not retried');
+  calls = 0;
+  await tt.rejects(withRetries({ timeoutMs: 2000, attempts: 3, backoffMs: 10 }, true, async () => {
+    calls++;
+    throw grpcErr(Code.NOT_FOUND);
+  }));
+  tt.equal(calls, 1, 'NOT_FOUND is final');
+  const budgets: number[] = [];
+  await tt.rejects(withRetries({ timeoutMs: 300, attempts: 3, backoffMs: 200 }, true, async (left) => {
+    budgets.push(left);
+    throw grpcErr(Code.UNAVAILABLE);
+  }));
+  tt.ok(budgets.length < 3 && budgets.every((b) => b <= 300), `attempts share one budget (${budgets.join(', ')} ms)`);
 });
