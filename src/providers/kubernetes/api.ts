@@ -142,7 +142,7 @@ export class KubeApi {
 
   private send(a: Attempt, op: Op, method: string, path: string, body?: unknown): Promise<ApiResponse> {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'esi-agent' };
+    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'esi' };
     if (a.token) headers.authorization = `Bearer ${a.token}`;
     if (payload) {
       headers['content-type'] = 'application/json';
