@@ -1,0 +1,244 @@
+// A SecretsClient over one gRPC channel to a plugin implementing `SecretsServer`.
+//
+// Every call has a deadline of ctx.timeoutMs. UNAVAILABLE and DEADLINE_EXCEEDED are
+// retried with exponential backoff and full jitter, at most MAX_ATTEMPTS attempts in all
+// (TLS and certificate failures are not retried: they do not heal by themselves).
+// Values travel as bytes; they never reach a log line or an error message.
+import { Client, Metadata, type ChannelCredentials, type ServiceError } from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import { extractProperty, jsonToSecretMap, RemoteRefError } from '../remote-ref.js';
+import {
+  ProviderError,
+  type FindRef,
+  type PushRemoteRef,
+  type RemoteRef,
+  type SecretMap,
+  type SecretsClient,
+} from '../types.js';
+import {
+  DecodingStrategy,
+  ConversionStrategy,
+  HEALTH_CHECK,
+  HEALTH_SERVING,
+  METHOD_SCHEMAS,
+  METHODS,
+  type MethodName,
+} from './contract.js';
+import { fromReplyError, fromStatus, isServiceError, type CallInfo } from './errors.js';
+import { decode, encode, WireError, type Message, type Schema } from './wire.js';
+
+export const MAX_ATTEMPTS = 3;
+const BACKOFF_BASE_MS = 100;
+const BACKOFF_CAP_MS = 2_000;
+
+/** Delay before attempt `attempt + 1`: exponential, capped, with full jitter. */
+export function backoffMs(attempt: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** (attempt - 1));
+  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+}
+
+const HealthRequest: Schema = { name: 'HealthCheckRequest', fields: [{ no: 1, name: 'service', kind: 'string' }] };
+const HealthReply: Schema = { name: 'HealthCheckResponse', fields: [{ no: 1, name: 'status', kind: 'enum' }] };
+
+export interface GrpcClientOptions {
+  storeId: string;
+  namespace: string;
+  /** The gRPC target `host:port`. */
+  target: string;
+  /** The url as configured (messages). */
+  url: string;
+  channel: { credentials: ChannelCredentials; clientCert: boolean };
+  tlsSecret?: string;
+  /** UTF-8 JSON of the store description sent as `store`. */
+  store: Uint8Array;
+  timeoutMs: number;
+  logger: Logger;
+  /** Tests shorten the backoff. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+const wait = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export class GrpcSecretsClient implements SecretsClient {
+  private readonly client: Client;
+  private closed = false;
+
+  constructor(private readonly o: GrpcClientOptions) {
+    this.client = new Client(o.target, o.channel.credentials, {
+      // This client's own connections: close() really closes them.
+      'grpc.use_local_subchannel_pool': 1,
+      // A restarted plugin is dialled again quickly (the default starts at 1 s).
+      'grpc.initial_reconnect_backoff_ms': BACKOFF_BASE_MS,
+      'grpc.max_reconnect_backoff_ms': BACKOFF_CAP_MS * 5,
+      'grpc.primary_user_agent': 'esi-grpc-provider',
+    });
+  }
+
+  private info(method: string, key: string | undefined, attempts: number, value?: Uint8Array): CallInfo {
+    const { storeId, url, timeoutMs, channel, tlsSecret } = this.o;
+    return { storeId, url, method, key, timeoutMs, attempts, clientCert: channel.clientCert, ...(tlsSecret ? { tlsSecret } : {}), ...(value ? { value } : {}) };
+  }
+
+  /** One unary call with its deadline; resolves the raw reply bytes. */
+  private unary(path: string, body: Uint8Array): Promise<Uint8Array> {
+    return new Promise((resolve, reject) => {
+      this.client.makeUnaryRequest<Buffer, Buffer>(
+        path,
+        (b) => b,
+        (b) => b,
+        Buffer.from(body.buffer, body.byteOffset, body.byteLength),
+        new Metadata(),
+        { deadline: Date.now() + this.o.timeoutMs },
+        (err: ServiceError | null, reply?: Buffer) => (err ? reject(err) : resolve(new Uint8Array(reply ?? []))),
+      );
+    });
+  }
+
+  /** A call with retries; throws ProviderError. */
+  private async invoke(method: string, path: string, body: Uint8Array, key?: string, value?: Uint8Array): Promise<Uint8Array> {
+    for (let attempt = 1; ; attempt++) {
+      if (this.closed) throw new ProviderError('Unknown', this.o.storeId, 'client is closed', key);
+      try {
+        return await this.unary(path, body);
+      } catch (err) {
+        if (!isServiceError(err)) throw new ProviderError('Unknown', this.o.storeId, `${method} failed: ${(err as Error).name}`, key, { cause: err });
+        const { error, retryable } = fromStatus(err, this.info(method, key, attempt, value));
+        if (!retryable || attempt >= MAX_ATTEMPTS || this.closed) throw error;
+        const delay = backoffMs(attempt);
+        this.o.logger.debug({ method, key, attempt, code: error.code, delayMs: delay }, 'grpc plugin call failed, retrying');
+        await (this.o.sleep ?? wait)(delay);
+      }
+    }
+  }
+
+  /** A SecretsServer method: encode, call, decode, and turn a reply `error` into a ProviderError. */
+  private async call(method: MethodName, request: Message, key?: string, value?: Uint8Array): Promise<Message> {
+    const { request: reqSchema, reply: replySchema } = METHOD_SCHEMAS[method];
+    const raw = await this.invoke(method, METHODS[method], encode(reqSchema, request), key, value);
+    let reply: Message;
+    try {
+      reply = decode(replySchema, raw);
+    } catch (err) {
+      const why = err instanceof WireError ? err.message : 'undecodable';
+      throw new ProviderError('Unknown', this.o.storeId, `plugin at ${this.o.url} sent a ${method} reply that is not a ${replySchema.name} (${why})`, key);
+    }
+    const error = reply.error as string;
+    if (error && error.trim() !== '') throw fromReplyError(error, this.info(method, key, 1, value));
+    return reply;
+  }
+
+  private base(): Message {
+    return { store: this.o.store, namespace: this.o.namespace };
+  }
+
+  private async fetch(ref: RemoteRef): Promise<Uint8Array> {
+    if (ref.metadataPolicy !== undefined && ref.metadataPolicy !== 'None' && ref.metadataPolicy !== 'Fetch') {
+      throw new ProviderError('InvalidSpec', this.o.storeId, `unknown metadataPolicy "${String(ref.metadataPolicy)}"`, ref.key);
+    }
+    const reply = await this.call('GetSecret', {
+      ...this.base(),
+      remoteRef: {
+        key: ref.key,
+        metadataPolicy: ref.metadataPolicy ?? 'None',
+        version: ref.version ?? '',
+        // ESI extracts properties and applies the ExternalSecret's strategies itself, to
+        // the stored bytes: the plugin is asked for exactly those (see secrets.proto).
+        property: '',
+        conversionStrategy: ConversionStrategy.DEFAULT,
+        decodingStrategy: DecodingStrategy.NONE,
+      },
+    }, ref.key);
+    return reply.secret as Uint8Array;
+  }
+
+  private remoteRefError(err: unknown, key: string): never {
+    if (err instanceof RemoteRefError) {
+      throw new ProviderError(/not found/.test(err.message) ? 'NotFound' : 'Unknown', this.o.storeId, err.message, key);
+    }
+    throw err;
+  }
+
+  async getSecret(ref: RemoteRef): Promise<Uint8Array> {
+    const value = await this.fetch(ref);
+    if (!ref.property) return value;
+    try {
+      return extractProperty(value, ref.property);
+    } catch (err) {
+      return this.remoteRefError(err, ref.key);
+    }
+  }
+
+  /** The plugin returns one value; `dataFrom.extract` reads it as a JSON object. */
+  async getSecretMap(ref: RemoteRef): Promise<SecretMap> {
+    const value = await this.fetch(ref);
+    try {
+      return jsonToSecretMap(value, ref.property);
+    } catch (err) {
+      return this.remoteRefError(err, ref.key);
+    }
+  }
+
+  async getAllSecrets(_find: FindRef): Promise<SecretMap> {
+    throw new ProviderError(
+      'Unsupported',
+      this.o.storeId,
+      'dataFrom.find is not supported by grpc stores: the SecretsServer contract (seed 004: GetSecret, PushSecret, DeleteSecret, SecretExists) has no list call; name the keys with data[] or dataFrom[].extract',
+    );
+  }
+
+  async pushSecret(value: Uint8Array, ref: PushRemoteRef): Promise<void> {
+    await this.call('PushSecret', {
+      ...this.base(),
+      secret: value,
+      remoteRef: { remoteKey: ref.remoteKey, property: ref.property ?? '' },
+    }, ref.remoteKey, value);
+  }
+
+  async deleteSecret(ref: PushRemoteRef): Promise<void> {
+    try {
+      await this.call('DeleteSecret', { remoteRef: { remoteKey: ref.remoteKey, property: ref.property ?? '' } }, ref.remoteKey);
+    } catch (err) {
+      // Deleting what is already gone is not an error.
+      if (err instanceof ProviderError && err.code === 'NotFound') return;
+      throw err;
+    }
+  }
+
+  async secretExists(ref: PushRemoteRef): Promise<boolean> {
+    try {
+      const reply = await this.call('SecretExists', { remoteRef: { remoteKey: ref.remoteKey, property: ref.property ?? '' } }, ref.remoteKey);
+      return reply.exists === true;
+    } catch (err) {
+      if (err instanceof ProviderError && err.code === 'NotFound') return false;
+      throw err;
+    }
+  }
+
+  /** Connects (TLS, client certificate) and asks the standard gRPC health service; a
+   *  plugin without it answers UNIMPLEMENTED, which still proves it is reachable and
+   *  accepted ESI. No secret is read. */
+  async validate(): Promise<void> {
+    let raw: Uint8Array;
+    try {
+      raw = await this.invoke('Health/Check', HEALTH_CHECK, encode(HealthRequest, {}));
+    } catch (err) {
+      if (err instanceof ProviderError && err.code === 'Unsupported') return;
+      throw err;
+    }
+    let status: number | undefined;
+    try {
+      status = decode(HealthReply, raw).status as number;
+    } catch {
+      status = undefined;
+    }
+    if (status !== HEALTH_SERVING) {
+      throw new ProviderError('Unreachable', this.o.storeId, `plugin at ${this.o.url} reports that it is not serving (health status ${status ?? 'undecodable'})`);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.client.close();
+  }
+}
