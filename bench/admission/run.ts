@@ -14,7 +14,7 @@ import { machineInfo, type MachineInfo } from '../lib/machine.js';
 import { diffHistogram, histogramQuantile, parseHistogram, type HistogramSnapshot } from '../lib/prometheus.js';
 import { writeSection } from '../lib/markdown.js';
 import { buildCorpus, preflight } from './corpus.js';
-import { renderSection, renderTerminal, type PhaseReport, type RunReport } from './report.js';
+import { contention, renderSection, renderTerminal, type PhaseReport, type RunReport } from './report.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '../..');
@@ -33,6 +33,7 @@ const HELP = `Usage: npm run bench:admission -- [options]
   --cpu-prof          write a V8 CPU profile of the server process to bench/admission/.profiles/
   --server-node-arg A node flag for the server process (repeatable), e.g. --max-semi-space-size=32
   --wait-quiet S      first wait up to S seconds for other processes to use < 0.3 cores (default 0: warn only)
+  --write-anyway      rewrite BENCHMARKS.md even when other processes disturbed the run
 `;
 
 interface ServerInfo {
@@ -89,6 +90,7 @@ class Phases {
         meanMs: hist.count ? (hist.sum / hist.count) * 1000 : 0,
         observations: hist.count,
         cpuPercent: serverCpuPercent,
+        cpuMsPerRequest: hist.count ? cpuUs / 1000 / hist.count : 0,
         elu: after.stats.elu,
         rssMiB: after.stats.rss / 1024 ** 2,
       },
@@ -99,6 +101,7 @@ class Phases {
       `errors ${load.errors + load.non2xx + load.invalid}, CPU server ${report.server.cpuPercent.toFixed(0)} % / client ${load.generatorCpuPercent.toFixed(0)} %, ` +
       `in flight ≤${load.maxInFlight}, new conns ${load.newConnections}, other processes ${report.machine.otherCores.toFixed(2)} cores\n`);
     for (const p of load.problems.slice(0, 3)) process.stdout.write(`    ! ${p}\n`);
+    if (load.overloaded) process.stdout.write(`    ! overloaded: stopped after ${load.overloaded.afterS.toFixed(1)} s with ${load.overloaded.inFlight} requests in flight\n`);
     return report;
   }
 }
@@ -117,6 +120,7 @@ function options() {
       'cpu-prof': { type: 'boolean', default: false },
       'server-node-arg': { type: 'string', multiple: true, default: [] },
       'wait-quiet': { type: 'string', default: '0' },
+      'write-anyway': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -134,6 +138,7 @@ function options() {
     cpuProf: values['cpu-prof'] ?? false,
     serverNodeArgs: values['server-node-arg'] ?? [],
     waitQuietS: Number(values['wait-quiet']),
+    writeAnyway: values['write-anyway'] ?? false,
     quick: values.quick ?? false,
   };
 }
@@ -156,7 +161,12 @@ async function bench(opts: ReturnType<typeof options>, machine: MachineInfo): Pr
     console.log(`warm-up: ${warm / 1000} s at 200 req/s (not reported)`);
     await load.call<LoadResult>({ type: 'rate', rate: 200, warmupMs: warm, durationMs: 100, arrivals: opts.arrivals });
     for (const rate of opts.rates) {
-      await phases.run(`${rate} req/s`, { type: 'rate', rate, warmupMs: opts.warmupMs, durationMs: opts.durationMs, arrivals: opts.arrivals });
+      const r = await phases.run(`${rate} req/s`, { type: 'rate', rate, warmupMs: opts.warmupMs, durationMs: opts.durationMs, arrivals: opts.arrivals });
+      if (r.load.overloaded) {
+        const rest = opts.rates.filter((x) => x > rate);
+        if (rest.length) console.log(`  overloaded at ${rate} req/s: skipping ${rest.join(', ')} req/s`);
+        break;
+      }
     }
     await phases.run(`saturation (${opts.connections} conns)`, { type: 'closed', connections: opts.connections, warmupMs: opts.warmupMs, durationMs: opts.durationMs });
     const deepChecks = await load.call<number>({ type: 'deepChecks' });
@@ -184,7 +194,9 @@ async function main(): Promise<number> {
   if (quiet > 0.3) console.warn(`WARNING: other processes use ${quiet.toFixed(2)} of ${machine.cores} cores; the results will be disturbed (see the "Other load" column; --wait-quiet S waits).`);
   const report = await bench(opts, { ...machine, loadAverage: machineInfo().loadAverage });
   console.log(`\n${renderTerminal(report)}\n`);
-  if (opts.write) {
+  if (opts.write && contention(report) && !opts.writeAnyway) {
+    console.log('BENCHMARKS.md left alone: other processes disturbed the run (--write-anyway to record it regardless)');
+  } else if (opts.write) {
     writeSection(join(ROOT, 'BENCHMARKS.md'), 'Admission webhook', renderSection(report));
     console.log('BENCHMARKS.md: section "Admission webhook" rewritten');
   }

@@ -68,6 +68,9 @@ export interface LoadResult {
   problems: string[];
   /** Latency per request tag (requests without a tag are left out). */
   byTag: Record<string, Percentiles & { count: number }>;
+  /** Fixed rate only: set when the phase was cut short because the server fell behind
+   *  (more than maxInFlight requests waiting); the figures cover what was sent until then. */
+  overloaded?: { afterS: number; inFlight: number };
 }
 
 interface Outcome {
@@ -209,6 +212,9 @@ export interface FixedRateOptions {
   arrivals?: Arrivals;
   /** Uniform [0,1) source for poisson gaps (seeded for reproducibility). */
   random?: () => number;
+  /** Stop sending once this many requests are in flight: the server is not keeping up, and
+   *  an ever-growing backlog only measures the queue (default 256). */
+  maxInFlight?: number;
 }
 
 /** Open loop: request i leaves at its scheduled time, however many are in flight. */
@@ -220,13 +226,15 @@ export function fixedRate(client: LoadClient, next: RequestSource, opts: FixedRa
   const t0 = performance.now();
   const measureFrom = t0 + opts.warmupMs;
   const stopAt = measureFrom + opts.durationMs;
+  const maxInFlight = opts.maxInFlight ?? 256;
   let due = t0;
   let inFlight = 0;
+  let overloaded: LoadResult['overloaded'];
   return new Promise((resolve) => {
     const maybeDone = () => {
-      if (due >= stopAt && inFlight === 0) {
-        const windowMs = Math.max(opts.durationMs, measured.lastEnd - measureFrom);
-        resolve(result(measured, { mode: 'fixed-rate', targetRate: opts.rate }, windowMs));
+      if ((due >= stopAt || overloaded) && inFlight === 0) {
+        const windowMs = overloaded ? Math.max(1, measured.lastEnd - measureFrom) : Math.max(opts.durationMs, measured.lastEnd - measureFrom);
+        resolve({ ...result(measured, { mode: 'fixed-rate', targetRate: opts.rate }, windowMs), ...(overloaded ? { overloaded } : {}) });
       }
     };
     const fire = (intended: number) => {
@@ -243,11 +251,12 @@ export function fixedRate(client: LoadClient, next: RequestSource, opts: FixedRa
     };
     const tick = () => {
       const now = performance.now();
-      while (due <= now && due < stopAt) {
-        fire(due);
+      while (due <= now && due < stopAt && !overloaded) {
+        if (inFlight >= maxInFlight) overloaded = { afterS: (now - t0) / 1000, inFlight };
+        else fire(due);
         due += gap();
       }
-      if (due < stopAt) setTimeout(tick, Math.max(0, due - performance.now()));
+      if (due < stopAt && !overloaded) setTimeout(tick, Math.max(0, due - performance.now()));
       else maybeDone();
     };
     tick();

@@ -1,0 +1,159 @@
+// `npm run bench:agent`: the agent as the container runs it (compiled JS, `node
+// bin/esi.js agent`), measured from outside:
+//  1. process start → first complete file set (`..data` in place), fake store;
+//  2. steady sidecar RSS over many refresh cycles.
+// Results and the machine go into BENCHMARKS.md ("## Agent"). Budgets (DESIGN.md §5):
+// < 150 ms to the first file set, ≤ 40 MiB RSS.
+import { spawn, spawnSync } from 'node:child_process';
+import { watch } from 'node:fs';
+import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { AgentConfig } from '../../src/agent-config.js';
+import { waitForQuiet } from '../lib/cpustat.js';
+import { machineInfo, machineMarkdown } from '../lib/machine.js';
+import { markdownTable, textTable, writeSection } from '../lib/markdown.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const BIN = join(ROOT, 'bin', 'esi.js');
+const { values: opts } = parseArgs({ options: {
+  runs: { type: 'string', default: '20' }, 'rss-seconds': { type: 'string', default: '30' }, 'no-write': { type: 'boolean' },
+} });
+
+function config(mode: AgentConfig['mode'], port: number): AgentConfig {
+  const data = [];
+  const secrets: AgentConfig['secrets'] = [];
+  for (let s = 0; s < 3; s++) {
+    const name = `svc-${s}`;
+    for (let k = 0; k < 5; k++) data.push({ key: `${name}/key-${k}`, value: `bench-value-${s}-${k}-${'x'.repeat(32)}` });
+    secrets.push({ name, store: 'SecretStore/bench/fake', dataFrom: [],
+      data: Array.from({ length: 5 }, (_, k) => ({ secretKey: `key-${k}`, remoteRef: { key: `${name}/key-${k}` } })) });
+  }
+  return {
+    version: 1, mode, pod: { namespace: 'bench', name: 'bench', serviceAccountName: 'default' },
+    outputDir: '/var/run/secrets/esi', fileMode: 0o440, refreshSeconds: 1, port,
+    stores: { 'SecretStore/bench/fake': { kind: 'SecretStore', name: 'fake', provider: { fake: { data } } } },
+    secrets, templates: [{ file: 'app.conf', template: 'a={{[svc-0].key-0}}\nb={{[svc-1].key-1}}\n' }],
+  };
+}
+
+const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
+
+/** Spawns the agent and resolves when `..data` appears in the output dir. */
+async function firstFileSet(port: number): Promise<number> {
+  const root = await mkdtemp(join(tmpdir(), 'esi-bench-agent-'));
+  const out = join(root, 'var/run/secrets/esi');
+  const { mkdir } = await import('node:fs/promises');
+  await mkdir(out, { recursive: true });
+  const done = new Promise<number>((resolve, reject) => {
+    // The set is complete for a reader once `..data` and every top-level link exist
+    // (the writer adds the links right after swapping `..data`).
+    const expected = ['..data', 'app.conf', 'svc-0', 'svc-1', 'svc-2'];
+    const seen = new Set<string>();
+    const w = watch(out, (_e, name) => {
+      if (name) seen.add(name);
+      if (!expected.every((n) => seen.has(n))) return;
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      w.close();
+      resolve(ms);
+    });
+    setTimeout(() => reject(new Error('no file set within 10 s')), 10_000).unref();
+  });
+  const started = process.hrtime.bigint();
+  const child = spawn(process.execPath, [BIN, 'agent', '--root', root], {
+    env: { PATH: process.env.PATH, ESI_AGENT_CONFIG: JSON.stringify(config('native-sidecar', port)), ESI_LOG_LEVEL: 'warn' }, stdio: 'ignore',
+  });
+  try {
+    const ms = await done;
+    await access(join(out, 'app.conf'));
+    return ms;
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+async function rssOverRefreshes(seconds: number, port: number) {
+  const root = await mkdtemp(join(tmpdir(), 'esi-bench-agent-'));
+  const child = spawn(process.execPath, [BIN, 'agent', '--root', root], {
+    env: { PATH: process.env.PATH, ESI_AGENT_CONFIG: JSON.stringify(config('sidecar', port)), ESI_LOG_LEVEL: 'warn' }, stdio: 'ignore',
+  });
+  const samples: { t: number; rss: number }[] = [];
+  const started = Date.now();
+  while (Date.now() - started < seconds * 1000) {
+    await new Promise((r) => setTimeout(r, 250));
+    const status = await readFile(`/proc/${child.pid}/status`, 'utf8').catch(() => '');
+    const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
+    if (Number.isFinite(kb)) samples.push({ t: Date.now() - started, rss: kb / 1024 });
+  }
+  const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
+  await rm(root, { recursive: true, force: true });
+  const cycles = Number(/esi_agent_refresh(?:es)?_total\S*\s+(\d+)/.exec(metrics)?.[1] ?? NaN);
+  const after = samples.filter((s) => s.t > 3000).map((s) => s.rss);
+  return { first: samples[0]?.rss ?? NaN, max: Math.max(...samples.map((s) => s.rss)), steady: quantile(after, 0.5), last: after.at(-1) ?? NaN, cycles };
+}
+
+function nodeBaseline(runs: number): number[] {
+  return Array.from({ length: runs }, () => {
+    const t = process.hrtime.bigint();
+    spawnSync(process.execPath, ['-e', '0']);
+    return Number(process.hrtime.bigint() - t) / 1e6;
+  });
+}
+
+async function main() {
+  console.log('building dist/ (the agent runs as compiled JavaScript, as in its image)…');
+  if (spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' }).status !== 0) throw new Error('npm run build failed');
+  const busy = await waitForQuiet(0.3, 120_000, 3000, (c) => console.log(`waiting for a quiet machine (${c.toFixed(2)} cores busy)…`));
+  const machine = machineInfo();
+  const runs = Number(opts.runs);
+  const port = 19000 + Math.floor(Math.random() * 1000);
+  await firstFileSet(port); // warm the page cache
+  const starts: number[] = [];
+  for (let i = 0; i < runs; i++) starts.push(await firstFileSet(port));
+  const node = nodeBaseline(runs);
+  const rss = await rssOverRefreshes(Number(opts['rss-seconds']), port);
+  const f = (n: number) => n.toFixed(1);
+  const startRows = [
+    ['esi agent: start → first file set', f(quantile(starts, 0)), f(quantile(starts, 0.5)), f(quantile(starts, 0.9)), f(Math.max(...starts))],
+    ['baseline: `node -e 0` start → exit', f(quantile(node, 0)), f(quantile(node, 0.5)), f(quantile(node, 0.9)), f(Math.max(...node))],
+  ];
+  const headers = ['Measure (ms)', 'min', 'p50', 'p90', 'max'];
+  console.log(textTable(headers, startRows));
+  const rssRows = [[`sidecar, refresh every 1 s, ${opts['rss-seconds']} s`, f(rss.first), f(rss.steady), f(rss.max), f(rss.last), String(rss.cycles)]];
+  const rssHeaders = ['Run', 'RSS at start MiB', 'steady (median after 3 s) MiB', 'max MiB', 'last MiB', 'refresh cycles'];
+  console.log(textTable(rssHeaders, rssRows));
+  const p50 = quantile(starts, 0.5);
+  const body = `_Written by \`npm run bench:agent\` (bench/agent/run.ts); the runner replaces this whole section._
+
+The agent as its container runs it: compiled JavaScript (\`node bin/esi.js agent\`), the
+\`fake\` store, 3 ExternalSecrets × 5 keys plus one template, file mode 0440. Start time is
+measured from outside, from \`spawn()\` to the \`..data\` link appearing (the whole set is in
+place at that moment), over ${runs} runs after one warm-up. RSS is read from /proc every 250 ms
+while the sidecar refreshes every second.
+
+### Machine
+
+${machineMarkdown(machine)}
+- Other load when the run started: ${busy.toFixed(2)} cores
+
+### Results
+
+${markdownTable(headers, startRows)}
+
+${markdownTable(rssHeaders, rssRows)}
+
+Budgets: start → first file set < 150 ms: **${p50 < 150 ? 'MET' : 'MISSED'}** (p50 ${f(p50)} ms, of which Node.js itself takes about ${f(quantile(node, 0.5))} ms);
+sidecar RSS ≤ 40 MiB: **${rss.max <= 40 ? 'MET' : 'MISSED'}** (max ${f(rss.max)} MiB).
+`;
+  if (!opts['no-write']) writeSection(join(ROOT, 'BENCHMARKS.md'), 'Agent', body);
+}
+
+main().catch((err: Error) => {
+  console.error(`bench:agent failed: ${err.message}`);
+  process.exit(1);
+});
