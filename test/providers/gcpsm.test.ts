@@ -143,6 +143,8 @@ t.test('metadataPolicy Fetch reads labels and annotations', async (tt) => {
   tt.same(JSON.parse(text(await c.getSecret({ key, metadataPolicy: 'Fetch' }))), { annotations: {}, labels: { team: 'alpha' } });
   tt.equal(text(await c.getSecret({ key, metadataPolicy: 'Fetch', property: 'labels.team' })), 'alpha');
   tt.equal((await caught(c.getSecret({ key, metadataPolicy: 'Fetch', property: 'labels.nope' }))).code, 'NotFound');
+  const labels = await c.getSecretMap({ key, metadataPolicy: 'Fetch', property: 'labels' });
+  tt.same(Object.fromEntries(Object.entries(labels).map(([k, v]) => [k, text(v)])), { team: 'alpha' }, 'dataFrom.extract of the labels');
 });
 
 t.test('find: tags combined with name and path; invalid regexp', async (tt) => {

@@ -134,10 +134,7 @@ export class GcpsmClient implements SecretsClient {
   }
 
   async getSecretMap(ref: RemoteRef): Promise<SecretMap> {
-    if (ref.metadataPolicy === 'Fetch') {
-      const meta = await this.metadata({ ...ref, property: ref.property });
-      return this.toMap(meta, ref.key);
-    }
+    if (ref.metadataPolicy === 'Fetch') return this.toMap(await this.metadata(ref), ref.key);
     return this.toMap(await this.access(ref.key, ref.version), ref.key, ref.property);
   }
 
