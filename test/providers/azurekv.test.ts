@@ -267,6 +267,32 @@ t.test(`${name}: managed identity (IMDS)`, { skip: !kv.enforcesAuth && `${kv.lab
   tt.match(err.message, /invalid_request/, 'IMDS said why');
 });
 
+t.test(`${name}: workload identity ids and the pod token (the full exchange is in azurekv-e2e)`, async (tt) => {
+  const noIds = { ...process.env };
+  delete noIds.AZURE_CLIENT_ID;
+  delete noIds.AZURE_TENANT_ID;
+  const wi = { vaultUrl: kv.vaultUrl, tenantId: kv.tenantId, authType: 'WorkloadIdentity' };
+  const missing = await caught(newClient(testContext({ storeId, spec: wi }), noIds));
+  tt.equal(missing.code, 'InvalidSpec');
+  tt.match(missing.message, /needs the client id \(authSecretRef.clientId or identityId\)/);
+
+  // The ids of the Azure workload-identity webhook's env are the fallback.
+  const envClientId = randomUUID();
+  const c = await newClient(testContext({ storeId, spec: { vaultUrl: kv.vaultUrl, authType: 'WorkloadIdentity' }, token: async () => 'not-a-jwt' }),
+    { ...noIds, AZURE_CLIENT_ID: envClientId, AZURE_TENANT_ID: kv.tenantId });
+  const refused = await caught(c.getSecret({ key: 'anything' }));
+  tt.equal(refused.code, 'AuthFailed');
+  tt.match(kv.tokenRequests.find((r) => r.clientId === envClientId), { tenant: kv.tenantId, method: 'certificate', granted: false },
+    'the assertion went to the token endpoint for AZURE_CLIENT_ID in AZURE_TENANT_ID');
+
+  // The agent's own error about the pod token survives MSAL's rewrapping.
+  const wrongAudience = new ProviderError('AuthFailed', storeId, 'the mounted token is for audience "esi", the store wants "api://AzureADTokenExchange"');
+  const d = await client({ ...wi, identityId: randomUUID() }, {});
+  const ctxClient = await provider.newClient(testContext({ storeId, spec: { ...wi, identityId: randomUUID() }, token: async () => Promise.reject(wrongAudience) }));
+  tt.equal(await caught(ctxClient.getSecret({ key: 'anything' })), wrongAudience, 'the same error, not "token endpoint refused"');
+  tt.match((await caught(d.getSecret({ key: 'anything' }))).message, /no service-account token available/);
+});
+
 t.test(`${name}: a server that never answers is a Timeout within timeoutMs`, async (tt) => {
   const sockets = new Set<Socket>();
   const silent: Server = createServer((s) => sockets.add(s));

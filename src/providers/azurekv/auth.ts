@@ -6,7 +6,7 @@
 //  - WorkloadIdentity: the pod's own projected service-account token exchanged at Entra
 //    ID as a client assertion (federated identity credential).
 // No credential value is logged or put in an error.
-import type { TokenCredential } from '@azure/core-auth';
+import type { AccessToken, GetTokenOptions, TokenCredential } from '@azure/core-auth';
 import {
   ClientAssertionCredential,
   ClientCertificateCredential,
@@ -87,7 +87,34 @@ async function workloadIdentity(ctx: ProviderContext, spec: AzureKVProvider, o: 
   }
   const audience = spec.serviceAccountRef?.audiences?.[0] ?? WORKLOAD_IDENTITY_AUDIENCE;
   // Re-read on every token request: the kubelet rotates the projected token.
-  return new ClientAssertionCredential(tenantId, clientId, () => ctx.serviceAccountToken(audience), o);
+  let failure: ProviderError | undefined;
+  const assertion = async () => {
+    failure = undefined;
+    try {
+      return await ctx.serviceAccountToken(audience);
+    } catch (err) {
+      if (err instanceof ProviderError) failure = err;
+      throw err;
+    }
+  };
+  return new PodTokenCredential(new ClientAssertionCredential(tenantId, clientId, assertion, o), () => failure);
+}
+
+/** MSAL rewraps whatever the assertion callback throws into a message-only error; this
+ *  keeps the agent's own error about the pod token (not mounted, wrong audience). */
+class PodTokenCredential implements TokenCredential {
+  constructor(
+    private readonly inner: TokenCredential,
+    private readonly failure: () => ProviderError | undefined,
+  ) {}
+
+  async getToken(scopes: string | string[], options?: GetTokenOptions): Promise<AccessToken | null> {
+    try {
+      return await this.inner.getToken(scopes, options);
+    } catch (err) {
+      throw this.failure() ?? err;
+    }
+  }
 }
 
 export async function credentialFor(ctx: ProviderContext, spec: AzureKVProvider, opts: CredentialOptions,
