@@ -627,8 +627,11 @@ async function startLowkeyVault(jar: { path: string; version: string }, tls: Tes
   const child = spawn('timeout', ['1200', javaBinary(), '-Xmx256m', '-jar', jar.path,
     '--server.address=127.0.0.1', `--server.port=${port}`,
     `--server.ssl.key-store=${join(tls.dir, 'server.p12')}`, '--server.ssl.key-store-type=PKCS12', '--server.ssl.key-store-password=changeit',
-    // Only the auto-registered default vaults (https://127.0.0.1:<port>, https://localhost:<port>).
-    '--LOWKEY_VAULT_NAMES=-',
+    // The default vaults are auto-registered (https://127.0.0.1:<port> among them). The
+    // challenge's resource is set to Key Vault's, as the token endpoint stand-in and the
+    // provider expect. Untested here: lowkey-vault's challenge must also name a tenant
+    // the credential accepts (its documentation does not say which it sends).
+    '--LOWKEY_AUTH_RESOURCE=vault.azure.net',
   ], { stdio: ['ignore', out, out] });
   const url = `https://127.0.0.1:${port}`;
   const deadline = Date.now() + 90_000;
