@@ -165,6 +165,11 @@ t.test('plaintext only when the url says http://', async (tt) => {
   const err = await caught(tlsToPlain.getSecret({ key: 'k' }));
   tt.equal(err.code, 'Unreachable', 'host:port means TLS: a plaintext plugin fails the handshake');
   tt.notMatch(err.message, /\bv\b.*\bv\b/);
+  const plainToTls = await client('SecretStore/team-a/plain', `http://127.0.0.1:${tlsPlugin.port}`, undefined, 1000);
+  tt.teardown(() => plainToTls.close());
+  const err2 = await caught(plainToTls.getSecret({ key: 'k' }));
+  tt.equal(err2.code, 'Unreachable');
+  tt.match(err2.message, /if the plugin serves TLS, write the url as host:port or https:\/\//);
   const problems = provider.validateSpec({ url: `http://127.0.0.1:${plain.port}`, tlsSecretRef: { name: 'plugin-tls' } });
   tt.match(problems.join(), /plaintext \(http:\/\/\) but tlsSecretRef is set/);
 });

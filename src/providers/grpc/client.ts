@@ -48,6 +48,8 @@ export interface GrpcClientOptions {
   /** The url as configured (messages). */
   url: string;
   channel: { credentials: ChannelCredentials; clientCert: boolean };
+  /** TLS (false only for an explicit http:// url). */
+  tls: boolean;
   tlsSecret?: string;
   /** UTF-8 JSON of the store description sent as `store`. */
   store: Uint8Array;
@@ -75,8 +77,8 @@ export class GrpcSecretsClient implements SecretsClient {
   }
 
   private info(method: string, key: string | undefined, attempts: number, value?: Uint8Array): CallInfo {
-    const { storeId, url, timeoutMs, channel, tlsSecret } = this.o;
-    return { storeId, url, method, key, timeoutMs, attempts, clientCert: channel.clientCert, ...(tlsSecret ? { tlsSecret } : {}), ...(value ? { value } : {}) };
+    const { storeId, url, timeoutMs, channel, tlsSecret, tls } = this.o;
+    return { storeId, url, method, key, timeoutMs, attempts, tls, clientCert: channel.clientCert, ...(tlsSecret ? { tlsSecret } : {}), ...(value ? { value } : {}) };
   }
 
   /** One unary call with its deadline; resolves the raw reply bytes. */

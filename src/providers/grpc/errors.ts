@@ -19,6 +19,8 @@ export interface CallInfo {
   key?: string;
   timeoutMs: number;
   attempts: number;
+  /** Whether the channel uses TLS (false: an explicit http:// url). */
+  tls: boolean;
   /** Whether a client certificate was presented (mTLS). */
   clientCert: boolean;
   /** The Secret holding the TLS material, for hints. */
@@ -93,7 +95,10 @@ function unavailable(info: CallInfo, details: string): [ProviderErrorCode, strin
   }
   const transport = /^No connection established|^Connection dropped|^Failed to connect/.test(details) || reason !== sanitize(details, info.value);
   if (/^Failed to connect/.test(reason) && info.clientCert) {
-    return ['Unreachable', `${at} is not reachable: ${reason} (the plugin closed the connection during the TLS handshake: it may not trust tls.crt${secret})`, true];
+    return ['Unreachable', `${at} is not reachable: ${reason}${attemptsNote(info)}; the plugin closed the connection during the TLS handshake: it may not trust tls.crt${secret}`, true];
+  }
+  if (/^Failed to connect/.test(reason) && !info.tls) {
+    return ['Unreachable', `${at} is not reachable: ${reason}${attemptsNote(info)}; if the plugin serves TLS, write the url as host:port or https://`, true];
   }
   return ['Unreachable', `${at} ${transport ? 'is not reachable' : 'is unavailable'}: ${reason}${attemptsNote(info)}`, true];
 }

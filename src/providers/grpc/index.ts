@@ -41,6 +41,7 @@ export const provider: Provider = {
       target: endpoint.target,
       url: endpoint.display,
       channel,
+      tls: endpoint.tls,
       ...(spec.tlsSecretRef?.name ? { tlsSecret: spec.tlsSecretRef.name } : {}),
       store,
       timeoutMs: ctx.timeoutMs,
