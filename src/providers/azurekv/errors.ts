@@ -71,21 +71,26 @@ function fromStatus(status: number, code: string, what: string): [ProviderErrorC
   return ['Unknown', `request failed (${detail})`];
 }
 
-/** Identity errors: the token endpoint (Entra ID, IMDS) refused or was not reachable. */
+/** OAuth 2.0 / Entra ID error codes worth naming (RFC 6749 §5.2 and MSAL's). */
+const OAUTH_CODES = /\b(invalid_client|invalid_request|invalid_grant|invalid_scope|invalid_tenant|unauthorized_client|unsupported_grant_type|interaction_required|temporarily_unavailable|not_found|server_error)\b/;
+const CREDENTIAL_ERRORS = new Set(['AuthenticationError', 'AuthenticationRequiredError', 'CredentialUnavailableError']);
+
+/** Identity errors: the token endpoint (Entra ID, IMDS) refused or was not reachable.
+ *  Only the OAuth error code, the AADSTS number and the status are kept. */
 function fromCredential(e: ErrorLike): [ProviderErrorCode, string] | undefined {
   if (e.name === 'AggregateAuthenticationError' && e.errors?.length) return fromCredential(e.errors[0] as ErrorLike);
-  if (e.name === 'CredentialUnavailableError') {
-    const net = networkCode(e);
-    if (net) return fromNetworkCode(net).map((m, i) => (i === 1 ? `token endpoint: ${m}` : m)) as [ProviderErrorCode, string];
+  if (!CREDENTIAL_ERRORS.has(e.name ?? '')) return undefined;
+  const net = networkCode(e);
+  if (net) {
+    const [code, message] = fromNetworkCode(net);
+    return [code, `token endpoint: ${message}`];
+  }
+  const said = `${e.errorResponse?.error ?? ''} ${e.errorResponse?.errorDescription ?? ''} ${e.message ?? ''}`;
+  const parts = [OAUTH_CODES.exec(said)?.[1], /\bAADSTS\d+\b/.exec(said)?.[0], e.statusCode ? `status ${e.statusCode}` : undefined].filter(Boolean);
+  if (e.name === 'CredentialUnavailableError' && parts.length === 0) {
     return ['AuthFailed', 'no usable credential: the managed identity or workload identity endpoint is not available in this environment'];
   }
-  if (e.name !== 'AuthenticationError') return undefined;
-  const net = networkCode(e);
-  if (net) return fromNetworkCode(net).map((m, i) => (i === 1 ? `token endpoint: ${m}` : m)) as [ProviderErrorCode, string];
-  const oauth = e.errorResponse?.error;
-  const aadsts = /\bAADSTS\d+\b/.exec(e.errorResponse?.errorDescription ?? '')?.[0];
-  const parts = [oauth && /^[a-z_]{1,64}$/.test(oauth) ? oauth : undefined, aadsts, e.statusCode ? `status ${e.statusCode}` : undefined];
-  return ['AuthFailed', `the token endpoint refused the credentials (${parts.filter(Boolean).join(', ') || 'no details'})`];
+  return ['AuthFailed', `the token endpoint refused the credentials (${parts.join(', ') || 'no details'})`];
 }
 
 /** Turns anything thrown during an operation into a ProviderError naming store and key. */
