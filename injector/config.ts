@@ -72,6 +72,7 @@ function checkStores(v: unknown): void {
     }
     str(s.name, `${f}.name`);
     str(s.credentialsDir, `${f}.credentialsDir`, { optional: true, absolute: true });
+    str(s.configMapsDir, `${f}.configMapsDir`, { optional: true, absolute: true });
     str(s.tokenPath, `${f}.tokenPath`, { optional: true, absolute: true });
     str(s.tokenAudience, `${f}.tokenAudience`, { optional: true });
     try {

@@ -78,6 +78,7 @@ export class Fetcher {
       namespace: config.pod.namespace,
       spec: (store.provider as Record<string, unknown>)[providerName],
       readCredential: (ref) => this.readCredential(key, store, ref),
+      readConfigMap: (ref) => this.readConfigMap(key, store, ref),
       serviceAccountToken: (audience) => this.readToken(key, store, audience),
       logger: logger.child({ store: key, provider: providerName }),
       timeoutMs: this.opts.timeoutMs ?? 10_000,
@@ -96,6 +97,16 @@ export class Fetcher {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? 'error';
       throw new ProviderError('NotFound', storeId, `credential ${ref.name}/${ref.key} is not mounted (${code})`);
+    }
+  }
+
+  /** `<configMapsDir>/<name>/<key>`: ConfigMaps (CA bundles) the webhook mounted. */
+  private async readConfigMap(storeId: string, store: AgentStore, ref: SecretKeySelector): Promise<Uint8Array> {
+    if (!store.configMapsDir) throw new ProviderError('NotFound', storeId, `ConfigMap ${ref.name}/${ref.key} is not mounted (no configMapsDir)`);
+    try {
+      return new Uint8Array(await readFile(join(underRoot(this.opts.root, store.configMapsDir), ref.name, ref.key ?? '')));
+    } catch (err) {
+      throw new ProviderError('NotFound', storeId, `ConfigMap ${ref.name}/${ref.key} is not mounted (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
     }
   }
 

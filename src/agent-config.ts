@@ -22,6 +22,8 @@ export interface AgentStore {
   /** Credential Secrets the webhook mounted into the agent container only: each
    *  referenced `{name, key}` is the file `<credentialsDir>/<name>/<key>`. */
   credentialsDir?: string;
+  /** ConfigMaps the store references (CA bundles): `<configMapsDir>/<name>/<key>`. */
+  configMapsDir?: string;
   /** Projected token of the pod's own service account for this store (pod identity). */
   tokenPath?: string;
   /** Audience that token was issued for. */

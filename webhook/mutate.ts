@@ -125,7 +125,8 @@ function storeMounts(inputs: MutationInputs): Mounts {
 
 function agentStore(store: ResolvedStore, audiences: string[], agent: AgentSettings): AgentStore {
   const out: AgentStore = { kind: store.kind, name: store.name, provider: store.provider };
-  if (store.credentials.length) out.credentialsDir = CREDENTIALS_DIR;
+  if (store.credentials.some((c) => c.kind === 'Secret')) out.credentialsDir = CREDENTIALS_DIR;
+  if (store.credentials.some((c) => c.kind === 'ConfigMap')) out.configMapsDir = CONFIGMAPS_DIR;
   if (store.identity) {
     const audience = store.identity.audience ?? agent.defaultTokenAudience;
     out.tokenPath = `${TOKENS_DIR}/token-${audiences.indexOf(audience)}`;

@@ -74,6 +74,9 @@ export interface ProviderContext {
   /** Reads one credential key the store references (a mounted file in the agent,
    *  the API in the reconciler). Throws ProviderError when absent. */
   readCredential(ref: SecretKeySelector): Promise<Uint8Array>;
+  /** Reads one key of a ConfigMap the store references (e.g. a `caProvider` of type
+   *  ConfigMap). Optional: absent where no ConfigMap is available. */
+  readConfigMap?(ref: SecretKeySelector): Promise<Uint8Array>;
   /** The workload's own service-account token (pod identity); `audience` as configured. */
   serviceAccountToken(audience?: string): Promise<string>;
   logger: Logger;

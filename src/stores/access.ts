@@ -112,6 +112,14 @@ const DEFAULT_AUDIENCE: Partial<Record<string, string>> = {
 };
 
 type Spec = Record<string, unknown>;
+
+/** Audiences that depend on the spec: GKE workload identity wants `<project>.svc.id.goog`. */
+function specAudience(name: string, p: Spec): string | undefined {
+  if (name !== 'gcpsm') return undefined;
+  const wi = isObject(p.auth) && isObject(p.auth.workloadIdentity) ? p.auth.workloadIdentity : undefined;
+  const project = (wi?.clusterProjectID ?? p.projectID) as string | undefined;
+  return wi && project ? `${project}.svc.id.goog` : undefined;
+}
 const auth = (p: Spec): Spec | undefined => (isObject(p.auth) ? p.auth : undefined);
 
 /** Per provider: does a spec without a referenced ServiceAccount still use the ambient
@@ -133,5 +141,5 @@ export function podIdentity(provider: SecretStoreProvider): { needed: boolean; a
   const fromRef = serviceAccounts.find((s) => s.audiences?.length)?.audiences?.[0];
   const spec = ((provider as Record<string, Spec | undefined>)[name]) ?? {};
   const needed = serviceAccounts.length > 0 || (AMBIENT_IDENTITY[name]?.(spec) ?? false);
-  return { needed, audience: fromRef ?? DEFAULT_AUDIENCE[name] };
+  return { needed, audience: fromRef ?? specAudience(name, spec) ?? DEFAULT_AUDIENCE[name] };
 }

@@ -89,7 +89,7 @@ t.test('native sidecar: files, modes, refresh on change, reload call, last good 
   const readyPort = JSON.parse(container.env![0]!.value!).port as number;
   t.equal((await fetch(`http://127.0.0.1:${readyPort}/readyz`)).status, 200, 'the startup probe passes after the first render');
 
-  await core.patchNamespacedSecret({ name: 'db', namespace: ns, body: { stringData: { password: `${CANARY}-2` } } }, { headers: { 'Content-Type': 'application/merge-patch+json' } } as never);
+  await core.replaceNamespacedSecret({ name: 'db', namespace: ns, body: { metadata: { name: 'db' }, stringData: { username: 'orders', password: `${CANARY}-2` } } });
   await until('the changed value', async () => (await readFile(join(out, 'db', 'password'), 'utf8')) === `${CANARY}-2`, 40_000);
   t.equal(await readFile(join(out, 'db.url'), 'utf8'), `postgres://orders:${CANARY}-2@db:5432/orders`);
   await until('the reload call', async () => reloads >= 1, 15_000);
