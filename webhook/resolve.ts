@@ -130,7 +130,7 @@ export function resolve(pod: PodFacts, request: InjectionRequest, lookup: Object
     const resolved = stores.get(key) ?? checkStore(store, pod, lookup, opts, problems);
     if (!resolved) continue;
     stores.set(key, resolved);
-    let engine: TemplateEngineChoice = 'none';
+    let engine: TemplateEngineChoice;
     try {
       engine = selectTemplateEngine(name, es.metadata.annotations, es.spec.target?.template);
     } catch (err) {
