@@ -20,6 +20,8 @@ Serves the ESI mutating admission webhook over HTTPS.
   --token-audience AUD        default audience of pod-identity tokens (default "esi")
   --store-classes LIST        comma-separated spec.controller classes to serve; "" = unclassed
                               (default: every store)
+  --agent-env NAME=VALUE      extra environment for every injected agent, repeatable; for
+                              non-secret settings only (provider endpoints, CA file paths)
   certificates, either mounted files (e.g. cert-manager):
   --tls-cert-file F --tls-key-file F [--tls-ca-file F]
   or self-managed (default):
@@ -49,6 +51,7 @@ const OPTIONS = {
   'agent-pull-policy': { type: 'string', default: 'IfNotPresent' },
   'token-audience': { type: 'string', default: 'esi' },
   'store-classes': { type: 'string' },
+  'agent-env': { type: 'string', multiple: true },
   'tls-cert-file': { type: 'string' },
   'tls-key-file': { type: 'string' },
   'tls-ca-file': { type: 'string' },
@@ -77,6 +80,20 @@ async function tlsFrom(v: Values, kc: KubeConfig, logger: Logger): Promise<TlsSo
   });
 }
 
+/** `NAME=VALUE` pairs; names must be valid env names and not the agent's own config. */
+export function parseAgentEnv(pairs: string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    const name = eq > 0 ? pair.slice(0, eq) : '';
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || name === 'ESI_AGENT_CONFIG') {
+      throw new Error(`--agent-env "${pair}": expected NAME=VALUE with a valid variable name other than ESI_AGENT_CONFIG`);
+    }
+    env[name] = pair.slice(eq + 1);
+  }
+  return env;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const { values: v } = parseArgs({ args: argv, options: OPTIONS, strict: true });
   if (v.help) {
@@ -96,6 +113,7 @@ export async function main(argv: string[]): Promise<number> {
     agent: {
       image: v['agent-image'], defaultTokenAudience: v['token-audience']!,
       imagePullPolicy: v['agent-pull-policy'] as 'Always' | 'IfNotPresent' | 'Never',
+      env: parseAgentEnv(v['agent-env'] ?? []),
     },
   });
   await app.listen({ host: v.listen, port: Number(v.port) });

@@ -22,6 +22,9 @@ export interface AgentSettings {
   /** Token audience for stores that need pod identity and name no audience. */
   defaultTokenAudience: string;
   tokenExpirationSeconds?: number;
+  /** Operator-set, non-secret environment for every agent (e.g. a provider endpoint or an
+   *  extra CA file path); tenants cannot set it. */
+  env?: Record<string, string>;
 }
 
 export interface MutationInputs {
@@ -177,7 +180,10 @@ function agentContainer(name: string, config: AgentConfig, inputs: MutationInput
     image: agent.image,
     imagePullPolicy: agent.imagePullPolicy ?? 'IfNotPresent',
     args: ['agent'],
-    env: [{ name: AGENT_CONFIG_ENV, value: canonicalJson(config) }],
+    env: [
+      { name: AGENT_CONFIG_ENV, value: canonicalJson(config) },
+      ...Object.entries(agent.env ?? {}).sort(([a], [b]) => a.localeCompare(b)).map(([name, value]) => ({ name, value })),
+    ],
     resources: {
       requests: { cpu: request.cpuRequest, memory: request.memoryRequest },
       limits: { memory: request.memoryLimit },
