@@ -13,11 +13,16 @@
 #
 # Why a wrapper module: both go.mod files carry `replace` lines (./api, ./sdk, forks), so
 # `go install module@version` refuses them. A tiny module that requires the server module
-# and repeats its non-local replaces builds `main` like any dependency; the local ones
-# (./api, ./sdk) resolve to the published versions the server's go.mod requires.
+# and repeats its non-local replaces builds `main` like any dependency; each local one
+# (`X => ./sdk`) becomes `X => X <the version the server's go.mod requires>`, pinned by a
+# replace so a plugin that requires a newer X cannot pull in an incompatible tree.
+# Why Vault v1.21.0 and not the newest patch: a release's in-tree ./sdk must equal a
+# published sdk version. v1.21.0 requires sdk v0.20.0, which matches its tree; v1.21.4's
+# tree carries release-branch backports no published sdk has (the build fails), and this
+# proxy refuses commit-hash (pseudo-version) queries that could pin the exact tree.
 set -euo pipefail
 
-VAULT_VERSION=${VAULT_VERSION:-v1.21.4}
+VAULT_VERSION=${VAULT_VERSION:-v1.21.0}
 OPENBAO_VERSION=${OPENBAO_VERSION:-v2.4.4}
 impl=${ESI_VAULT_IMPL:-vault}
 
@@ -55,9 +60,13 @@ step "$name: writing wrapper module"
   echo "module esi.local/$name-build"
   echo "go 1.25"
   echo "require $module $version"
-  # Keep the replaces that point at other modules (forks, pinned versions); drop the
-  # `=> ./dir` ones, whose published versions the server module requires already.
+  # Keep the replaces that point at other modules (forks, pinned versions).
   grep -E '^\s*replace\s+\S+(\s+v\S+)?\s+=>\s+[^.[:space:]]' "$gomod" || true
+  # Pin each `X => ./dir` module to the version the server requires.
+  grep -E '^\s*replace\s+\S+\s+=>\s+\./' "$gomod" | awk '{print $2}' | while read -r m; do
+    v=$(grep -E "^\s+$m\s+v" "$gomod" | awk '{print $2}' | head -1)
+    if [ -n "$v" ]; then echo "replace $m => $m $v"; fi
+  done
 } >"$w/go.mod"
 printf 'package tools\n\nimport _ "%s"\n' "$module" >"$w/tools.go"
 
