@@ -70,9 +70,24 @@ function targets(pod: V1Pod, request: InjectionRequest): V1Container[] {
 /** JSON with object keys sorted: the same inputs give the same pod, whatever key order
  *  the objects arrived in (API cache vs. YAML files). */
 export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v);
+  // Hand-rolled rather than a JSON.stringify replacer: it runs on every admission and
+  // the replacer's per-object copies dominated the profile. Store and ExternalSecret specs
+  // come from the informer cache, whose objects are replaced (never mutated) on update,
+  // so their encoding is remembered per object.
+  if (value === null || typeof value !== 'object') return value === undefined ? 'null' : JSON.stringify(value);
+  const known = encoded.get(value);
+  if (known !== undefined) return known;
+  let out: string;
+  if (Array.isArray(value)) out = `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
+  else {
+    const keys = Object.keys(value).filter((k) => (value as Record<string, unknown>)[k] !== undefined).sort();
+    out = `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  encoded.set(value, out);
+  return out;
 }
+
+const encoded = new WeakMap<object, string>();
 
 const shortHash = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 10);
 

@@ -22,18 +22,30 @@ function closest(name: string): string | undefined {
   return best && score(name, best) > PREFIX.length + 4 ? best : undefined;
 }
 
+// Pods of one workload carry the same templates: remember each text's verdict (bounded).
+const parseVerdicts = new Map<string, string | undefined>();
+const MAX_VERDICTS = 1000;
+
+function parseProblem(template: string): string | undefined {
+  if (parseVerdicts.has(template)) return parseVerdicts.get(template);
+  let verdict: string | undefined;
+  try {
+    Handlebars.parse(template);
+  } catch (err) {
+    // Handlebars' parse errors carry the line; never echo the template text back.
+    verdict = String((err as Error).message).split('\n')[0];
+  }
+  if (parseVerdicts.size >= MAX_VERDICTS) parseVerdicts.delete(parseVerdicts.keys().next().value!);
+  parseVerdicts.set(template, verdict);
+  return verdict;
+}
+
 function templateProblems(file: string, template: string): string | undefined {
   if (!FILE_NAME.test(file) || file.startsWith('..')) {
     return `${TEMPLATE_PREFIX}${file}: "${file}" is not a valid file name (letters, digits, ".", "_", "-"; not starting with "..")`;
   }
-  try {
-    Handlebars.parse(template);
-    return undefined;
-  } catch (err) {
-    // Handlebars' parse errors carry the line; never echo the template text back.
-    const first = String((err as Error).message).split('\n')[0];
-    return `${TEMPLATE_PREFIX}${file}: the template does not parse: ${first}`;
-  }
+  const problem = parseProblem(template);
+  return problem ? `${TEMPLATE_PREFIX}${file}: the template does not parse: ${problem}` : undefined;
 }
 
 export function parseAnnotations(annotations: Record<string, string> | undefined): ParseResult {

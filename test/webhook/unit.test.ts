@@ -126,3 +126,10 @@ t.test('operator-set agent environment', async (t) => {
   const env = out.kind === 'mutated' ? out.pod.spec!.initContainers![0]!.env! : [];
   t.same(env.map((e) => e.name), ['ESI_AGENT_CONFIG', 'A', 'B'], 'added after the config, sorted');
 });
+
+t.test('canonical JSON sorts keys at every level and matches JSON.parse', async (t) => {
+  const { canonicalJson } = await import('../../webhook/mutate.js');
+  const v = { b: [3, { z: 1, a: 'x"y' }, null], a: { d: undefined, c: true }, e: 'é' };
+  t.equal(canonicalJson(v), '{"a":{"c":true},"b":[3,{"a":"x\\"y","z":1},null],"e":"é"}');
+  t.same(JSON.parse(canonicalJson(v)), JSON.parse(JSON.stringify(v)));
+});
