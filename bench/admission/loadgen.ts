@@ -95,22 +95,14 @@ class Traffic {
 
 let client: LoadClient | undefined;
 let traffic: Traffic | undefined;
-let target: { url: string; ca: string } | undefined;
 const rng = new Rng(99);
-
-/** Each phase starts with a new connection pool (opened during its warm-up), so sockets
- *  piled up by an overloaded phase do not carry over into the next one. */
-function freshClient(): LoadClient {
-  client?.close();
-  client = new LoadClient({ ...target!, timeoutMs: 10_000 });
-  return client;
-}
 
 serveParent({
   init: (m) => {
     const corpus = buildCorpus(Number(m.corpusSize ?? 400));
     traffic = new Traffic(corpus, 1234);
-    target = { url: String(m.url), ca: String(m.caPem) };
+    // One pool for the whole run, like the apiserver's long-lived transport.
+    client = new LoadClient({ url: String(m.url), ca: String(m.caPem), timeoutMs: 10_000, maxIdleSockets: 25 });
     const sizes = corpus.map((e) => JSON.stringify(e.review).length);
     const byShape: Record<string, { count: number; bytes: number }> = {};
     for (const [i, e] of corpus.entries()) {
@@ -120,11 +112,11 @@ serveParent({
     }
     return { reviews: corpus.length, minBytes: Math.min(...sizes), maxBytes: Math.max(...sizes), byShape };
   },
-  rate: (m) => fixedRate(freshClient(), traffic!.next, {
+  rate: (m) => fixedRate(client!, traffic!.next, {
     rate: Number(m.rate), warmupMs: Number(m.warmupMs), durationMs: Number(m.durationMs),
     arrivals: (m.arrivals as Arrivals | undefined) ?? 'uniform', random: () => rng.next(),
   }),
-  closed: (m) => closedLoop(freshClient(), traffic!.next, {
+  closed: (m) => closedLoop(client!, traffic!.next, {
     connections: Number(m.connections), warmupMs: Number(m.warmupMs), durationMs: Number(m.durationMs),
   }),
   deepChecks: () => traffic?.deepChecks ?? 0,

@@ -24,6 +24,9 @@ export interface PhaseReport {
     cpuMsPerRequest: number;
     elu: number;
     rssMiB: number;
+    /** Event-loop delay (monitorEventLoopDelay) and GC pauses over the phase. */
+    loopDelay: { p99Ms: number; maxMs: number };
+    gc: { count: number; totalMs: number; maxMs: number; major: number };
   };
 }
 
@@ -102,9 +105,11 @@ function shapeTable(r: RunReport): string {
 
 function phaseNotes(r: RunReport): string {
   const lines = r.phases.map((p) => {
-    const lag = p.load.scheduleLagMs ? `; generator send lag p99 ${ms(p.load.scheduleLagMs.p99)} ms` : '';
-    return `- ${p.name}: ${p.load.completed} requests in ${p.load.durationS.toFixed(1)} s; at most ${p.load.maxInFlight} in flight; ${p.load.newConnections} new TLS connections${lag}; ` +
-      `server event-loop utilisation ${(p.server.elu * 100).toFixed(0)} %, RSS ${p.server.rssMiB.toFixed(0)} MiB; ${p.server.observations} histogram observations.`;
+    const lag = p.load.scheduleLagMs ? `; generator send lag p99 ${ms(p.load.scheduleLagMs.p99)} ms, max ${ms(p.load.scheduleLagMs.max)} ms` : '';
+    const s = p.server;
+    return `- ${p.name}: ${p.load.completed} requests in ${p.load.durationS.toFixed(1)} s; at most ${p.load.maxInFlight} in flight; ${p.load.newConnections} new TLS connections${lag}. ` +
+      `Server: event-loop utilisation ${(s.elu * 100).toFixed(0)} %, event-loop delay p99 ${ms(s.loopDelay.p99Ms)} ms / max ${ms(s.loopDelay.maxMs)} ms, ` +
+      `GC ${s.gc.count} pauses (${s.gc.major} major) totalling ${ms(s.gc.totalMs)} ms, longest ${ms(s.gc.maxMs)} ms; RSS ${s.rssMiB.toFixed(0)} MiB; ${s.observations} histogram observations.`;
   });
   return lines.join('\n');
 }
@@ -116,11 +121,15 @@ export function renderSection(r: RunReport): string {
 Latency of \`POST /mutate\` on the real webhook server (\`webhook/server.ts\`, fastify over
 HTTPS, metrics on, the product pino logger at \`info\` writing to /dev/null) with an in-memory
 lookup (\`${s.lookup}\`) over ${r.objects.externalSecrets} ExternalSecrets, ${r.objects.secretStores} SecretStores and ${r.objects.clusterSecretStores} ClusterSecretStores
-(with conditions) in ${r.objects.namespaces} namespaces. The load generator is a second process: TLS with keep-alive,
-the server certificate verified against the CA, a fresh uid per request; every answer is
+(with conditions) in ${r.objects.namespaces} namespaces. The load generator is a second process speaking to it like the kube-apiserver does: HTTP/1.1
+over TLS (server certificate verified against the CA), one request per connection at a time,
+new connections (full handshakes, no session resumption) opened for concurrent requests and
+up to 25 idle ones kept (client-go's idleConnsPerHost); a fresh uid per request; every answer is
 checked (uid, allowed, patch or denial) and ${r.deepChecks} were checked deeply (patch applied, agent
 config lists exactly the requested secrets). Fixed-rate phases are open loop (${s.arrivals} arrivals): each
-lasts ${s.warmupMs / 1000} s of warm-up (discarded) + ${s.durationMs / 1000} s measured, after a 5 s warm-up of the process. The saturation
+starts with ${s.warmupMs / 1000} s of warm-up (rate ramping up from 10 %, discarded), then
+${s.durationMs / 1000} s are measured; a phase stops early if 256 requests are in flight (the server is not keeping
+up) and higher rates are then skipped. A 5 s warm-up of the process comes first. The saturation
 phase is closed loop with ${s.connections} connections. Client and server share the machine's cores.
 
 ### Machine

@@ -48,6 +48,8 @@ interface ServerStats {
   elu: number;
   rss: number;
   heapUsed: number;
+  loopDelay: { p99Ms: number; maxMs: number };
+  gc: { count: number; totalMs: number; maxMs: number; major: number };
 }
 
 function scrape(port: number, ca: string): Promise<string> {
@@ -92,6 +94,8 @@ class Phases {
         cpuPercent: serverCpuPercent,
         cpuMsPerRequest: hist.count ? cpuUs / 1000 / hist.count : 0,
         elu: after.stats.elu,
+        loopDelay: after.stats.loopDelay,
+        gc: after.stats.gc,
         rssMiB: after.stats.rss / 1024 ** 2,
       },
     };
@@ -99,7 +103,9 @@ class Phases {
     const l = load.latencyMs;
     process.stdout.write(`${load.throughput.toFixed(0)} req/s, p50 ${l.p50.toFixed(2)} ms, p99 ${l.p99.toFixed(2)} ms, max ${l.max.toFixed(2)} ms, ` +
       `errors ${load.errors + load.non2xx + load.invalid}, CPU server ${report.server.cpuPercent.toFixed(0)} % / client ${load.generatorCpuPercent.toFixed(0)} %, ` +
-      `in flight ≤${load.maxInFlight}, new conns ${load.newConnections}, other processes ${report.machine.otherCores.toFixed(2)} cores\n`);
+      `in flight ≤${load.maxInFlight}, new conns ${load.newConnections}, send lag max ${(load.scheduleLagMs?.max ?? 0).toFixed(0)} ms, ` +
+      `server loop delay max ${report.server.loopDelay.maxMs.toFixed(0)} ms, GC max ${report.server.gc.maxMs.toFixed(0)} ms (${report.server.gc.major} major), ` +
+      `other processes ${report.machine.otherCores.toFixed(2)} cores\n`);
     for (const p of load.problems.slice(0, 3)) process.stdout.write(`    ! ${p}\n`);
     if (load.overloaded) process.stdout.write(`    ! overloaded: stopped after ${load.overloaded.afterS.toFixed(1)} s with ${load.overloaded.inFlight} requests in flight\n`);
     return report;

@@ -3,7 +3,7 @@
 // stdout to /dev/null so the JSON lines are produced but no terminal I/O is measured) and an
 // in-memory lookup over the generated cluster. Driven by the runner over IPC.
 import type { AddressInfo } from 'node:net';
-import { performance } from 'node:perf_hooks';
+import { constants, monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { TlsSource } from '../../certs/index.js';
 import { generateCa, issueServingCert } from '../../certs/pki.js';
@@ -38,18 +38,33 @@ async function main() {
   await app.listen({ host: '127.0.0.1', port: 0 });
   const port = (app.server.address() as AddressInfo).port;
   let elu = performance.eventLoopUtilization();
+  const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+  loopDelay.enable();
+  let gc = { count: 0, totalMs: 0, maxMs: 0, major: 0 };
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      gc.count++;
+      gc.totalMs += e.duration;
+      gc.maxMs = Math.max(gc.maxMs, e.duration);
+      if ((e.detail as { kind?: number } | undefined)?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) gc.major++;
+    }
+  }).observe({ entryTypes: ['gc'] });
   serveParent({
     info: () => ({
       port, caPem, pid: process.pid, lookup: values.lookup,
       objects: { namespaces: cluster.namespaces.length, secretStores: cluster.secretStores.length, clusterSecretStores: cluster.clusterSecretStores.length, externalSecrets: cluster.externalSecrets.length },
     }),
-    /** CPU time (µs) since start, event-loop utilisation since the previous call, memory. */
+    /** CPU time (µs) since start; event-loop utilisation and delay, GC pauses since the previous call; memory. */
     stats: () => {
       const now = performance.eventLoopUtilization();
       const delta = performance.eventLoopUtilization(now, elu);
       elu = now;
       const mem = process.memoryUsage();
-      return { cpu: process.cpuUsage(), elu: delta.utilization, rss: mem.rss, heapUsed: mem.heapUsed };
+      const delay = { p99Ms: loopDelay.percentile(99) / 1e6, maxMs: loopDelay.max / 1e6 };
+      loopDelay.reset();
+      const pauses = gc;
+      gc = { count: 0, totalMs: 0, maxMs: 0, major: 0 };
+      return { cpu: process.cpuUsage(), elu: delta.utilization, rss: mem.rss, heapUsed: mem.heapUsed, loopDelay: delay, gc: pauses };
     },
   }, async () => {
     await app.close();

@@ -1,7 +1,9 @@
 // A small HTTPS load generator: open-loop fixed-rate runs (requests leave on a schedule,
 // whatever the server does, like the apiserver forwarding pod creations) and closed-loop
 // saturation runs (N connections, each sending its next request when the previous answer
-// arrives). Keep-alive connections, server certificate verified against a CA.
+// arrives). HTTP/1.1 keep-alive connections (one request at a time on each, new ones opened
+// for concurrent requests, as the kube-apiserver does with admission webhooks since
+// Kubernetes 1.16), server certificate verified against a CA.
 //
 // Why not autocannon: its client hard-codes `rejectUnauthorized: false` (the CA cannot be
 // checked) and its rate limit is a per-connection, per-second budget inside a closed loop,
@@ -17,6 +19,10 @@ export interface LoadTarget {
   timeoutMs?: number;
   /** Upper bound of concurrent connections (the agent never queues below it). */
   maxSockets?: number;
+  /** Idle keep-alive connections kept for reuse; more are closed when they go idle. The
+   *  default, 25, is client-go's idleConnsPerHost (transport/cache.go), i.e. the pool the
+   *  kube-apiserver keeps towards an admission webhook. */
+  maxIdleSockets?: number;
 }
 
 /** One request to send; check() returns a problem description, or undefined if the answer is right. */
@@ -87,8 +93,12 @@ export class LoadClient {
 
   constructor(private readonly target: LoadTarget) {
     this.url = new URL(target.url);
-    const maxSockets = target.maxSockets ?? 512;
-    this.agent = new Agent({ keepAlive: true, ca: target.ca, maxSockets, maxFreeSockets: maxSockets, scheduling: 'lifo' });
+    // No TLS session resumption: client-go's tls.Config has no ClientSessionCache, so each new
+    // apiserver→webhook connection is a full handshake (Node's agent would otherwise resume).
+    this.agent = new Agent({
+      keepAlive: true, ca: target.ca, maxSockets: target.maxSockets ?? 512, maxFreeSockets: target.maxIdleSockets ?? 25,
+      maxCachedSessions: 0, scheduling: 'lifo',
+    });
   }
 
   send(body: Buffer, done: (o: Outcome) => void): void {
@@ -222,10 +232,13 @@ export function fixedRate(client: LoadClient, next: RequestSource, opts: FixedRa
   const measured = new Recorder();
   const warm = new Recorder();
   const random = opts.random ?? Math.random;
-  const gap = () => (opts.arrivals === 'poisson' ? -Math.log(1 - random()) : 1) * (1000 / opts.rate);
   const t0 = performance.now();
   const measureFrom = t0 + opts.warmupMs;
   const stopAt = measureFrom + opts.durationMs;
+  // During the warm-up the rate ramps from 10 % to 100 %, so connections open gradually (as
+  // the apiserver's pool grows with traffic) instead of in a TLS-handshake stampede.
+  const rateAt = (t: number) => opts.rate * (t >= measureFrom || opts.warmupMs <= 0 ? 1 : 0.1 + (0.9 * (t - t0)) / opts.warmupMs);
+  const gap = (t: number) => (opts.arrivals === 'poisson' ? -Math.log(1 - random()) : 1) * (1000 / rateAt(t));
   const maxInFlight = opts.maxInFlight ?? 256;
   let due = t0;
   let inFlight = 0;
@@ -233,8 +246,12 @@ export function fixedRate(client: LoadClient, next: RequestSource, opts: FixedRa
   return new Promise((resolve) => {
     const maybeDone = () => {
       if ((due >= stopAt || overloaded) && inFlight === 0) {
-        const windowMs = overloaded ? Math.max(1, measured.lastEnd - measureFrom) : Math.max(opts.durationMs, measured.lastEnd - measureFrom);
-        resolve({ ...result(measured, { mode: 'fixed-rate', targetRate: opts.rate }, windowMs), ...(overloaded ? { overloaded } : {}) });
+        const windowMs = Math.max(opts.durationMs, measured.lastEnd - measureFrom);
+        // Overloaded before the measured window began: report the warm-up's requests.
+        const rec = overloaded && measured.completed === 0 ? warm : measured;
+        const from = rec === warm ? t0 : measureFrom;
+        const span = overloaded ? Math.max(1, rec.lastEnd - from) : windowMs;
+        resolve({ ...result(rec, { mode: 'fixed-rate', targetRate: opts.rate }, span), ...(overloaded ? { overloaded } : {}) });
       }
     };
     const fire = (intended: number) => {
@@ -254,7 +271,7 @@ export function fixedRate(client: LoadClient, next: RequestSource, opts: FixedRa
       while (due <= now && due < stopAt && !overloaded) {
         if (inFlight >= maxInFlight) overloaded = { afterS: (now - t0) / 1000, inFlight };
         else fire(due);
-        due += gap();
+        due += gap(due);
       }
       if (due < stopAt && !overloaded) setTimeout(tick, Math.max(0, due - performance.now()));
       else maybeDone();
