@@ -208,3 +208,26 @@ export async function enableKubernetesAuth(
     disable_local_ca_jwt: true,
   });
 }
+
+/** Writes a KV data map directly (root token); KV v2 also sets `tags` as custom_metadata.
+ *  Returns the KV v2 version written. */
+export async function kvWrite(s: VaultServer, mount: string, version: 1 | 2, key: string, data: Record<string, unknown>, tags?: Record<string, string>): Promise<number | undefined> {
+  if (version === 1) {
+    await s.api('POST', `${mount}/${key}`, data);
+    return undefined;
+  }
+  const res = await s.api('POST', `${mount}/data/${key}`, { data });
+  if (tags) await s.api('POST', `${mount}/metadata/${key}`, { custom_metadata: tags });
+  return (res.body!.data as { version: number }).version;
+}
+
+/** Reads a KV data map directly (root token); undefined when absent. */
+export async function kvRead(s: VaultServer, mount: string, version: 1 | 2, key: string): Promise<Record<string, unknown> | undefined> {
+  try {
+    const data = (await s.api('GET', version === 1 ? `${mount}/${key}` : `${mount}/data/${key}`)).body!.data as Record<string, unknown>;
+    return (version === 1 ? data : data.data) as Record<string, unknown>;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) return undefined;
+    throw err;
+  }
+}
