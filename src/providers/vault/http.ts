@@ -116,8 +116,9 @@ export class VaultHttp {
     if (opts.forwardInconsistent) this.headers['X-Vault-Inconsistent'] = 'forward-active-node';
   }
 
-  /** One call. `secrets` are the credentials the request carries (redacted from errors);
-   *  `query` is appended unencoded-safe. Resolves with the parsed body (undefined for 204). */
+  /** One call; the path is encoded segment by segment, `query` as URL parameters. Any
+   *  failure is a VaultCallError with the request's credentials redacted. Resolves with
+   *  the parsed body (undefined for 204). */
   async call(method: Method, path: string, o: CallOptions = {}): Promise<Record<string, unknown> | undefined> {
     const headers: Record<string, string> = { ...this.headers, 'X-Vault-Request': 'true' };
     if (o.token) headers['X-Vault-Token'] = o.token;
