@@ -26,7 +26,6 @@ const text = (b: Uint8Array) => Buffer.from(b).toString('utf8');
 const json = (m: Record<string, Uint8Array>) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, text(v)]));
 
 const server = await startVaultServer(t);
-t.comment(`server: ${server.impl} ${server.version} at ${server.addr}`);
 
 await mountKv(server, 'kv1', 1);
 const RW = '{ capabilities = ["create", "read", "update", "delete", "list"] }';
@@ -344,11 +343,14 @@ await t.test('TLS: caBundle and caProvider verify the server; no CA fails as Unr
   const creds = { 'vault-token/token': tls.rootToken, 'vault-ca/ca.crt': tls.caPem! };
   const withBundle = await newClient({ ...spec, caBundle: Buffer.from(tls.caPem!).toString('base64') }, { credentials: creds });
   tt.equal(text(await withBundle.getSecret({ key: 'tls/one', property: 'v' })), 'over-tls');
-  const withProvider = await newClient({ ...spec, caProvider: { type: 'ConfigMap', name: 'vault-ca', key: 'ca.crt' } }, { credentials: creds });
-  tt.equal(text(await withProvider.getSecret({ key: 'tls/one', property: 'v' })), 'over-tls');
+  const withProvider = await newClient({ ...spec, caProvider: { type: 'Secret', name: 'vault-ca', key: 'ca.crt' } }, { credentials: creds });
+  tt.equal(text(await withProvider.getSecret({ key: 'tls/one', property: 'v' })), 'over-tls', 'caProvider Secret');
+  const cmCtx = testContext({ storeId: STORE, spec: { ...spec, caProvider: { type: 'ConfigMap', name: 'vault-ca', key: 'ca.crt' } }, credentials: creds });
+  const fromCm = await provider.newClient({ ...cmCtx, readConfigMap: async (ref) => Buffer.from(ref.name === 'vault-ca' && ref.key === 'ca.crt' ? tls.caPem! : '') });
+  tt.equal(text(await fromCm.getSecret({ key: 'tls/one', property: 'v' })), 'over-tls', 'caProvider ConfigMap');
   const noCa = await newClient(spec, { credentials: creds });
   isError(tt, await caught(noCa.getSecret({ key: 'tls/one' })), 'Unreachable', { match: /TLS/ });
-  for (const c of [withBundle, withProvider, noCa]) await c.close();
+  for (const c of [withBundle, withProvider, fromCm, noCa]) await c.close();
 });
 
 await t.test('namespace, custom headers and forwardInconsistent are sent on every request', async (tt) => {
@@ -363,10 +365,7 @@ await t.test('namespace, custom headers and forwardInconsistent are sent on ever
   tt.teardown(() => new Promise((r) => http.close(r)));
   const c = await newClient({ ...tokenSpec('v2'), server: `http://127.0.0.1:${(http.address() as { port: number }).port}`, namespace: 'team-a/apps', headers: { 'X-Team': 'a' }, forwardInconsistent: true });
   tt.equal(text(await c.getSecret({ key: 'k', property: 'v' })), 'ns');
-  tt.equal(seen[0]?.['x-vault-namespace'], 'team-a/apps');
-  tt.equal(seen[0]?.['x-team'], 'a');
-  tt.equal(seen[0]?.['x-vault-inconsistent'], 'forward-active-node');
-  tt.equal(seen[0]?.['x-vault-token'], rwToken);
+  tt.match(seen[0], { 'x-vault-namespace': 'team-a/apps', 'x-team': 'a', 'x-vault-inconsistent': 'forward-active-node', 'x-vault-token': rwToken });
   await c.close();
   // The real server with a namespace header. Vault OSS ignores it (namespaces are an
   // Enterprise feature) and serves the root namespace; OpenBao would scope the request.

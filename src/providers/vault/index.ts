@@ -22,17 +22,25 @@ const capabilities: Capabilities = {
 
 const selector = (s: ApiSelector): SecretKeySelector => ({ name: s.name, key: s.key ?? '', ...(s.namespace ? { namespace: s.namespace } : {}) });
 
-async function pem(ctx: ProviderContext, ref: ApiSelector, what: string): Promise<string> {
-  const v = Buffer.from(await ctx.readCredential(selector(ref))).toString('utf8');
+async function pem(ctx: ProviderContext, ref: ApiSelector, what: string, from: 'Secret' | 'ConfigMap' = 'Secret'): Promise<string> {
+  let raw: Uint8Array;
+  if (from === 'ConfigMap') {
+    if (!ctx.readConfigMap) throw new ProviderError('InvalidSpec', ctx.storeId, `${what}: ConfigMap ${ref.name}/${ref.key} cannot be read here`);
+    raw = await ctx.readConfigMap(selector(ref));
+  } else {
+    raw = await ctx.readCredential(selector(ref));
+  }
+  const v = Buffer.from(raw).toString('utf8');
   if (!v.trim()) throw new ProviderError('InvalidSpec', ctx.storeId, `${what} (${ref.name}/${ref.key}) is empty`);
   return v;
 }
 
-/** The CA bundle that verifies the server: caBundle (base64 PEM) and/or caProvider. */
+/** The CA bundle that verifies the server: caBundle (base64 PEM) and/or caProvider (a
+ *  Secret key mounted like a credential, or a ConfigMap key). */
 async function caOf(ctx: ProviderContext, spec: VaultProvider): Promise<string | undefined> {
   const parts: string[] = [];
   if (spec.caBundle) parts.push(Buffer.from(spec.caBundle, 'base64').toString('utf8'));
-  if (spec.caProvider) parts.push(await pem(ctx, spec.caProvider, 'vault.caProvider'));
+  if (spec.caProvider) parts.push(await pem(ctx, spec.caProvider, 'vault.caProvider', spec.caProvider.type));
   return parts.length ? parts.join('\n') : undefined;
 }
 
