@@ -76,13 +76,14 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 export function referencedObjects(provider: SecretStoreProvider): { credentials: CredentialRef[]; serviceAccounts: ServiceAccountRef[] } {
   const credentials: CredentialRef[] = [];
   const serviceAccounts: ServiceAccountRef[] = [];
-  const walk = (node: unknown, path: string, field: string) => {
+  // `audiences` may sit beside a serviceAccountRef (vault jwt.kubernetesServiceAccountToken).
+  const walk = (node: unknown, path: string, field: string, audiences?: string[]) => {
     if (Array.isArray(node)) return node.forEach((n, i) => walk(n, `${path}[${i}]`, field));
     if (!isObject(node)) return;
     const name = typeof node.name === 'string' ? node.name : undefined;
     const namespace = typeof node.namespace === 'string' ? node.namespace : undefined;
     if (name && /^serviceAccount(Ref)?$/.test(field)) {
-      serviceAccounts.push({ path, name, namespace, audiences: node.audiences as string[] | undefined });
+      serviceAccounts.push({ path, name, namespace, audiences: (node.audiences as string[] | undefined) ?? audiences });
       return;
     }
     if (name && field === 'caProvider') {
@@ -97,7 +98,8 @@ export function referencedObjects(provider: SecretStoreProvider): { credentials:
       credentials.push({ path, kind: 'Secret', name, key: node.key, namespace });
       return;
     }
-    for (const [k, v] of Object.entries(node)) walk(v, path ? `${path}.${k}` : k, k);
+    const inherited = Array.isArray(node.audiences) ? (node.audiences as string[]) : undefined;
+    for (const [k, v] of Object.entries(node)) walk(v, path ? `${path}.${k}` : k, k, inherited);
   };
   walk(provider, '', '');
   return { credentials, serviceAccounts };

@@ -133,3 +133,13 @@ t.test('canonical JSON sorts keys at every level and matches JSON.parse', async 
   t.equal(canonicalJson(v), '{"a":{"c":true},"b":[3,{"a":"x\\"y","z":1},null],"e":"é"}');
   t.same(JSON.parse(canonicalJson(v)), JSON.parse(JSON.stringify(v)));
 });
+
+t.test('pod-identity audiences come from the store spec', async (t) => {
+  const { podIdentity } = await import('../../src/stores/access.js');
+  t.same(podIdentity({ vault: { server: 'https://v', auth: { jwt: { path: 'jwt', kubernetesServiceAccountToken: { serviceAccountRef: { name: 'app' }, audiences: ['vault.example'] } } } } }),
+    { needed: true, audience: 'vault.example' }, 'vault jwt kubernetesServiceAccountToken.audiences');
+  t.same(podIdentity({ gcpsm: { projectID: 'p1', auth: { workloadIdentity: { clusterLocation: 'x', clusterName: 'c', serviceAccountRef: { name: 'app' } } } } }),
+    { needed: true, audience: 'p1.svc.id.goog' }, 'GKE workload identity');
+  t.same(podIdentity({ kubernetes: { auth: { serviceAccount: { name: 'app' } } } }), { needed: true, audience: '' }, 'the Kubernetes API default');
+  t.same(podIdentity({ fake: { data: [] } }), { needed: false, audience: undefined });
+});
