@@ -7,14 +7,14 @@
 // `--rss-seconds` with VmRSS read every 250 ms. A backend that cannot start is reported as
 // "not measured: <why>". Results go into BENCHMARKS.md ("## Agent per provider").
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, watch } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, watch } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { AgentConfig } from '../../src/agent-config.js';
 import { freePort } from '../../test/platform/control-plane-process.js';
-import { waitForQuiet } from '../lib/cpustat.js';
+import { coresBusy, cpuSample, waitForQuiet } from '../lib/cpustat.js';
 import { machineInfo, machineMarkdown } from '../lib/machine.js';
 import { markdownTable, textTable, writeSection } from '../lib/markdown.js';
 import { KEYS, NAMESPACE, SETUPS, value, type ProviderSetup } from './backends.js';
@@ -25,6 +25,8 @@ const OUT = '/var/run/esi/secrets';
 /** Budgets of DESIGN.md §5, defined for the fake store. */
 const START_BUDGET_MS = 150;
 const RSS_BUDGET_MIB = 40;
+/** Cores of other processes above which a provider's figures count as disturbed. */
+const OTHERS_LIMIT = 0.2;
 const { values: opts } = parseArgs({ options: {
   runs: { type: 'string', default: '10' },
   'rss-seconds': { type: 'string', default: '10' },
@@ -38,11 +40,49 @@ interface Measured {
   setup?: ProviderSetup;
   starts?: number[];
   rss?: { peak: number; refreshes: number; failures: number };
-  busy?: number;
+  /** Cores other processes used while this provider was measured. */
+  others?: number;
   error?: string;
 }
 
-const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
+/** Nearest-rank quantile (with 10 runs p90 is the 9th value, not the max). */
+const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.max(0, Math.ceil(q * xs.length) - 1)]!;
+
+/** CPU-ms used so far by this process and everything under it: its own time, its reaped
+ *  children's (agents, exited helpers), and every live descendant's (backends, agents). */
+function ourCpuMs(): number {
+  const stats = new Map<number, { ppid: number; ms: number }>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const text = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+      // After "pid (comm) ": state ppid … utime(11) stime(12) cutime(13) cstime(14), in ticks of 10 ms.
+      stats.set(Number(d), { ppid: Number(f[1]), ms: (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 10 });
+    } catch {
+      // exited while scanning
+    }
+  }
+  const children = new Map<number, number[]>();
+  for (const [pid, { ppid }] of stats) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
+  let total = 0;
+  const queue = [process.pid];
+  while (queue.length) {
+    const pid = queue.pop()!;
+    total += stats.get(pid)?.ms ?? 0;
+    queue.push(...(children.get(pid) ?? []));
+  }
+  return total;
+}
+
+/** Cores' worth of CPU other processes (not this benchmark, its backends or agents) used while `fn` ran. */
+async function othersWhile<T>(fn: () => Promise<T>): Promise<{ value: T; others: number }> {
+  const [m0, o0] = [cpuSample(), ourCpuMs()];
+  const value = await fn();
+  const [m1, o1] = [cpuSample(), ourCpuMs()];
+  const wall = Math.max(1, m1.at - m0.at);
+  return { value, others: Math.max(0, coresBusy(m0, m1).busy - (o1 - o0) / wall) };
+}
 
 function agentConfig(setup: ProviderSetup, mode: AgentConfig['mode'], port: number): AgentConfig {
   const pod = setup.pod ?? { namespace: NAMESPACE, serviceAccountName: 'app' };
@@ -149,6 +189,14 @@ async function sidecarRss(setup: ProviderSetup, port: number, seconds: number): 
   }
 }
 
+function nodeBaseline(runs: number): number[] {
+  return Array.from({ length: runs }, () => {
+    const t = process.hrtime.bigint();
+    spawnSync(process.execPath, ['-e', '0']);
+    return Number(process.hrtime.bigint() - t) / 1e6;
+  });
+}
+
 async function measure(provider: string, runs: number, rssSeconds: number): Promise<Measured> {
   const cleanups: (() => unknown)[] = [];
   const t = { teardown: (fn: () => unknown) => void cleanups.push(fn) };
@@ -157,13 +205,24 @@ async function measure(provider: string, runs: number, rssSeconds: number): Prom
     console.log(`\n[${provider}] starting the backend…`);
     const setup = await SETUPS[provider]!(t);
     result.setup = setup;
-    result.busy = await waitForQuiet(0.3, 5000, 1000);
+    // The backend's own start-up work (an apiserver settling, a JVM) should be over.
+    await waitForQuiet(0.3, 10_000, 1000);
     const port = await freePort();
     await firstFileSet(setup, port, true); // warm-up, and the files hold the seeded values
-    result.starts = [];
-    for (let i = 0; i < runs; i++) result.starts.push(await firstFileSet(setup, port));
-    result.rss = await sidecarRss(setup, port, rssSeconds);
-    console.log(`[${provider}] p50 ${quantile(result.starts, 0.5).toFixed(1)} ms, peak RSS ${result.rss.peak.toFixed(1)} MiB (${setup.backend})`);
+    // Measured once more (the backend stays up) when other processes disturbed the first
+    // attempt; the less disturbed attempt is kept.
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      const { value, others } = await othersWhile(async () => {
+        const starts: number[] = [];
+        for (let i = 0; i < runs; i++) starts.push(await firstFileSet(setup, port));
+        return { starts, rss: await sidecarRss(setup, port, rssSeconds) };
+      });
+      if (result.others === undefined || others < result.others) Object.assign(result, value, { others });
+      if (others <= OTHERS_LIMIT) break;
+      console.log(`[${provider}] ! other processes used ${others.toFixed(2)} cores meanwhile: disturbed${attempt === 1 ? '; measuring again' : ''}`);
+      if (attempt === 1) await waitForQuiet(0.3, 30_000, 1000);
+    }
+    console.log(`[${provider}] p50 ${quantile(result.starts!, 0.5).toFixed(1)} ms, peak RSS ${result.rss!.peak.toFixed(1)} MiB (${setup.backend})`);
   } catch (err) {
     result.error = (err as Error).message;
     console.log(`[${provider}] not measured: ${result.error}`);
@@ -195,14 +254,29 @@ function rows(results: Measured[]): { text: string[][]; md: string[][] } {
   return { text, md };
 }
 
+const signed = (n: number) => `${n >= 0 ? '+' : '−'}${f(Math.abs(n))}`;
+
 function details(results: Measured[]): string[][] {
-  return results.filter((r) => r.setup).map((r) => [
-    r.provider, r.setup!.backend, r.starts ? f(Math.min(...r.starts)) : '–',
-    r.rss ? `${r.rss.refreshes} / ${r.rss.failures}` : '–', r.busy === undefined ? '–' : r.busy.toFixed(2),
-  ]);
+  const base = results.find((r) => r.provider === 'fake' && r.starts && r.rss);
+  return results.filter((r) => r.setup).map((r) => {
+    const vsFake = base && r !== base && r.starts && r.rss
+      ? `${signed(quantile(r.starts, 0.5) - quantile(base.starts!, 0.5))} ms / ${signed(r.rss.peak - base.rss!.peak)} MiB` : '–';
+    return [
+      r.provider, r.setup!.backend, r.starts ? f(Math.min(...r.starts)) : '–', vsFake,
+      r.rss ? `${r.rss.refreshes} / ${r.rss.failures}` : '–', r.others === undefined ? '–' : r.others.toFixed(2),
+    ];
+  });
 }
 
-function verdict(results: Measured[]): string {
+/** A warning naming the providers whose measurement other processes disturbed. */
+function disturbed(results: Measured[]): string {
+  const busy = results.filter((r) => (r.others ?? 0) > OTHERS_LIMIT);
+  if (!busy.length) return '';
+  return `⚠ Other processes used noticeable CPU while ${busy.map((r) => `${r.provider} (${r.others!.toFixed(2)} cores)`).join(', ')} ` +
+    'ran: those figures are disturbed.';
+}
+
+function verdict(results: Measured[], nodeP50: number): string {
   const ok = results.filter((r) => r.starts && r.rss);
   const slow = ok.filter((r) => quantile(r.starts!, 0.5) >= START_BUDGET_MS).map((r) => r.provider);
   const big = ok.filter((r) => r.rss!.peak > RSS_BUDGET_MIB).map((r) => r.provider);
@@ -210,7 +284,9 @@ function verdict(results: Measured[]): string {
   return `The budgets (DESIGN.md §5: start → first file set < ${START_BUDGET_MS} ms, sidecar RSS ≤ ${RSS_BUDGET_MIB} MiB) are defined
 for the \`fake\` store; they are applied here to every provider for comparison only, and
 values over them are in bold. Over the start budget (p50): ${list(slow)}. Over the RSS
-budget (peak): ${list(big)}.`;
+budget (peak): ${list(big)}.${slow.includes('fake') || big.includes('fake') ? ` The \`fake\` store itself misses them on this machine
+(Node.js alone, \`node -e 0\` start → exit, takes p50 ${f(nodeP50)} ms here), so read the other rows against the
+\`fake\` row: the second table gives each provider's cost over it.` : ` Node.js alone (\`node -e 0\`, start → exit) takes p50 ${f(nodeP50)} ms here.`}`;
 }
 
 async function main() {
@@ -225,10 +301,11 @@ async function main() {
   const began = Date.now();
   const results: Measured[] = [];
   for (const p of providers) results.push(await measure(p, runs, rssSeconds));
+  const nodeP50 = quantile(nodeBaseline(runs), 0.5);
   const headers = ['Provider', 'p50 ms', 'p90 ms', 'max ms', 'peak RSS MiB', 'Note'];
   const { text, md } = rows(results);
-  console.log(`\n${textTable(headers, text)}\n\n${verdict(results)}\n(${((Date.now() - began) / 1000).toFixed(0)} s)`);
-  const detailHeaders = ['Provider', 'Backend', 'min ms', 'refreshes / failures in the RSS run', 'other load before measuring (cores)'];
+  console.log(`\n${textTable(headers, text)}\n\n${verdict(results, nodeP50)}\n${disturbed(results)}\n(${((Date.now() - began) / 1000).toFixed(0)} s)`);
+  const detailHeaders = ['Provider', 'Backend', 'min ms', 'p50 / peak RSS vs fake', 'refreshes / failures in the RSS run', 'other processes (cores)'];
   const body = `_Written by \`npm run bench:agent:providers\` (bench/agent/providers.ts, backends in
 bench/agent/backends.ts); the runner replaces this whole section._
 
@@ -253,12 +330,14 @@ ${machineMarkdown(machine)}
 
 ${markdownTable(headers, md)}
 
-${verdict(results)}
+${verdict(results, nodeP50)}
 
 ${markdownTable(detailHeaders, details(results))}
 
-Backends marked "in the bench process" answer from the measuring process itself; the
-others are separate processes.
+"Other processes" is the CPU the rest of the machine used while a provider was measured
+(whole-machine busy time minus this benchmark, its backends and its agents). Backends
+marked "in the bench process" answer from the measuring process itself; the others are
+separate processes.${disturbed(results) ? `\n\n${disturbed(results)}` : ''}
 `;
   if (!opts['no-write']) writeSection(join(ROOT, 'BENCHMARKS.md'), 'Agent per provider', body);
 }
