@@ -215,11 +215,11 @@ function agentContainer(name: string, config: AgentConfig, inputs: MutationInput
   return c;
 }
 
-/** Index after the pod's existing native sidecars (e.g. a mesh proxy the agent may need). */
+/** Index after the pod's last native sidecar (e.g. a mesh proxy the agent may need for
+ *  network: Istio's order is istio-init, then istio-proxy), or 0 when there is none. */
 function afterNativeSidecars(inits: V1Container[]): number {
-  let i = 0;
-  while (i < inits.length && inits[i]!.restartPolicy === 'Always') i++;
-  return i;
+  for (let i = inits.length - 1; i >= 0; i--) if (inits[i]!.restartPolicy === 'Always') return i + 1;
+  return 0;
 }
 
 /** Returns the mutated copy of `pod`; `pod` itself is not modified. */

@@ -143,3 +143,10 @@ t.test('pod-identity audiences come from the store spec', async (t) => {
   t.same(podIdentity({ kubernetes: { auth: { serviceAccount: { name: 'app' } } } }), { needed: true, audience: '' }, 'the Kubernetes API default');
   t.same(podIdentity({ fake: { data: [] } }), { needed: false, audience: undefined });
 });
+
+t.test('the agent starts after a mesh proxy that follows its own init container', async (t) => {
+  const p = pod({ 'esi.dev/secrets': 'es-vault' });
+  p.spec!.initContainers = [{ name: 'istio-init', image: 'i' }, { name: 'istio-proxy', image: 'p', restartPolicy: 'Always' }, { name: 'migrate', image: 'm' }];
+  const out = admit(p, ctx());
+  t.same(out.kind === 'mutated' ? out.pod.spec!.initContainers!.map((c) => c.name) : [], ['istio-init', 'istio-proxy', 'esi-agent', 'migrate']);
+});
