@@ -10,7 +10,8 @@ export function webhookMetrics() {
       name: 'esi_admission_duration_seconds',
       help: 'Time to answer an AdmissionReview, by result.',
       labelNames: ['result'] as const,
-      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5],
+      // Fine below 10 ms: the budget is p99 < 5 ms, and a 2→5 ms bucket cannot show it.
+      buckets: [0.00025, 0.0005, 0.001, 0.002, 0.003, 0.004, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.1, 0.5],
       registers: [registry],
     }),
     injections: new Counter({
