@@ -132,7 +132,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentHandle> {
   try {
     await p.writer.init();
     if (sidecar) {
-      server = await startServer({ port: config.port, host: opts.host, isReady: () => isReady, registry: metrics.registry, logger });
+      server = await startServer({ port: config.port, host: opts.host, isReady: () => isReady, registry: () => metrics.registry(), logger });
     }
   } catch (err) {
     // Could not start (output dir not writable, port taken): release what exists.

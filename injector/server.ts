@@ -17,7 +17,8 @@ export interface ServerOptions {
   /** Listen address; all interfaces when omitted (kubelet probes the pod IP). */
   host?: string;
   isReady: () => boolean;
-  registry: Registry;
+  /** The metrics registry, created on the first /metrics request. */
+  registry: () => Promise<Registry>;
   logger: Logger;
 }
 
@@ -32,13 +33,16 @@ function handler(opts: ServerOptions): Parameters<typeof createServer>[1] {
     if (path === '/healthz') return send(200, 'ok\n');
     if (path === '/readyz') return opts.isReady() ? send(200, 'ready\n') : send(503, 'first render not complete\n');
     if (path === '/metrics') {
-      opts.registry.metrics().then(
-        (text) => send(200, text, opts.registry.contentType),
-        (err: unknown) => {
-          opts.logger.warn({ err: (err as Error).message }, 'metrics collection failed');
-          send(500, 'metrics unavailable\n');
-        },
-      );
+      opts
+        .registry()
+        .then(async (registry) => [await registry.metrics(), registry.contentType] as const)
+        .then(
+          ([text, type]) => send(200, text, type),
+          (err: unknown) => {
+            opts.logger.warn({ err: (err as Error).message }, 'metrics collection failed');
+            send(500, 'metrics unavailable\n');
+          },
+        );
       return;
     }
     send(404, 'not found\n');

@@ -7,10 +7,11 @@
 //  - prototype access off at every call: no `constructor`, `__proto__`, `toString`…;
 //  - noEscape: rendered files are configuration, not HTML.
 // Compiled templates are cached by source text.
-import Handlebars from 'handlebars';
+import type Handlebars from 'handlebars';
 import { fromParseError, fromRenderError, TemplateError } from './errors.js';
 import { detectGoTemplate } from './go-syntax.js';
 import { handlebarsHelpers, HELPER_NAMES } from './helpers.js';
+import { loadHandlebars } from './lazy.js';
 import { safeObject } from './safe.js';
 
 export type TemplateContext = Record<string, unknown>;
@@ -47,20 +48,26 @@ function silenceHandlebarsLogger(hb: typeof Handlebars): void {
 }
 
 export class TemplateEngine {
-  private readonly hb: typeof Handlebars;
+  // Created on the first compile: constructing an engine does not load handlebars.
+  private instance: typeof Handlebars | undefined;
   private readonly cache = new Map<string, Compiled>();
   private readonly compileOptions: CompileOptions;
 
   constructor(private readonly cacheSize = 256) {
-    this.hb = Handlebars.create();
-    silenceHandlebarsLogger(this.hb);
-    this.hb.unregisterHelper('log');
-    for (const [name, fn] of Object.entries(handlebarsHelpers())) this.hb.registerHelper(name, fn);
     const knownHelpers: Record<string, boolean> = {};
     for (const name of [...BUILTINS, ...HELPER_NAMES]) knownHelpers[name] = true;
     // Handlebars' compiler treats `log` as known by default; we removed it.
     knownHelpers.log = false;
     this.compileOptions = { strict: true, noEscape: true, knownHelpersOnly: true, knownHelpers, preventIndent: true };
+  }
+
+  private get hb(): typeof Handlebars {
+    if (this.instance) return this.instance;
+    const hb = loadHandlebars().create();
+    silenceHandlebarsLogger(hb);
+    hb.unregisterHelper('log');
+    for (const [name, fn] of Object.entries(handlebarsHelpers())) hb.registerHelper(name, fn);
+    return (this.instance = hb);
   }
 
   /** Parses (and caches) `source`; throws TemplateError for syntax errors, for Go

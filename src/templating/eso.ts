@@ -4,11 +4,11 @@
 // with CRDs installed by another controller), so the opt-in is an annotation:
 //   metadata.annotations["esi.dev/template-engine"] = "handlebars"
 // Without it a `target.template` is a Go template and ESI refuses to serve it.
-import { parse as parseYaml, stringify } from 'yaml';
 import type { ExternalSecretTemplate } from '../api/types.js';
 import type { TemplateEngine } from './engine.js';
 import { TemplateError } from './errors.js';
 import { secretScope } from './context.js';
+import { loadYaml } from './lazy.js';
 
 export const TEMPLATE_ENGINE_ANNOTATION = 'esi.dev/template-engine';
 export const HANDLEBARS = 'handlebars';
@@ -42,9 +42,10 @@ const VALID_KEY = /^[-._a-zA-Z0-9]+$/;
 
 /** `templateFrom[].literal` renders to a YAML map of key → value (as ESO does). */
 function literalToMap(name: string, rendered: string): Record<string, string> {
+  const yaml = loadYaml();
   let doc: unknown;
   try {
-    doc = parseYaml(rendered);
+    doc = yaml.parse(rendered);
   } catch {
     // yaml's messages quote the document, which now holds values.
     throw new TemplateError(name, 'rendered literal is not a YAML map of key: value');
@@ -53,7 +54,7 @@ function literalToMap(name: string, rendered: string): Record<string, string> {
   if (typeof doc !== 'object' || Array.isArray(doc)) throw new TemplateError(name, 'rendered literal is not a YAML map of key: value');
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(doc)) {
-    out[k] = typeof v === 'string' ? v : typeof v === 'object' && v !== null ? stringify(v) : String(v);
+    out[k] = typeof v === 'string' ? v : typeof v === 'object' && v !== null ? yaml.stringify(v) : String(v);
   }
   return out;
 }

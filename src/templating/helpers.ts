@@ -3,7 +3,7 @@
 // some other templating tool). A helper failure throws HelperError, whose message says
 // what was wrong with the input without ever quoting the input.
 import { createHash } from 'node:crypto';
-import { stringify as yamlStringify } from 'yaml';
+import { loadYaml } from './lazy.js';
 import { toPlain, toSafe } from './safe.js';
 
 interface HelperOptions {
@@ -99,7 +99,7 @@ function fromJson(v: unknown): unknown {
 
 function toYaml(v: unknown): string {
   if (v === undefined) throw new HelperError('toYaml', 'argument is undefined (missing key?)');
-  return yamlStringify(toPlain(v)).replace(/\n$/, '');
+  return loadYaml().stringify(toPlain(v)).replace(/\n$/, '');
 }
 
 /** name → [implementation, min args, max args]. */

@@ -1,0 +1,20 @@
+// Heavy dependencies of the templating code, loaded on first use (synchronously, through
+// require: they are CommonJS packages and every caller is synchronous). An agent whose
+// configuration has no template never loads handlebars; one without toYaml or a
+// templateFrom literal never loads yaml. Node caches the modules: each loads once.
+import { createRequire } from 'node:module';
+import type HandlebarsModule from 'handlebars';
+import type * as YamlModule from 'yaml';
+
+const require = createRequire(import.meta.url);
+
+let handlebars: typeof HandlebarsModule | undefined;
+let yaml: typeof YamlModule | undefined;
+
+export function loadHandlebars(): typeof HandlebarsModule {
+  return (handlebars ??= require('handlebars') as typeof HandlebarsModule);
+}
+
+export function loadYaml(): typeof YamlModule {
+  return (yaml ??= require('yaml') as typeof YamlModule);
+}
