@@ -4,10 +4,10 @@
 //
 // prom-client (and its default process metrics) costs ~50 ms of start and ~10 MiB of
 // memory, and nothing needs it before the first scrape. So the metrics the pipeline
-// updates are thin recorders: until `registry()` is first called they queue their
-// updates (a handful per refresh cycle: counts, timestamps, durations as measured at the
-// time); `registry()` then imports prom-client, creates the real metrics, replays the
-// queue and from then on forwards every update directly. Names, types, help texts,
+// updates are thin recorders: until `registry()` is first called they aggregate their
+// updates (counts, the last timestamp, per-bucket durations); `registry()` then imports
+// prom-client, creates the real metrics, carries the aggregates over and from then on
+// forwards every update directly. Names, types, help texts,
 // labels and values are what they would have been with prom-client loaded at start.
 import type * as PromClientModule from 'prom-client';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -15,54 +15,86 @@ import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 type PromClient = typeof PromClientModule;
 type Labels<L extends string> = Partial<Record<L, string | number>>;
 
-/** Queue of updates for a metric not created yet; forwards once it exists. */
-class Deferred<M> {
-  private real: M | undefined;
-  private queue: ((m: M) => void)[] = [];
-  apply(op: (m: M) => void): void {
-    if (this.real) op(this.real);
-    else this.queue.push(op);
-  }
-  bind(real: M): void {
-    for (const op of this.queue) op(real);
-    this.queue = [];
-    this.real = real;
-  }
-}
+// Before the registry exists, updates are aggregated (not queued), so an agent nobody
+// scrapes holds a fixed amount of state however long it runs.
 
 export class LazyCounter<L extends string = never> {
-  readonly d = new Deferred<Counter<L>>();
-  inc(labels?: Labels<L>, value?: number): void {
-    this.d.apply((c) => (labels === undefined ? c.inc(value) : c.inc(labels, value ?? 1)));
+  private real: Counter<L> | undefined;
+  private readonly pending = new Map<string, { labels: Labels<L> | undefined; value: number }>();
+  inc(labels?: Labels<L>, value = 1): void {
+    if (this.real) {
+      if (labels === undefined) this.real.inc(value);
+      else this.real.inc(labels, value);
+      return;
+    }
+    const key = labels === undefined ? '' : JSON.stringify(Object.entries(labels).sort());
+    const entry = this.pending.get(key);
+    if (entry) entry.value += value;
+    else this.pending.set(key, { labels, value });
+  }
+  bind(real: Counter<L>): void {
+    this.real = real;
+    for (const { labels, value } of this.pending.values()) this.inc(labels, value);
+    this.pending.clear();
   }
 }
 
 export class LazyGauge {
-  readonly d = new Deferred<Gauge>();
-  /** The time is taken now, not when the update is replayed. */
+  private real: Gauge | undefined;
+  private pending: number | undefined;
+  /** The time is taken now, not when the registry is created. */
   setToCurrentTime(): void {
     const seconds = Date.now() / 1000;
-    this.d.apply((g) => g.set(seconds));
+    if (this.real) this.real.set(seconds);
+    else this.pending = seconds;
+  }
+  bind(real: Gauge): void {
+    this.real = real;
+    if (this.pending !== undefined) real.set(this.pending);
   }
 }
 
 export class LazyHistogram {
-  readonly d = new Deferred<Histogram>();
+  private real: Histogram | undefined;
+  /** Per bucket (and +Inf): count, sum, min and max of the observations in it. */
+  private readonly pending: { n: number; sum: number; min: number; max: number }[];
+  constructor(readonly buckets: readonly number[]) {
+    this.pending = Array.from({ length: buckets.length + 1 }, () => ({ n: 0, sum: 0, min: Infinity, max: -Infinity }));
+  }
   observe(seconds: number): void {
-    this.d.apply((h) => h.observe(seconds));
+    if (this.real) return this.real.observe(seconds);
+    let i = this.buckets.findIndex((le) => seconds <= le);
+    if (i < 0) i = this.buckets.length;
+    const b = this.pending[i]!;
+    b.n++;
+    b.sum += seconds;
+    b.min = Math.min(b.min, seconds);
+    b.max = Math.max(b.max, seconds);
   }
   /** Like prom-client's: the returned function observes the elapsed seconds. */
   startTimer(): () => void {
     const start = process.hrtime.bigint();
     return () => this.observe(Number(process.hrtime.bigint() - start) / 1e9);
   }
+  bind(real: Histogram): void {
+    this.real = real;
+    // n observations of their mean (clamped into the bucket's observed range) give the
+    // same bucket counts, count and sum as the original observations.
+    for (const b of this.pending) {
+      if (b.n === 0) continue;
+      const mean = Math.min(b.max, Math.max(b.min, b.sum / b.n));
+      for (let k = 0; k < b.n; k++) real.observe(mean);
+    }
+  }
 }
+
+const RENDER_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 export class AgentMetrics {
   readonly refreshes = new LazyCounter<'result'>();
   readonly failures = new LazyCounter<'stage'>();
   readonly lastSuccess = new LazyGauge();
-  readonly renderDuration = new LazyHistogram();
+  readonly renderDuration = new LazyHistogram(RENDER_BUCKETS);
   readonly swaps = new LazyCounter();
   readonly providerCalls = new LazyCounter<'store'>();
   readonly notifications = new LazyCounter<'result'>();
@@ -81,10 +113,10 @@ export class AgentMetrics {
   private create(pc: PromClient): Registry {
     const registers = [new pc.Registry()];
     const registry = registers[0]!;
-    this.refreshes.d.bind(
+    this.refreshes.bind(
       new pc.Counter({ name: 'esi_agent_refresh_total', help: 'Refresh cycles (fetch, render, write), by result.', labelNames: ['result'] as const, registers }),
     );
-    this.failures.d.bind(
+    this.failures.bind(
       new pc.Counter({
         name: 'esi_agent_refresh_failures_total',
         help: 'Failed refresh cycles, by the stage that failed (fetch, render, write).',
@@ -92,17 +124,17 @@ export class AgentMetrics {
         registers,
       }),
     );
-    this.lastSuccess.d.bind(new pc.Gauge({ name: 'esi_agent_last_success_timestamp_seconds', help: 'Unix time of the last successful refresh cycle.', registers }));
-    this.renderDuration.d.bind(
+    this.lastSuccess.bind(new pc.Gauge({ name: 'esi_agent_last_success_timestamp_seconds', help: 'Unix time of the last successful refresh cycle.', registers }));
+    this.renderDuration.bind(
       new pc.Histogram({
         name: 'esi_agent_render_duration_seconds',
         help: 'Duration of a whole refresh cycle (fetch, render, write).',
-        buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+        buckets: RENDER_BUCKETS,
         registers,
       }),
     );
-    this.swaps.d.bind(new pc.Counter({ name: 'esi_agent_file_swaps_total', help: 'Generations of files published (content changed).', registers }));
-    this.providerCalls.d.bind(
+    this.swaps.bind(new pc.Counter({ name: 'esi_agent_file_swaps_total', help: 'Generations of files published (content changed).', registers }));
+    this.providerCalls.bind(
       new pc.Counter({
         name: 'esi_agent_provider_calls_total',
         help: 'Remote reads issued to stores (after coalescing), by store.',
@@ -110,7 +142,7 @@ export class AgentMetrics {
         registers,
       }),
     );
-    this.notifications.d.bind(
+    this.notifications.bind(
       new pc.Counter({
         name: 'esi_agent_notifications_total',
         help: 'Application change notifications, by result (after retries).',
