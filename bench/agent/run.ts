@@ -80,21 +80,34 @@ async function rssOverRefreshes(seconds: number, port: number) {
   const child = spawn(process.execPath, [BIN, 'agent', '--root', root], {
     env: { PATH: process.env.PATH, ESI_AGENT_CONFIG: JSON.stringify(config('sidecar', port)), ESI_LOG_LEVEL: 'warn' }, stdio: 'ignore',
   });
-  const samples: { t: number; rss: number }[] = [];
+  const samples: { t: number; rss: number; anon: number; file: number }[] = [];
   const started = Date.now();
   while (Date.now() - started < seconds * 1000) {
     await new Promise((r) => setTimeout(r, 250));
     const status = await readFile(`/proc/${child.pid}/status`, 'utf8').catch(() => '');
-    const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
-    if (Number.isFinite(kb)) samples.push({ t: Date.now() - started, rss: kb / 1024 });
+    const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN) / 1024;
+    if (Number.isFinite(kb('VmRSS'))) samples.push({ t: Date.now() - started, rss: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile') });
   }
   const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
   child.kill('SIGTERM');
   await new Promise((r) => child.once('exit', r));
   await rm(root, { recursive: true, force: true });
   const cycles = Number(/esi_agent_refresh(?:es)?_total\S*\s+(\d+)/.exec(metrics)?.[1] ?? NaN);
-  const after = samples.filter((s) => s.t > 3000).map((s) => s.rss);
-  return { first: samples[0]?.rss ?? NaN, max: Math.max(...samples.map((s) => s.rss)), steady: quantile(after, 0.5), last: after.at(-1) ?? NaN, cycles };
+  const after = samples.filter((s) => s.t > 3000);
+  return {
+    first: samples[0]?.rss ?? NaN, max: Math.max(...samples.map((s) => s.rss)), steady: quantile(after.map((s) => s.rss), 0.5),
+    last: after.at(-1)?.rss ?? NaN, cycles, anon: quantile(after.map((s) => s.anon), 0.5), file: quantile(after.map((s) => s.file), 0.5),
+  };
+}
+
+/** RSS of an idle `node` process: the floor any Node.js agent starts from. */
+async function nodeRss(): Promise<{ rss: number; anon: number; file: number }> {
+  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 2000)'], { stdio: 'ignore' });
+  await new Promise((r) => setTimeout(r, 1000));
+  const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
+  child.kill();
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN) / 1024;
+  return { rss: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile') };
 }
 
 function nodeBaseline(runs: number): number[] {
@@ -117,6 +130,7 @@ async function main() {
   for (let i = 0; i < runs; i++) starts.push(await firstFileSet(port));
   const node = nodeBaseline(runs);
   const rss = await rssOverRefreshes(Number(opts['rss-seconds']), port);
+  const idle = await nodeRss();
   const f = (n: number) => n.toFixed(1);
   const startRows = [
     ['esi agent: start → first file set', f(quantile(starts, 0)), f(quantile(starts, 0.5)), f(quantile(starts, 0.9)), f(Math.max(...starts))],
@@ -124,8 +138,11 @@ async function main() {
   ];
   const headers = ['Measure (ms)', 'min', 'p50', 'p90', 'max'];
   console.log(textTable(headers, startRows));
-  const rssRows = [[`sidecar, refresh every 1 s, ${opts['rss-seconds']} s`, f(rss.first), f(rss.steady), f(rss.max), f(rss.last), String(rss.cycles)]];
-  const rssHeaders = ['Run', 'RSS at start MiB', 'steady (median after 3 s) MiB', 'max MiB', 'last MiB', 'refresh cycles'];
+  const rssRows = [
+    [`esi agent sidecar, refresh every 1 s, ${opts['rss-seconds']} s`, f(rss.first), f(rss.steady), f(rss.max), f(rss.anon), f(rss.file), String(rss.cycles)],
+    ['baseline: idle `node`', '', f(idle.rss), '', f(idle.anon), f(idle.file), ''],
+  ];
+  const rssHeaders = ['Run', 'RSS at start MiB', 'steady RSS (median after 3 s) MiB', 'max RSS MiB', 'RssAnon MiB', 'RssFile MiB', 'refresh cycles'];
   console.log(textTable(rssHeaders, rssRows));
   const p50 = quantile(starts, 0.5);
   const body = `_Written by \`npm run bench:agent\` (bench/agent/run.ts); the runner replaces this whole section._
@@ -148,7 +165,14 @@ ${markdownTable(headers, startRows)}
 ${markdownTable(rssHeaders, rssRows)}
 
 Budgets: start → first file set < 150 ms: **${p50 < 150 ? 'MET' : 'MISSED'}** (p50 ${f(p50)} ms, of which Node.js itself takes about ${f(quantile(node, 0.5))} ms);
-sidecar RSS ≤ 40 MiB: **${rss.max <= 40 ? 'MET' : 'MISSED'}** (max ${f(rss.max)} MiB).
+sidecar RSS ≤ 40 MiB: **${rss.max <= 40 ? 'MET' : 'MISSED'}** (max ${f(rss.max)} MiB; an idle \`node\` process alone is ${f(idle.rss)} MiB here,
+${f(idle.file)} MiB of it file-backed pages of the Node.js binary, so the agent's own share is about ${f(rss.anon - idle.anon)} MiB of anonymous memory).
+
+Where the time goes: Node.js itself is about ${f(quantile(node, 0.5))} ms of the start; the rest is loading the agent's
+module graph and the first fetch/render/write. yaml, handlebars and prom-client load only when first needed (prom-client on
+the first /metrics scrape, so an unscraped agent is measured here); pino (~20 ms) and handlebars (~24 ms, this config has a
+template) remain. The RSS budget cannot be met by trimming modules: most of the RSS is the Node.js binary's file-backed
+pages (RssFile), which an idle \`node\` already has.
 `;
   if (!opts['no-write']) writeSection(join(ROOT, 'BENCHMARKS.md'), 'Agent', body);
 }
