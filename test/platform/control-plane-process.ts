@@ -25,6 +25,18 @@ export interface ControlPlaneInfo {
 
 export interface RunningControlPlane extends ControlPlaneInfo {
   stop(): Promise<void>;
+  /** Stops kube-apiserver and starts it again on the same port, certificates and etcd:
+   *  every client's watch breaks, as in an apiserver rollout. */
+  restartApiserver(): Promise<void>;
+}
+
+async function terminate(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
 }
 
 function versions(): { kubernetes: string; etcd: string } {
@@ -159,7 +171,7 @@ export async function startControlPlane(dir: string): Promise<RunningControlPlan
   const port = await freePort();
   const server = `https://127.0.0.1:${port}`;
   const log = join(dir, 'kube-apiserver.log');
-  const apiserver = launch(bins.apiserver, [
+  const args = [
     `--etcd-servers=${etcd.client}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1',
     `--secure-port=${port}`, `--cert-dir=${join(dir, 'certs')}`,
     `--token-auth-file=${join(dir, 'tokens.csv')}`, '--authorization-mode=RBAC',
@@ -170,16 +182,15 @@ export async function startControlPlane(dir: string): Promise<RunningControlPlan
     '--api-audiences=https://kubernetes.default.svc.cluster.local',
     '--service-cluster-ip-range=10.96.0.0/16', '--allow-privileged=true',
     '--enable-priority-and-fairness=false', '--profiling=false', '--v=1',
-  ], log);
+  ];
+  let apiserver = launch(bins.apiserver, args, log);
   const stop = async () => {
-    for (const child of [apiserver, etcd.child]) {
-      if (child.exitCode !== null) continue;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-    }
+    for (const child of [apiserver, etcd.child]) await terminate(child);
+  };
+  const restartApiserver = async () => {
+    await terminate(apiserver);
+    apiserver = launch(bins.apiserver, args, log);
+    await waitFor('kube-apiserver (restarted)', () => httpsOk(`${server}/readyz`, token), 60_000, apiserver, log);
   };
   try {
     await waitFor('kube-apiserver', () => httpsOk(`${server}/readyz`, token), 60_000, apiserver, log);
@@ -187,7 +198,7 @@ export async function startControlPlane(dir: string): Promise<RunningControlPlan
     const caPem = readFileSync(join(dir, 'certs', 'apiserver.crt'), 'utf8');
     const kubeconfigPath = join(dir, 'kubeconfig');
     await writeFile(kubeconfigPath, kubeconfigYaml(server, caPem, token), { mode: 0o600 });
-    return { dir, kubeconfigPath, server, token, caPem, stop };
+    return { dir, kubeconfigPath, server, token, caPem, stop, restartApiserver };
   } catch (err) {
     await stop();
     throw err;
