@@ -317,3 +317,31 @@ export async function fetchExternalSecret(client: SecretsClient, secret: AgentSe
   (secret.data ?? []).forEach((d, i) => (out[d.secretKey] = values[i]!));
   return out;
 }
+
+/** A helper's value-free RemoteRefError as the store's ProviderError ("not found" →
+ *  NotFound); anything else is rethrown unchanged. */
+export function asProviderError(err: unknown, storeId: string, key: string): never {
+  if (err instanceof RemoteRefError) {
+    throw new ProviderError(/not found/.test(err.message) ? 'NotFound' : 'Unknown', storeId, err.message, key);
+  }
+  throw err;
+}
+
+/** The `property` of a fetched value (the whole value when there is none). */
+export function selectProperty(storeId: string, key: string, value: Uint8Array, property?: string): Uint8Array {
+  if (!property) return value;
+  try {
+    return extractProperty(value, property);
+  } catch (err) {
+    return asProviderError(err, storeId, key);
+  }
+}
+
+/** A fetched value read as a JSON map (`dataFrom.extract`), narrowed by `property`. */
+export function valueAsMap(storeId: string, key: string, value: Uint8Array, property?: string): SecretMap {
+  try {
+    return jsonToSecretMap(value, property);
+  } catch (err) {
+    return asProviderError(err, storeId, key);
+  }
+}

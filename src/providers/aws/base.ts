@@ -2,7 +2,7 @@
 // `property` extraction and `dataFrom.extract` maps over the raw remote value, error
 // mapping of every SDK call, find-by-name regexps, and validate/close.
 import type { AWSProvider } from '../../api/types.js';
-import { compileGoRegexp, extractProperty, jsonToSecretMap, RemoteRefError } from '../remote-ref.js';
+import { asProviderError, compileGoRegexp, selectProperty, valueAsMap } from '../remote-ref.js';
 import {
   ProviderError,
   type FindRef,
@@ -78,32 +78,18 @@ export abstract class AwsClient implements SecretsClient {
 
   /** A value-free helper error (property missing, not JSON) as a ProviderError. */
   protected helperError(err: unknown, key: string): never {
-    if (err instanceof RemoteRefError) {
-      throw new ProviderError(/not found/.test(err.message) ? 'NotFound' : 'Unknown', this.storeId, err.message, key);
-    }
-    throw err;
+    return asProviderError(err, this.storeId, key);
   }
 
   /** The whole remote value of `ref` (or its tags as JSON with metadataPolicy Fetch). */
   protected abstract fetch(ref: RemoteRef): Promise<Uint8Array>;
 
   async getSecret(ref: RemoteRef): Promise<Uint8Array> {
-    const value = await this.fetch(ref);
-    if (!ref.property) return value;
-    try {
-      return extractProperty(value, ref.property);
-    } catch (err) {
-      return this.helperError(err, ref.key);
-    }
+    return selectProperty(this.storeId, ref.key, await this.fetch(ref), ref.property);
   }
 
   async getSecretMap(ref: RemoteRef): Promise<SecretMap> {
-    const value = await this.fetch(ref);
-    try {
-      return jsonToSecretMap(value, ref.property);
-    } catch (err) {
-      return this.helperError(err, ref.key);
-    }
+    return valueAsMap(this.storeId, ref.key, await this.fetch(ref), ref.property);
   }
 
   /** The find's name regexp (RE2 syntax, unanchored like Go's MatchString). */

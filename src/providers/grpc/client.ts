@@ -6,7 +6,7 @@
 // Values travel as bytes; they never reach a log line or an error message.
 import { Client, Metadata, type ChannelCredentials, type ServiceError } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { extractProperty, jsonToSecretMap, RemoteRefError } from '../remote-ref.js';
+import { selectProperty, valueAsMap } from '../remote-ref.js';
 import {
   ProviderError,
   type FindRef,
@@ -153,31 +153,14 @@ export class GrpcSecretsClient implements SecretsClient {
     return reply.secret as Uint8Array;
   }
 
-  private remoteRefError(err: unknown, key: string): never {
-    if (err instanceof RemoteRefError) {
-      throw new ProviderError(/not found/.test(err.message) ? 'NotFound' : 'Unknown', this.o.storeId, err.message, key);
-    }
-    throw err;
-  }
 
   async getSecret(ref: RemoteRef): Promise<Uint8Array> {
-    const value = await this.fetch(ref);
-    if (!ref.property) return value;
-    try {
-      return extractProperty(value, ref.property);
-    } catch (err) {
-      return this.remoteRefError(err, ref.key);
-    }
+    return selectProperty(this.o.storeId, ref.key, await this.fetch(ref), ref.property);
   }
 
   /** The plugin returns one value; `dataFrom.extract` reads it as a JSON object. */
   async getSecretMap(ref: RemoteRef): Promise<SecretMap> {
-    const value = await this.fetch(ref);
-    try {
-      return jsonToSecretMap(value, ref.property);
-    } catch (err) {
-      return this.remoteRefError(err, ref.key);
-    }
+    return valueAsMap(this.o.storeId, ref.key, await this.fetch(ref), ref.property);
   }
 
   async getAllSecrets(_find: FindRef): Promise<SecretMap> {
