@@ -3,7 +3,7 @@
 // platform team can use to try ESI without a real store. Writes (PushSecret) go to an
 // in-memory copy owned by the client, never back to the spec.
 import type { FakeProvider, FakeProviderData } from '../../api/types.js';
-import { emptySecretMap, extractProperty, jsonToSecretMap, RemoteRefError } from '../remote-ref.js';
+import { asProviderError, emptySecretMap, extractProperty, jsonToSecretMap } from '../remote-ref.js';
 import {
   ProviderError,
   type Capabilities,
@@ -82,11 +82,7 @@ export class FakeClient implements SecretsClient {
 
   /** Turns the value-free RemoteRefError of a helper into the provider's error type. */
   private asProviderError(err: unknown, key: string): never {
-    if (err instanceof RemoteRefError) {
-      const code = /not found/.test(err.message) ? 'NotFound' : 'Unknown';
-      throw new ProviderError(code, this.storeId, err.message, key);
-    }
-    throw err;
+    return asProviderError(err, this.storeId, key);
   }
 
   async getSecret(ref: RemoteRef): Promise<Uint8Array> {

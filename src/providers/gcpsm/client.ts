@@ -9,7 +9,7 @@
 //          label (a property delete adds a version without it).
 import type { protos, SecretManagerServiceClient } from '@google-cloud/secret-manager';
 import type { AuthClient } from 'google-auth-library';
-import { emptySecretMap, extractProperty, jsonToSecretMap, RemoteRefError } from '../remote-ref.js';
+import { asProviderError, emptySecretMap, extractProperty, jsonToSecretMap } from '../remote-ref.js';
 import {
   ProviderError,
   type FindRef,
@@ -73,10 +73,7 @@ export class GcpsmClient implements SecretsClient {
   }
 
   private helperError(err: unknown, key: string): never {
-    if (err instanceof RemoteRefError) {
-      throw new ProviderError(/not found/.test(err.message) ? 'NotFound' : 'Unknown', this.storeId, err.message, key);
-    }
-    throw err;
+    return asProviderError(err, this.storeId, key);
   }
 
   /** The payload of a version (default: latest). */
