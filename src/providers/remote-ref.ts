@@ -311,7 +311,14 @@ export async function fetchExternalSecret(client: SecretsClient, secret: AgentSe
   const data = (secret.data ?? []).map((d, i) =>
     fetchData(client, d).catch((err: unknown) => Promise.reject(wrap(secret.name, describeData(i, d), err))),
   );
-  const [fromMaps, values] = await Promise.all([Promise.all(from), Promise.all(data)]);
+  // Fetch concurrently, but report the first failure in declaration order (dataFrom, then
+  // data): the same broken ExternalSecret always gives the same error line.
+  const settled = await Promise.allSettled([...from, ...data]);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  const results = settled.map((s) => (s as PromiseFulfilledResult<unknown>).value);
+  const fromMaps = results.slice(0, from.length) as SecretMap[];
+  const values = results.slice(from.length) as Uint8Array[];
   const out = emptySecretMap();
   for (const m of fromMaps) Object.assign(out, m);
   (secret.data ?? []).forEach((d, i) => (out[d.secretKey] = values[i]!));
