@@ -16,7 +16,7 @@
 //
 // Either runs as a child process under coreutils `timeout`, so it stops by itself even
 // if the test process dies; `t.teardown` stops it earlier.
-import { spawn } from 'node:child_process';
+import { spawnBounded, waitUntilReady } from './bounded-process.js';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -88,25 +88,15 @@ export async function startGcpsmEmulator(t: Teardown, opts: { impl?: 'esi' | 'bl
   const port = await freePort();
   const go = pinnedGoEmulator();
   const impl = opts.impl ?? (existsSync(go.path) && process.env.ESI_GCPSM_EMULATOR !== 'esi' ? 'blackwell' : 'esi');
-  const args = impl === 'blackwell'
-    ? ['1200', go.path, '--port', String(port)]
-    : ['1200', process.execPath, '--import', 'tsx', SELF, 'serve', '127.0.0.1', String(port)];
+  const [cmd, ...args] = impl === 'blackwell'
+    ? [go.path, '--port', String(port)]
+    : [process.execPath, '--import', 'tsx', SELF, 'serve', '127.0.0.1', String(port)];
   const name = impl === 'blackwell' ? `gcp-secret-manager-emulator@${go.version}` : `esi-gcpsm-emulator@${selfVersion()}`;
-  const child = spawn('timeout', args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: resolve(HERE, '../../..') });
-  let log = '';
-  const keep = (d: Buffer) => (log = (log + d.toString('utf8')).slice(-8000));
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
+  const proc = spawnBounded(cmd!, args, { cwd: resolve(HERE, '../../..') });
   const clients: SecretManagerServiceClient[] = [];
   const stop = async () => {
     await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await proc.stop();
   };
   t.teardown(stop);
   const client = () => {
@@ -115,12 +105,7 @@ export async function startGcpsmEmulator(t: Teardown, opts: { impl?: 'esi' | 'bl
     return c;
   };
   const probeClient = client();
-  const deadline = Date.now() + 60_000;
-  while (!(await probe(probeClient))) {
-    if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}):\n${log}`);
-    if (Date.now() > deadline) throw new Error(`${name} not ready on 127.0.0.1:${port} after 60 s:\n${log}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitUntilReady(proc, `${name} on 127.0.0.1:${port}`, () => probe(probeClient));
   return { endpoint: `127.0.0.1:${port}`, host: '127.0.0.1', port, name, impl, client, stop };
 }
 

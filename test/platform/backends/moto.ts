@@ -9,7 +9,7 @@
 // (or temporary credentials from its STS) and be allowed by that principal's policies.
 // STS AssumeRoleWithWebIdentity is unsigned by design and moto's check has no exception
 // for it, so `allowUnauthenticated(1)` lets exactly the next request through.
-import { spawn } from 'node:child_process';
+import { spawnBounded, waitUntilReady } from './bounded-process.js';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -74,45 +74,17 @@ export async function startMoto(t: Teardown, opts: { region?: string } = {}): Pr
   const dir = await mkdtemp(join(tmpdir(), 'esi-moto-'));
   const port = await freePort();
   const region = opts.region ?? 'us-east-1';
-  const child = spawn('timeout', ['1200', bin, '-H', '127.0.0.1', '-p', String(port)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    // No AWS_* from the developer's shell; HOME in the temp dir.
+  // No AWS_* from the developer's shell; HOME in the temp dir.
+  const proc = spawnBounded(bin, ['-H', '127.0.0.1', '-p', String(port)], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, LANG: 'C.UTF-8' },
   });
-  let log = '';
-  const keep = (d: Buffer) => {
-    log = (log + d.toString('utf8')).slice(-8000);
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  let spawnError: Error | undefined;
-  child.on('error', (err) => (spawnError = err));
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await proc.stop();
     await rm(dir, { recursive: true, force: true });
   };
   t.teardown(stop);
   const endpoint = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (spawnError) throw new Error(`cannot run moto_server under coreutils timeout: ${spawnError.message}`);
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`moto_server exited (${child.exitCode ?? child.signalCode}):\n${log}`);
-    }
-    const ok = await fetch(`${endpoint}/moto-api/`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
-    if (ok) break;
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`moto_server not ready within 60 s:\n${log}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitUntilReady(proc, 'moto_server', () => fetch(`${endpoint}/moto-api/`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok));
 
   let authOn = false;
   /** The IAM query API. Unsigned: only while authentication is off (the header only

@@ -2,8 +2,8 @@
 // `vault`; see openbao-install.sh) on 127.0.0.1 and a free port, in memory, with a known
 // root token. Optionally with the dev TLS listener (its CA is returned). The process is
 // wrapped in coreutils `timeout`, so it stops by itself even if the test process dies.
+import { spawnBounded, waitUntilReady } from './bounded-process.js';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
@@ -92,48 +92,23 @@ export async function startVaultServer(t: Teardown, opts: { tls?: boolean } = {}
   const dir = await mkdtemp(join(tmpdir(), 'esi-vault-'));
   const port = await freePort();
   const rootToken = `root-${randomBytes(12).toString('hex')}`;
-  const args = ['1200', bin.path, 'server', '-dev', `-dev-root-token-id=${rootToken}`, `-dev-listen-address=127.0.0.1:${port}`];
+  const args = ['server', '-dev', `-dev-root-token-id=${rootToken}`, `-dev-listen-address=127.0.0.1:${port}`];
   if (opts.tls) args.push('-dev-tls', `-dev-tls-cert-dir=${dir}`);
   // HOME: the dev server stores its root token in ~/.vault-token; keep that in the temp dir.
-  const child = spawn('timeout', args, { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir } });
-  let log = '';
-  const keep = (d: Buffer) => {
-    log = (log + d.toString('utf8')).slice(-8000);
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
+  const proc = spawnBounded(bin.path, args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir } });
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await proc.stop();
     await rm(dir, { recursive: true, force: true });
   };
   t.teardown(stop);
   const addr = `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
   const caFile = join(dir, bin.impl === 'openbao' ? 'bao-ca.pem' : 'vault-ca.pem');
   let caPem: string | undefined;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${bin.impl} dev server exited (${child.exitCode}):\n${log}`);
-    try {
-      if (opts.tls) caPem ??= existsSync(caFile) ? await readFile(caFile, 'utf8') : undefined;
-      if (!opts.tls || caPem) {
-        const h = await call(addr, caPem, 'GET', 'sys/health');
-        if (h.status === 200) break;
-      }
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`${bin.impl} dev server not healthy within 60 s:\n${log}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitUntilReady(proc, `${bin.impl} dev server`, async () => {
+    if (opts.tls) caPem ??= existsSync(caFile) ? await readFile(caFile, 'utf8') : undefined;
+    if (opts.tls && !caPem) return false;
+    return (await call(addr, caPem, 'GET', 'sys/health')).status === 200;
+  });
   return {
     addr, rootToken, impl: bin.impl, version: bin.version, ...(caPem ? { caPem } : {}),
     api: (method, path, body, token = rootToken) => call(addr, caPem, method, path, body, token),
