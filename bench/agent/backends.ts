@@ -108,7 +108,7 @@ async function vault(t: Teardown): Promise<ProviderSetup> {
   for (const i of indexes()) await server.api('POST', `secret/data/bench/key-${i}`, { data: { value: value(i) } });
   const token = await createToken(server, ['bench-read']);
   return {
-    backend: `${server.impl === 'openbao' ? 'OpenBao' : 'HashiCorp Vault'} ${server.version} dev server`,
+    backend: `OpenBao ${server.version} dev server`,
     sdk: 'node-vault',
     store: store('vault', { vault: { server: server.addr, path: 'secret', version: 'v2', auth: { tokenSecretRef: { name: 'vault-token', key: 'token' } } } },
       { credentialsDir: CRED_DIR }),

