@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { AgentConfig, AgentStore } from '../src/agent-config.js';
 import { loadProvider, providerNameOf } from '../src/providers/registry.js';
-import { fetchExternalSecret } from '../src/providers/remote-ref.js';
+import { fetchExternalSecret } from '../src/externalsecret/fetch.js';
 import {
   ProviderError,
   type Provider,

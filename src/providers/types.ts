@@ -31,6 +31,11 @@ export interface PushRemoteRef {
 
 export type SecretMap = Record<string, Uint8Array>;
 
+/** A key → bytes map without a prototype, so a remote key named `__proto__` is just a key. */
+export function emptySecretMap(): SecretMap {
+  return Object.create(null) as SecretMap;
+}
+
 /** What a provider can do; callers check before calling, the conformance suite reads it. */
 export interface Capabilities {
   read: boolean;
@@ -39,22 +44,32 @@ export interface Capabilities {
   versions: boolean;
 }
 
+/** Per-call options. `signal` carries the caller's deadline (the agent's refresh cycle,
+ *  the reconciler's reconcile): a provider stops waiting and fails with `Timeout` when it
+ *  aborts. The provider's own `timeoutMs` still bounds every call. */
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
 /** A connected client for one store. Created per store, cached and reused by callers. */
 export interface SecretsClient {
   /** One value: the key, narrowed by `property` and `version`. Throws ProviderError. */
-  getSecret(ref: RemoteRef): Promise<Uint8Array>;
+  getSecret(ref: RemoteRef, opts?: CallOptions): Promise<Uint8Array>;
   /** All properties of one remote secret (`dataFrom.extract`). */
-  getSecretMap(ref: RemoteRef): Promise<SecretMap>;
+  getSecretMap(ref: RemoteRef, opts?: CallOptions): Promise<SecretMap>;
   /** Every secret matching `find` (`dataFrom.find`), keyed by remote name. */
-  getAllSecrets(find: FindRef): Promise<SecretMap>;
-  pushSecret(value: Uint8Array, ref: PushRemoteRef): Promise<void>;
-  deleteSecret(ref: PushRemoteRef): Promise<void>;
-  secretExists(ref: PushRemoteRef): Promise<boolean>;
+  getAllSecrets(find: FindRef, opts?: CallOptions): Promise<SecretMap>;
+  pushSecret(value: Uint8Array, ref: PushRemoteRef, opts?: CallOptions): Promise<void>;
+  deleteSecret(ref: PushRemoteRef, opts?: CallOptions): Promise<void>;
+  secretExists(ref: PushRemoteRef, opts?: CallOptions): Promise<boolean>;
   /** Cheap check that configuration and credentials work (no value read). */
-  validate(): Promise<void>;
+  validate(opts?: CallOptions): Promise<void>;
   /** Release connections, revoke tokens the client obtained. */
   close(): Promise<void>;
 }
+
+/** The methods of SecretsClient that talk to the store (all but close). */
+export const CLIENT_CALLS = ['getSecret', 'getSecretMap', 'getAllSecrets', 'pushSecret', 'deleteSecret', 'secretExists', 'validate'] as const;
 
 /** A selector of one key of a Kubernetes Secret, as stores reference credentials. */
 export interface SecretKeySelector {

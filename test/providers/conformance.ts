@@ -81,7 +81,7 @@ const cases: Record<CaseName, CaseFn> = {
   decoding: async (t, target, client, run) => {
     const key = target.key(`${run}-b64`);
     await target.seed(key, Buffer.from(`${CANARY}-bin`).toString('base64'));
-    const { decodeValue } = await import('../../src/providers/remote-ref.js');
+    const { decodeValue } = await import('../../src/externalsecret/decode.js');
     const raw = await client.getSecret({ key, decodingStrategy: 'Base64' });
     t.equal(text(decodeValue('Base64', raw)), `${CANARY}-bin`, 'Base64 decoding of the fetched value');
     t.equal(text(decodeValue('Auto', raw)), `${CANARY}-bin`, 'Auto detects base64');

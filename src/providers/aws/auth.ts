@@ -17,7 +17,8 @@
 import type * as StsModule from '@aws-sdk/client-sts';
 import type { AWSProvider } from '../../api/types.js';
 import { ProviderError, type ProviderContext } from '../types.js';
-import { toProviderError } from './errors.js';
+import { toProviderError } from '../errors.js';
+import { classifyAws } from './errors.js';
 import {
   cachedCredentials,
   callOptions,
@@ -90,7 +91,7 @@ class StsClients {
     try {
       return (await client.send(command as never, callOptions(this.ctx.timeoutMs))) as T;
     } catch (err) {
-      throw toProviderError(err, this.ctx.storeId, op);
+      throw toProviderError(err, { storeId: this.ctx.storeId, op }, classifyAws);
     }
   }
 }

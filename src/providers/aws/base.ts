@@ -2,7 +2,9 @@
 // `property` extraction and `dataFrom.extract` maps over the raw remote value, error
 // mapping of every SDK call, find-by-name regexps, and validate/close.
 import type { AWSProvider } from '../../api/types.js';
-import { asProviderError, compileGoRegexp, selectProperty, valueAsMap } from '../remote-ref.js';
+import { toProviderError } from '../errors.js';
+import { selectProperty, valueAsMap } from '../json-path.js';
+import { compileGoRegexp } from '../regexp.js';
 import {
   ProviderError,
   type FindRef,
@@ -13,7 +15,7 @@ import {
   type SecretsClient,
 } from '../types.js';
 import type { Credentials } from './auth.js';
-import { isNotFound, toProviderError } from './errors.js';
+import { classifyAws, isNotFound } from './errors.js';
 import { callOptions } from './sdk.js';
 
 export const MANAGED_BY_KEY = 'managed-by';
@@ -61,7 +63,7 @@ export abstract class AwsClient implements SecretsClient {
     try {
       return (await this.sdk.send(command, callOptions(this.ctx.timeoutMs))) as T;
     } catch (err) {
-      throw toProviderError(err, this.storeId, op, key);
+      throw toProviderError(err, { storeId: this.storeId, op, key }, classifyAws);
     }
   }
 
@@ -72,24 +74,24 @@ export abstract class AwsClient implements SecretsClient {
       return (await this.sdk.send(command, callOptions(this.ctx.timeoutMs))) as T;
     } catch (err) {
       if (isNotFound(err)) return undefined;
-      throw toProviderError(err, this.storeId, op, key);
+      throw toProviderError(err, { storeId: this.storeId, op, key }, classifyAws);
     }
   }
 
   /** A value-free helper error (property missing, not JSON) as a ProviderError. */
   protected helperError(err: unknown, key: string): never {
-    return asProviderError(err, this.storeId, key);
+    throw toProviderError(err, { storeId: this.storeId, key });
   }
 
   /** The whole remote value of `ref` (or its tags as JSON with metadataPolicy Fetch). */
   protected abstract fetch(ref: RemoteRef): Promise<Uint8Array>;
 
   async getSecret(ref: RemoteRef): Promise<Uint8Array> {
-    return selectProperty(this.storeId, ref.key, await this.fetch(ref), ref.property);
+    return selectProperty(await this.fetch(ref), ref, this.storeId);
   }
 
   async getSecretMap(ref: RemoteRef): Promise<SecretMap> {
-    return valueAsMap(this.storeId, ref.key, await this.fetch(ref), ref.property);
+    return valueAsMap(await this.fetch(ref), ref, this.storeId);
   }
 
   /** The find's name regexp (RE2 syntax, unanchored like Go's MatchString). */

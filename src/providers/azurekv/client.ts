@@ -11,8 +11,11 @@
 // Every call is bounded by ctx.timeoutMs (SDK retries included).
 import type { KeyVaultSecret, SecretClient, SecretProperties } from '@azure/keyvault-secrets';
 import type { Logger } from 'pino';
-import { emptySecretMap, extractProperty, jsonToSecretMap, RemoteRefError } from '../remote-ref.js';
+import { RemoteRefError, toProviderError } from '../errors.js';
+import { deleteProperty, extractProperty, hasProperty, jsonToSecretMap, parseJsonObject, propertySegments, setProperty } from '../json-path.js';
+import { compileGoRegexp } from '../regexp.js';
 import {
+  emptySecretMap,
   ProviderError,
   type FindRef,
   type PushRemoteRef,
@@ -20,7 +23,7 @@ import {
   type SecretMap,
   type SecretsClient,
 } from '../types.js';
-import { DeadlineError, toProviderError } from './errors.js';
+import { classifyAzure, DeadlineError } from './errors.js';
 
 export const MANAGED_BY_TAG = 'managed-by';
 export const MANAGED_BY_VALUE = 'external-secrets';
@@ -62,7 +65,7 @@ export class AzureKVClient implements SecretsClient {
     try {
       return await Promise.race([fn({ signal: ac.signal }), deadline]);
     } catch (err) {
-      throw toProviderError(err, this.storeId, key, what);
+      throw toProviderError(err, { storeId: this.storeId, key }, classifyAzure(what));
     } finally {
       clearTimeout(timer);
     }
@@ -148,7 +151,7 @@ export class AzureKVClient implements SecretsClient {
       const name = this.secretName(ref.remoteKey);
       const current = await this.find(name, op);
       if (current) this.owned(current, ref.remoteKey, 'overwrite');
-      const next = ref.property ? mergeProperty(this.storeId, ref, current?.value, text(value)) : text(value);
+      const next = ref.property ? setProperty(current?.value, ref.property, text(value), 'key') : text(value);
       if (current && current.value === next) return;
       try {
         await this.kv.setSecret(name, next, { abortSignal: op.signal, enabled: true, tags: { [MANAGED_BY_TAG]: MANAGED_BY_VALUE } });
@@ -169,10 +172,10 @@ export class AzureKVClient implements SecretsClient {
       if (!current) return;
       this.owned(current, ref.remoteKey, 'delete');
       if (ref.property) {
-        const rest = withoutProperty(this.storeId, ref, current.value);
-        if (rest === undefined) return;
-        if (rest !== null) {
-          await this.kv.setSecret(name, rest, { abortSignal: op.signal, enabled: true, tags: current.properties.tags ?? {} });
+        const rest = deleteProperty(current.value ?? '', ref.property, 'key');
+        if (!rest.changed) return;
+        if (rest.value !== undefined) {
+          await this.kv.setSecret(name, rest.value, { abortSignal: op.signal, enabled: true, tags: current.properties.tags ?? {} });
           return;
         }
       }
@@ -203,8 +206,7 @@ export class AzureKVClient implements SecretsClient {
       const current = await this.find(this.secretName(ref.remoteKey), op);
       if (!current) return false;
       if (!ref.property) return true;
-      const obj = parseObject(current.value);
-      return obj !== undefined && Object.prototype.hasOwnProperty.call(obj, ref.property);
+      return hasProperty(current.value ?? '', ref.property, 'key');
     });
   }
 
@@ -222,8 +224,8 @@ export class AzureKVClient implements SecretsClient {
 function compileFindRegexp(storeId: string, source: string | undefined): RegExp | undefined {
   if (!source) return undefined;
   try {
-    // Go's RE2 named groups `(?P<n>` are `(?<n>` in JavaScript; unanchored like Go's MatchString.
-    return new RegExp(source.replace(/\(\?P</g, '(?<'), 'u');
+    // Unanchored like Go's MatchString: without the `g` flag, test() keeps no state.
+    return new RegExp(compileGoRegexp(source).source, 'u');
   } catch {
     throw new ProviderError('InvalidSpec', storeId, `invalid find.name.regexp "${source}"`);
   }
@@ -235,42 +237,25 @@ function matches(p: SecretProperties, re: RegExp | undefined, tags: Record<strin
   return !re || re.test(p.name);
 }
 
-function parseObject(value: string | undefined): Record<string, unknown> | undefined {
-  if (value === undefined || value === '') return undefined;
+/** A tag value's JSON object, if it is one. */
+function parseObject(value: string): Record<string, unknown> | undefined {
   try {
-    const v = JSON.parse(value) as unknown;
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+    return parseJsonObject(value);
   } catch {
     return undefined;
   }
-}
-
-/** PushSecret with `property`: set one field of a JSON object value (created if absent). */
-function mergeProperty(storeId: string, ref: PushRemoteRef, current: string | undefined, value: string): string {
-  const obj = current === undefined || current === '' ? {} : parseObject(current);
-  if (!obj) throw new ProviderError('Unknown', storeId, `the current value is not a JSON object, cannot set property "${ref.property}"`, ref.remoteKey);
-  return JSON.stringify({ ...obj, [ref.property!]: value });
-}
-
-/** DeleteSecret with `property`: the value without that field; null = nothing left
- *  (delete the secret); undefined = the field is not there (nothing to do). */
-function withoutProperty(storeId: string, ref: PushRemoteRef, current: string | undefined): string | null | undefined {
-  const obj = parseObject(current);
-  if (!obj) throw new ProviderError('Unknown', storeId, `the current value is not a JSON object, cannot delete property "${ref.property}"`, ref.remoteKey);
-  if (!Object.prototype.hasOwnProperty.call(obj, ref.property!)) return undefined;
-  const { [ref.property!]: _removed, ...rest } = obj;
-  return Object.keys(rest).length === 0 ? null : JSON.stringify(rest);
 }
 
 /** metadataPolicy Fetch with getSecret: one tag (`property`, or `tag.path` into a JSON
  *  tag value), or all tags as a JSON object. */
 function tagValue(tags: Record<string, string>, property: string | undefined): Uint8Array {
   if (!property) return enc.encode(JSON.stringify(tags));
+  propertySegments(property, 'path');
   if (Object.prototype.hasOwnProperty.call(tags, property)) return enc.encode(tags[property]!);
   const dot = property.indexOf('.');
   const tag = dot > 0 ? property.slice(0, dot) : undefined;
   if (tag && Object.prototype.hasOwnProperty.call(tags, tag)) return extractProperty(enc.encode(tags[tag]!), property.slice(dot + 1));
-  throw new RemoteRefError(`tag "${property}" not found`);
+  throw new RemoteRefError(`tag "${property}" not found`, 'NotFound');
 }
 
 /** metadataPolicy Fetch with dataFrom.extract: ESO names the keys `<secret>_<tag>`

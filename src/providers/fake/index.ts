@@ -3,8 +3,10 @@
 // platform team can use to try ESI without a real store. Writes (PushSecret) go to an
 // in-memory copy owned by the client, never back to the spec.
 import type { FakeProvider, FakeProviderData } from '../../api/types.js';
-import { asProviderError, emptySecretMap, extractProperty, jsonToSecretMap } from '../remote-ref.js';
+import { guard } from '../errors.js';
+import { deleteProperty, hasProperty, jsonToSecretMap, selectProperty, setProperty } from '../json-path.js';
 import {
+  emptySecretMap,
   ProviderError,
   type Capabilities,
   type FindRef,
@@ -29,6 +31,9 @@ interface Entry {
 }
 
 const enc = new TextEncoder();
+
+/** A pushed `property` is one flat key of the JSON object value (ESO's fake provider). */
+const PROPERTY_WRITES = 'key';
 
 /** Entries are keyed by `key` + version ("" = unversioned), as upstream. */
 function entryId(key: string, version?: string): string {
@@ -80,19 +85,8 @@ export class FakeClient implements SecretsClient {
     return entry;
   }
 
-  /** Turns the value-free RemoteRefError of a helper into the provider's error type. */
-  private asProviderError(err: unknown, key: string): never {
-    return asProviderError(err, this.storeId, key);
-  }
-
   async getSecret(ref: RemoteRef): Promise<Uint8Array> {
-    const entry = this.lookup(ref);
-    if (!ref.property) return enc.encode(entry.value);
-    try {
-      return extractProperty(enc.encode(entry.value), ref.property);
-    } catch (err) {
-      return this.asProviderError(err, ref.key);
-    }
+    return selectProperty(enc.encode(this.lookup(ref).value), ref, this.storeId);
   }
 
   async getSecretMap(ref: RemoteRef): Promise<SecretMap> {
@@ -102,11 +96,7 @@ export class FakeClient implements SecretsClient {
       for (const [k, v] of Object.entries(entry.valueMap)) out[k] = enc.encode(v);
       return out;
     }
-    try {
-      return jsonToSecretMap(enc.encode(entry.value), ref.property);
-    } catch (err) {
-      return this.asProviderError(err, ref.key);
-    }
+    return guard({ storeId: this.storeId, key: ref.key }, () => jsonToSecretMap(enc.encode(entry.value), ref.property));
   }
 
   async getAllSecrets(find: FindRef): Promise<SecretMap> {
@@ -136,21 +126,9 @@ export class FakeClient implements SecretsClient {
     this.live();
     const id = entryId(ref.remoteKey);
     const text = Buffer.from(value).toString('utf8');
-    if (!ref.property) {
-      this.entries.set(id, { value: text });
-      return;
-    }
-    let obj: Record<string, unknown> = {};
-    const current = this.entries.get(id);
-    if (current && current.value !== '') {
-      try {
-        obj = JSON.parse(current.value) as Record<string, unknown>;
-      } catch {
-        throw new ProviderError('Unknown', this.storeId, 'existing value is not JSON, cannot set a property', ref.remoteKey);
-      }
-    }
-    obj[ref.property] = text;
-    this.entries.set(id, { value: JSON.stringify(obj) });
+    const scope = { storeId: this.storeId, key: ref.remoteKey };
+    const next = ref.property ? guard(scope, () => setProperty(this.entries.get(id)?.value, ref.property!, text, PROPERTY_WRITES)) : text;
+    this.entries.set(id, { value: next });
   }
 
   async deleteSecret(ref: PushRemoteRef): Promise<void> {
@@ -162,14 +140,10 @@ export class FakeClient implements SecretsClient {
       this.entries.delete(id);
       return;
     }
-    try {
-      const obj = JSON.parse(current.value) as Record<string, unknown>;
-      delete obj[ref.property];
-      if (Object.keys(obj).length === 0) this.entries.delete(id);
-      else this.entries.set(id, { value: JSON.stringify(obj) });
-    } catch {
-      throw new ProviderError('Unknown', this.storeId, 'existing value is not JSON, cannot delete a property', ref.remoteKey);
-    }
+    const rest = guard({ storeId: this.storeId, key: ref.remoteKey }, () => deleteProperty(current.value, ref.property!, PROPERTY_WRITES));
+    if (!rest.changed) return;
+    if (rest.value === undefined) this.entries.delete(id);
+    else this.entries.set(id, { value: rest.value });
   }
 
   async secretExists(ref: PushRemoteRef): Promise<boolean> {
@@ -177,12 +151,7 @@ export class FakeClient implements SecretsClient {
     const current = this.entries.get(entryId(ref.remoteKey));
     if (!current) return false;
     if (!ref.property) return true;
-    try {
-      const obj = JSON.parse(current.value) as unknown;
-      return typeof obj === 'object' && obj !== null && Object.prototype.hasOwnProperty.call(obj, ref.property);
-    } catch {
-      return false;
-    }
+    return guard({ storeId: this.storeId, key: ref.remoteKey }, () => hasProperty(current.value, ref.property!, PROPERTY_WRITES));
   }
 
   async validate(): Promise<void> {

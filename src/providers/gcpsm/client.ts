@@ -9,8 +9,10 @@
 //          label (a property delete adds a version without it).
 import type { protos, SecretManagerServiceClient } from '@google-cloud/secret-manager';
 import type { AuthClient } from 'google-auth-library';
-import { asProviderError, emptySecretMap, extractProperty, jsonToSecretMap } from '../remote-ref.js';
+import { toProviderError } from '../errors.js';
+import { deleteProperty, extractProperty, hasProperty, jsonToSecretMap, setProperty } from '../json-path.js';
 import {
+  emptySecretMap,
   ProviderError,
   type FindRef,
   type ProviderContext,
@@ -19,8 +21,7 @@ import {
   type SecretMap,
   type SecretsClient,
 } from '../types.js';
-import { Code, grpcCode, toProviderError, withRetries, type CallPolicy } from './errors.js';
-import { deleteProperty, hasProperty, parseObject, setProperty } from './json.js';
+import { classifyGcpsm, Code, CredentialFailure, grpcCode, withRetries, type CallPolicy } from './errors.js';
 import { isFullName, parentName, secretIdOf, secretName, versionName, type Scope } from './names.js';
 
 type ISecret = protos.google.cloud.secretmanager.v1.ISecret;
@@ -68,12 +69,12 @@ export class GcpsmClient implements SecretsClient {
     try {
       return await withRetries(this.parts.policy, idempotent, (timeout) => fn({ timeout, retry: null }));
     } catch (err) {
-      throw toProviderError(this.storeId, err, what, key);
+      throw toProviderError(err, { storeId: this.storeId, op: what, key }, classifyGcpsm);
     }
   }
 
   private helperError(err: unknown, key: string): never {
-    return asProviderError(err, this.storeId, key);
+    throw toProviderError(err, { storeId: this.storeId, key });
   }
 
   /** The payload of a version (default: latest). */
@@ -215,8 +216,7 @@ export class GcpsmClient implements SecretsClient {
     let data = value;
     if (ref.property) {
       try {
-        const obj = setProperty(parseObject(current), ref.property, Buffer.from(value).toString('utf8'));
-        data = Buffer.from(JSON.stringify(obj));
+        data = Buffer.from(setProperty(current, ref.property, Buffer.from(value).toString('utf8'), 'path'));
       } catch (err) {
         this.helperError(err, ref.remoteKey);
       }
@@ -232,15 +232,15 @@ export class GcpsmClient implements SecretsClient {
       // Removing a property only edits what was pushed: allowed on any secret.
       const current = await this.latest(ref.remoteKey);
       if (!current) return;
-      let obj: Record<string, unknown> = {};
+      let rest: { value: string | undefined; changed: boolean } = { value: undefined, changed: false };
       try {
-        obj = parseObject(current);
+        rest = deleteProperty(current, ref.property, 'path');
       } catch (err) {
         this.helperError(err, ref.remoteKey);
       }
-      if (!deleteProperty(obj, ref.property)) return;
-      if (Object.keys(obj).length > 0 || !this.managed(s, ref.remoteKey)) {
-        return this.addVersion(ref.remoteKey, Buffer.from(JSON.stringify(obj)));
+      if (!rest.changed) return;
+      if (rest.value !== undefined || !this.managed(s, ref.remoteKey)) {
+        return this.addVersion(ref.remoteKey, Buffer.from(rest.value ?? '{}'));
       }
     } else if (!this.managed(s, ref.remoteKey)) {
       return;
@@ -263,7 +263,12 @@ export class GcpsmClient implements SecretsClient {
   async secretExists(ref: PushRemoteRef): Promise<boolean> {
     const current = await this.latest(ref.remoteKey);
     if (!current) return false;
-    return ref.property ? hasProperty(current, ref.property) : true;
+    if (!ref.property) return true;
+    try {
+      return hasProperty(current, ref.property, 'path');
+    } catch (err) {
+      return this.helperError(err, ref.remoteKey);
+    }
   }
 
   /** Credentials work (a token can be obtained); in emulator mode the endpoint answers. */
@@ -273,7 +278,7 @@ export class GcpsmClient implements SecretsClient {
       try {
         await auth.getAccessToken();
       } catch (err) {
-        throw toProviderError(this.storeId, Object.assign(new Error('Getting metadata from plugin failed'), { cause: err }), 'validate');
+        throw toProviderError(new CredentialFailure('credentials', { cause: err }), { storeId: this.storeId, op: 'validate' }, classifyGcpsm);
       }
       return;
     }

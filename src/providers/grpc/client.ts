@@ -6,7 +6,8 @@
 // Values travel as bytes; they never reach a log line or an error message.
 import { Client, Metadata, type ChannelCredentials, type ServiceError } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { selectProperty, valueAsMap } from '../remote-ref.js';
+import { guard } from '../errors.js';
+import { propertySegments, selectProperty, valueAsMap } from '../json-path.js';
 import {
   ProviderError,
   type FindRef,
@@ -129,6 +130,13 @@ export class GrpcSecretsClient implements SecretsClient {
     return reply;
   }
 
+  /** The remoteRef of a write: the plugin applies `property` as it documents, after the
+   *  same prototype-safety check every provider makes. */
+  private pushRef(ref: PushRemoteRef): Message {
+    if (ref.property) guard({ storeId: this.o.storeId, key: ref.remoteKey }, () => propertySegments(ref.property!, 'key'));
+    return { remoteKey: ref.remoteKey, property: ref.property ?? '' };
+  }
+
   private base(): Message {
     return { store: this.o.store, namespace: this.o.namespace };
   }
@@ -155,12 +163,12 @@ export class GrpcSecretsClient implements SecretsClient {
 
 
   async getSecret(ref: RemoteRef): Promise<Uint8Array> {
-    return selectProperty(this.o.storeId, ref.key, await this.fetch(ref), ref.property);
+    return selectProperty(await this.fetch(ref), ref, this.o.storeId);
   }
 
   /** The plugin returns one value; `dataFrom.extract` reads it as a JSON object. */
   async getSecretMap(ref: RemoteRef): Promise<SecretMap> {
-    return valueAsMap(this.o.storeId, ref.key, await this.fetch(ref), ref.property);
+    return valueAsMap(await this.fetch(ref), ref, this.o.storeId);
   }
 
   async getAllSecrets(_find: FindRef): Promise<SecretMap> {
@@ -175,13 +183,14 @@ export class GrpcSecretsClient implements SecretsClient {
     await this.call('PushSecret', {
       ...this.base(),
       secret: value,
-      remoteRef: { remoteKey: ref.remoteKey, property: ref.property ?? '' },
+      remoteRef: this.pushRef(ref),
     }, ref.remoteKey, value);
   }
 
   async deleteSecret(ref: PushRemoteRef): Promise<void> {
+    const remoteRef = this.pushRef(ref);
     try {
-      await this.call('DeleteSecret', { remoteRef: { remoteKey: ref.remoteKey, property: ref.property ?? '' } }, ref.remoteKey);
+      await this.call('DeleteSecret', { remoteRef }, ref.remoteKey);
     } catch (err) {
       // Deleting what is already gone is not an error.
       if (err instanceof ProviderError && err.code === 'NotFound') return;
@@ -190,8 +199,9 @@ export class GrpcSecretsClient implements SecretsClient {
   }
 
   async secretExists(ref: PushRemoteRef): Promise<boolean> {
+    const remoteRef = this.pushRef(ref);
     try {
-      const reply = await this.call('SecretExists', { remoteRef: { remoteKey: ref.remoteKey, property: ref.property ?? '' } }, ref.remoteKey);
+      const reply = await this.call('SecretExists', { remoteRef }, ref.remoteKey);
       return reply.exists === true;
     } catch (err) {
       if (err instanceof ProviderError && err.code === 'NotFound') return false;

@@ -4,8 +4,11 @@
 // static token, a client certificate, or a kubeconfig (authRef). Talks to the API with
 // node:https directly (see api.ts for why not @kubernetes/client-node).
 import type { KubernetesProvider } from '../../api/types.js';
-import { compileGoRegexp, emptySecretMap, RemoteRefError } from '../remote-ref.js';
+import { guard } from '../errors.js';
+import { propertySegments } from '../json-path.js';
+import { compileGoRegexp } from '../regexp.js';
 import {
+  emptySecretMap,
   ProviderError,
   type Capabilities,
   type FindRef,
@@ -81,15 +84,8 @@ export class KubernetesClient implements SecretsClient {
   }
 
   /** Runs a pure helper, turning its value-free RemoteRefError into a ProviderError. */
-  private semantic<T>(key: string, f: () => T, code?: 'InvalidSpec'): T {
-    try {
-      return f();
-    } catch (err) {
-      if (err instanceof RemoteRefError) {
-        throw new ProviderError(code ?? (/not found/.test(err.message) ? 'NotFound' : 'Unknown'), this.storeId, err.message, key || undefined);
-      }
-      throw err;
-    }
+  private semantic<T>(key: string, f: () => T): T {
+    return guard({ storeId: this.storeId, ...(key ? { key } : {}) }, f);
   }
 
   async getSecret(ref: RemoteRef): Promise<Uint8Array> {
@@ -113,7 +109,7 @@ export class KubernetesClient implements SecretsClient {
       // `test` keeps no state between names.
       re: find.name ? new RegExp(compileGoRegexp(find.name.regexp).source, 'u') : undefined,
       selector: hasTags ? labelSelector(find.tags!) : '',
-    }), 'InvalidSpec');
+    }));
     const out = emptySecretMap();
     for await (const secret of this.list(selector)) {
       const name = secret.metadata?.name ?? '';
@@ -142,7 +138,8 @@ export class KubernetesClient implements SecretsClient {
     if (!ref.property) {
       throw new ProviderError('InvalidSpec', this.storeId, `${what} needs remoteRef.property: the data key of the Secret`, ref.remoteKey);
     }
-    return ref.property;
+    const property = ref.property;
+    return this.semantic(ref.remoteKey, () => propertySegments(property, 'key')[0]!);
   }
 
   /** Creates the Secret with one key, or sets that key of the existing Secret. */
@@ -207,7 +204,7 @@ export class KubernetesClient implements SecretsClient {
   async secretExists(ref: PushRemoteRef): Promise<boolean> {
     const current = await this.fetch(ref.remoteKey);
     if (!current) return false;
-    return !ref.property || Object.prototype.hasOwnProperty.call(current.data ?? {}, ref.property);
+    return !ref.property || Object.prototype.hasOwnProperty.call(current.data ?? {}, this.requireProperty(ref, 'exists'));
   }
 
   /** Asks the API server whether this identity may get Secrets in the namespace. */

@@ -2,8 +2,11 @@
 // client (see auth.ts). Every error is a ProviderError naming the store, the key and the
 // cause; no value, token or credential is ever part of a message.
 import type { Logger } from 'pino';
-import { compileGoRegexp, emptySecretMap } from '../remote-ref.js';
+import { guard, toProviderError } from '../errors.js';
+import { propertySegments, selectNode } from '../json-path.js';
+import { compileGoRegexp } from '../regexp.js';
 import {
+  emptySecretMap,
   ProviderError,
   type FindRef,
   type PushRemoteRef,
@@ -11,9 +14,9 @@ import {
   type SecretMap,
   type SecretsClient,
 } from '../types.js';
-import { asProviderError, type TokenSource } from './auth.js';
+import { classifyVault, type TokenSource } from './auth.js';
 import { VaultCallError, type Method, type VaultHttp } from './http.js';
-import { goJson, metadataMap, MANAGED_BY, property, valueBytes, type DataMap, type KvLayout } from './kv.js';
+import { goJson, metadataMap, MANAGED_BY, valueBytes, type DataMap, type KvLayout } from './kv.js';
 
 const FIND_CONCURRENCY = 8;
 
@@ -52,9 +55,9 @@ export class VaultClient implements SecretsClient {
     try {
       return await this.http.call(method, path, { token, body: spec.body, query: spec.query });
     } catch (err) {
-      if (!(err instanceof VaultCallError)) throw asProviderError(this.storeId, err, spec.what, spec.key);
+      if (!(err instanceof VaultCallError)) throw toProviderError(err, { storeId: this.storeId, op: spec.what, key: spec.key }, classifyVault);
       if (err.status === 404) return undefined;
-      if (err.status !== 403 && err.status !== 401) throw asProviderError(this.storeId, err, spec.what, spec.key);
+      if (err.status !== 403 && err.status !== 401) throw toProviderError(err, { storeId: this.storeId, op: spec.what, key: spec.key }, classifyVault);
       if (await this.tokenValid(token)) {
         throw new ProviderError('Forbidden', this.storeId, `${spec.what} of ${path} denied by Vault policy (403)`, spec.key);
       }
@@ -70,7 +73,7 @@ export class VaultClient implements SecretsClient {
       return true;
     } catch (err) {
       if (err instanceof VaultCallError && (err.status === 403 || err.status === 401)) return false;
-      throw asProviderError(this.storeId, err, 'token lookup');
+      throw toProviderError(err, { storeId: this.storeId, op: 'token lookup' }, classifyVault);
     }
   }
 
@@ -124,7 +127,7 @@ export class VaultClient implements SecretsClient {
   async getSecret(ref: RemoteRef): Promise<Uint8Array> {
     const data = await this.source(ref);
     if (!ref.property) return Buffer.from(goJson(data), 'utf8');
-    const v = property(data, ref.property);
+    const v = guard({ storeId: this.storeId, key: ref.key }, () => selectNode(data, ref.property!));
     if (v === undefined) throw new ProviderError('NotFound', this.storeId, `property "${ref.property}" not found`, ref.key);
     return valueBytes(v);
   }
@@ -214,7 +217,11 @@ export class VaultClient implements SecretsClient {
   /** The data map to write: one property merged into the existing map, or the whole
    *  value, which must then be a JSON object (a Vault KV entry is a map). */
   private desired(value: Uint8Array, ref: PushRemoteRef, existing: DataMap | undefined): DataMap {
-    if (ref.property) return { ...(existing ?? {}), [ref.property]: Buffer.from(value).toString('utf8') };
+    if (ref.property) {
+      // A pushed property is one flat key of the data map (ESO's vault provider).
+      const [k] = guard({ storeId: this.storeId, key: ref.remoteKey }, () => propertySegments(ref.property!, 'key'));
+      return { ...(existing ?? {}), [k!]: Buffer.from(value).toString('utf8') };
+    }
     let parsed: unknown;
     try {
       parsed = JSON.parse(Buffer.from(value).toString('utf8'));
@@ -262,8 +269,9 @@ export class VaultClient implements SecretsClient {
     }
     const p = this.kv.paths(key);
     if (ref.property) {
+      const [k] = guard({ storeId: this.storeId, key }, () => propertySegments(ref.property!, 'key'));
       const rest = { ...existing };
-      delete rest[ref.property];
+      delete rest[k!];
       const fields = Object.keys(rest).filter((k) => !(this.kv.version === 'v1' && k === 'custom_metadata'));
       if (fields.length > 0) {
         await this.call('POST', p.data, { key, what: 'write', body: this.kv.version === 'v2' ? { data: rest } : rest });
@@ -276,7 +284,7 @@ export class VaultClient implements SecretsClient {
   async secretExists(ref: PushRemoteRef): Promise<boolean> {
     const data = await this.read(ref.remoteKey);
     if (!data) return false;
-    return ref.property ? property(data, ref.property) !== undefined : true;
+    return ref.property ? guard({ storeId: this.storeId, key: ref.remoteKey }, () => selectNode(data, ref.property!)) !== undefined : true;
   }
 
   async validate(): Promise<void> {
@@ -287,7 +295,7 @@ export class VaultClient implements SecretsClient {
       if (err instanceof VaultCallError && (err.status === 403 || err.status === 401)) {
         throw new ProviderError('AuthFailed', this.storeId, 'Vault refused the token (invalid, expired or revoked)');
       }
-      throw asProviderError(this.storeId, err, 'token lookup');
+      throw toProviderError(err, { storeId: this.storeId, op: 'token lookup' }, classifyVault);
     }
   }
 
