@@ -88,15 +88,13 @@ export function safeName(err: unknown): string {
 }
 
 /** Maps anything thrown during `scope.op` to a ProviderError naming the store and key:
- *  a ProviderError passes (gaining the key when it had none), a RemoteRefError keeps its
+ *  a ProviderError passes unchanged, a RemoteRefError keeps its
  *  code, then the provider's classifier, then transport failures, else Unknown. */
 export function toProviderError(err: unknown, scope: ErrorScope, classify?: Classifier): ProviderError {
   const prefix = scope.op ? `${scope.op}: ` : '';
-  if (err instanceof ProviderError) {
-    // Raised below the call (a credential exchange): name the key the call was for.
-    if (err.key || !scope.key || err.storeId !== scope.storeId || !err.message.startsWith(`${scope.storeId}: `)) return err;
-    return new ProviderError(err.code, scope.storeId, err.message.slice(scope.storeId.length + 2), scope.key);
-  }
+  // Already mapped below this call (a credential exchange, the caller's own context):
+  // passed on as it is, so the first and most precise description wins.
+  if (err instanceof ProviderError) return err;
   if (err instanceof RemoteRefError) return new ProviderError(err.code, scope.storeId, err.message, scope.key);
   const c = classify?.(err) ?? transportFailure(err);
   if (c) return new ProviderError(c.code, scope.storeId, `${prefix}${c.message}`, scope.key, c.keepCause ? { cause: err } : undefined);

@@ -10,9 +10,9 @@
 // in both modes, so no property can reach Object.prototype whatever object holds the JSON.
 // Errors are RemoteRefErrors that name the property, never the value.
 import { guard, RemoteRefError } from './errors.js';
-import { emptySecretMap, type RemoteRef, type SecretMap } from './types.js';
+import { emptySecretMap, type PropertyMode, type RemoteRef, type SecretMap } from './types.js';
 
-export type PropertyMode = 'path' | 'key';
+export type { PropertyMode };
 type Obj = Record<string, unknown>;
 
 const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);

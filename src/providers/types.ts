@@ -36,12 +36,18 @@ export function emptySecretMap(): SecretMap {
   return Object.create(null) as SecretMap;
 }
 
+/** What a pushed `property` means (src/providers/json-path.ts): a dotted path into a
+ *  nested JSON object (`path`) or one flat key (`key`), as ESO does for that provider. */
+export type PropertyMode = 'path' | 'key';
+
 /** What a provider can do; callers check before calling, the conformance suite reads it. */
 export interface Capabilities {
   read: boolean;
   write: boolean;
   find: { name: boolean; tags: boolean; path: boolean };
   versions: boolean;
+  /** The meaning of PushSecret's `remoteRef.property` in this store. */
+  pushProperty: PropertyMode;
 }
 
 /** Per-call options. `signal` carries the caller's deadline (the agent's refresh cycle,
@@ -99,12 +105,62 @@ export interface ProviderContext {
   timeoutMs: number;
 }
 
-export interface Provider {
+/** A Secret or ConfigMap key (or a whole Secret) a store spec references: the webhook
+ *  mounts it into the agent, the reconciler reads it through the API. */
+export interface CredentialRef {
+  /** Where in the store's `spec.provider`, e.g. `vault.auth.tokenSecretRef`. */
+  path: string;
+  kind: 'Secret' | 'ConfigMap';
+  name: string;
+  /** A single key, or undefined for the whole object (grpc tlsSecretRef). */
+  key?: string;
+  namespace?: string;
+}
+
+/** A ServiceAccount a store spec names for its identity (only the pod's own is usable). */
+export interface ServiceAccountRef {
+  path: string;
+  name: string;
+  namespace?: string;
+  audiences?: string[];
+}
+
+export interface StoreReferences {
+  credentials: CredentialRef[];
+  serviceAccounts: ServiceAccountRef[];
+}
+
+/** How a provider uses the workload's own identity (a projected service-account token). */
+export interface PodIdentityNeeds {
+  /** Whether a spec that references no ServiceAccount still authenticates as the pod
+   *  (e.g. Vault kubernetes auth without a secretRef, AWS without keys). */
+  ambient(spec: unknown): boolean;
+  /** The token audience when no referenced ServiceAccount names one: undefined = the
+   *  webhook's configured default, '' = the Kubernetes API itself. */
+  audience(spec: unknown): string | undefined;
+}
+
+/** What ESI knows about a provider without loading its SDK: the webhook (admission), the
+ *  reconciler (store status) and the registry read it synchronously. Each provider folder
+ *  exports one from its light `meta.ts`. See docs/decisions/0009-provider-contract-and-lazy-registry.md. */
+export interface ProviderMeta {
   /** The key under `spec.provider` (vault, aws, fake, …). */
   readonly name: string;
   readonly capabilities: Capabilities;
-  /** Checks the store spec statically (no I/O); returns human-readable problems. */
+  /** Checks the store spec statically (no I/O); returns human-readable problems, each
+   *  naming the field (`vault.auth.appRole.secretRef needs name and key`). */
   validateSpec(spec: unknown): string[];
+  /** The Secrets/ConfigMaps and ServiceAccounts the spec references. */
+  references(spec: unknown): StoreReferences;
+  /** Absent = the provider never uses the pod's identity. */
+  readonly identity?: PodIdentityNeeds;
+  /** Told to the user (an admission warning) for every pod using such a store; it
+   *  follows `<kind> "<name>"`. */
+  readonly admissionWarning?: string;
+}
+
+/** A provider: its meta plus the client factory (its heavy, lazily imported part). */
+export interface Provider extends ProviderMeta {
   newClient(ctx: ProviderContext): Promise<SecretsClient>;
 }
 

@@ -16,7 +16,11 @@ import {
 } from '../types.js';
 import type { Credentials } from './auth.js';
 import { classifyAws, isNotFound } from './errors.js';
+import { meta } from './meta.js';
 import { callOptions } from './sdk.js';
+
+/** What a pushed `property` means in AWS stores (meta.ts). */
+export const PUSH_PROPERTY = meta.capabilities.pushProperty;
 
 export const MANAGED_BY_KEY = 'managed-by';
 export const MANAGED_BY_VALUE = 'external-secrets';

@@ -32,7 +32,7 @@ import { guard } from '../errors.js';
 import { deleteProperty, hasProperty, setProperty } from '../json-path.js';
 import { emptySecretMap, ProviderError, type FindRef, type ProviderContext, type PushRemoteRef, type RemoteRef, type SecretMap } from '../types.js';
 import type { Credentials } from './auth.js';
-import { AwsClient, enc, isManaged, MANAGED_BY_KEY, MANAGED_BY_VALUE, PUSH_DESCRIPTION, utf8 } from './base.js';
+import { AwsClient, enc, isManaged, MANAGED_BY_KEY, MANAGED_BY_VALUE, PUSH_DESCRIPTION, utf8, PUSH_PROPERTY } from './base.js';
 import { tagsToJson } from './tags.js';
 import { addXmlErrorRewrite, commonConfig } from './sdk.js';
 import { endpointFromEnv } from './spec.js';
@@ -147,7 +147,7 @@ export class ParameterStoreClient extends AwsClient {
     const text = this.text(value, ref.remoteKey);
     if (!ref.property) return text;
     try {
-      return setProperty(current, ref.property, text, 'path');
+      return setProperty(current, ref.property, text, PUSH_PROPERTY);
     } catch (err) {
       return this.helperError(err, ref.remoteKey);
     }
@@ -184,7 +184,7 @@ export class ParameterStoreClient extends AwsClient {
     if (ref.property) {
       let result: { value: string | undefined; changed: boolean };
       try {
-        result = deleteProperty(existing.Value ?? '', ref.property, 'path');
+        result = deleteProperty(existing.Value ?? '', ref.property, PUSH_PROPERTY);
       } catch (err) {
         return this.helperError(err, key);
       }
@@ -202,6 +202,6 @@ export class ParameterStoreClient extends AwsClient {
   async secretExists(ref: PushRemoteRef): Promise<boolean> {
     const existing = (await this.current(ref.remoteKey))?.Parameter;
     if (existing?.Value === undefined) return false;
-    return ref.property ? guard({ storeId: this.storeId, key: ref.remoteKey }, () => hasProperty(existing.Value!, ref.property!, 'path')) : true;
+    return ref.property ? guard({ storeId: this.storeId, key: ref.remoteKey }, () => hasProperty(existing.Value!, ref.property!, PUSH_PROPERTY)) : true;
   }
 }

@@ -34,7 +34,7 @@ import { guard } from '../errors.js';
 import { deleteProperty, hasProperty, setProperty } from '../json-path.js';
 import { emptySecretMap, ProviderError, type FindRef, type ProviderContext, type PushRemoteRef, type RemoteRef, type SecretMap } from '../types.js';
 import type { Credentials } from './auth.js';
-import { AwsClient, enc, isManaged, MANAGED_BY_KEY, MANAGED_BY_VALUE, PUSH_DESCRIPTION, utf8 } from './base.js';
+import { AwsClient, enc, isManaged, MANAGED_BY_KEY, MANAGED_BY_VALUE, PUSH_DESCRIPTION, utf8, PUSH_PROPERTY } from './base.js';
 import { tagsToJson } from './tags.js';
 import { addXmlErrorRewrite, commonConfig } from './sdk.js';
 import { endpointFromEnv } from './spec.js';
@@ -139,7 +139,7 @@ export class SecretsManagerStoreClient extends AwsClient {
   private newValue(value: Uint8Array, ref: PushRemoteRef, current: Uint8Array | undefined): Uint8Array {
     if (!ref.property) return value;
     try {
-      return enc.encode(setProperty(current, ref.property, utf8(value), 'path'));
+      return enc.encode(setProperty(current, ref.property, utf8(value), PUSH_PROPERTY));
     } catch (err) {
       return this.helperError(err, ref.remoteKey);
     }
@@ -187,7 +187,7 @@ export class SecretsManagerStoreClient extends AwsClient {
       if (!currentValue) return;
       let result: { value: string | undefined; changed: boolean };
       try {
-        result = deleteProperty(currentValue, ref.property, 'path');
+        result = deleteProperty(currentValue, ref.property, PUSH_PROPERTY);
       } catch (err) {
         return this.helperError(err, key);
       }
@@ -209,6 +209,6 @@ export class SecretsManagerStoreClient extends AwsClient {
     const current = await this.current(ref.remoteKey);
     const value = current ? payload(current) : undefined;
     if (!value) return false;
-    return ref.property ? guard({ storeId: this.storeId, key: ref.remoteKey }, () => hasProperty(value, ref.property!, 'path')) : true;
+    return ref.property ? guard({ storeId: this.storeId, key: ref.remoteKey }, () => hasProperty(value, ref.property!, PUSH_PROPERTY)) : true;
   }
 }

@@ -3,27 +3,19 @@
 // platform team can use to try ESI without a real store. Writes (PushSecret) go to an
 // in-memory copy owned by the client, never back to the spec.
 import type { FakeProvider, FakeProviderData } from '../../api/types.js';
+import { defineProvider } from '../define.js';
 import { guard } from '../errors.js';
 import { deleteProperty, hasProperty, jsonToSecretMap, selectProperty, setProperty } from '../json-path.js';
+import { meta, validateSpec } from './meta.js';
 import {
   emptySecretMap,
   ProviderError,
-  type Capabilities,
   type FindRef,
-  type Provider,
-  type ProviderContext,
   type PushRemoteRef,
   type RemoteRef,
   type SecretMap,
   type SecretsClient,
 } from '../types.js';
-
-const capabilities: Capabilities = {
-  read: true,
-  write: true,
-  find: { name: true, tags: false, path: true },
-  versions: true,
-};
 
 interface Entry {
   value: string;
@@ -33,26 +25,11 @@ interface Entry {
 const enc = new TextEncoder();
 
 /** A pushed `property` is one flat key of the JSON object value (ESO's fake provider). */
-const PROPERTY_WRITES = 'key';
+const PROPERTY_WRITES = meta.capabilities.pushProperty;
 
 /** Entries are keyed by `key` + version ("" = unversioned), as upstream. */
 function entryId(key: string, version?: string): string {
   return `${key}\u0000${version ?? ''}`;
-}
-
-export function validateSpec(spec: unknown): string[] {
-  const problems: string[] = [];
-  const data = (spec as FakeProvider | undefined)?.data;
-  if (!Array.isArray(data)) return ['fake.data must be a list'];
-  data.forEach((d: Partial<FakeProviderData>, i) => {
-    if (typeof d?.key !== 'string' || d.key === '') problems.push(`fake.data[${i}].key must be a non-empty string`);
-    if (d?.value !== undefined && typeof d.value !== 'string') problems.push(`fake.data[${i}].value must be a string`);
-    if (d?.version !== undefined && typeof d.version !== 'string') problems.push(`fake.data[${i}].version must be a string`);
-    if (d?.valueMap !== undefined && (typeof d.valueMap !== 'object' || d.valueMap === null)) {
-      problems.push(`fake.data[${i}].valueMap must be a map of strings`);
-    }
-  });
-  return problems;
 }
 
 export class FakeClient implements SecretsClient {
@@ -163,15 +140,7 @@ export class FakeClient implements SecretsClient {
   }
 }
 
-export const provider: Provider = {
-  name: 'fake',
-  capabilities,
-  validateSpec,
-  async newClient(ctx: ProviderContext): Promise<SecretsClient> {
-    const problems = validateSpec(ctx.spec);
-    if (problems.length > 0) throw new ProviderError('InvalidSpec', ctx.storeId, problems.join('; '));
-    return new FakeClient(ctx.storeId, (ctx.spec as FakeProvider).data);
-  },
-};
+export const provider = defineProvider<FakeProvider>(meta, async (ctx, spec) => new FakeClient(ctx.storeId, spec.data));
 
+export { validateSpec };
 export default provider;

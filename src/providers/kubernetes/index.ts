@@ -4,16 +4,14 @@
 // static token, a client certificate, or a kubeconfig (authRef). Talks to the API with
 // node:https directly (see api.ts for why not @kubernetes/client-node).
 import type { KubernetesProvider } from '../../api/types.js';
+import { defineProvider } from '../define.js';
 import { guard } from '../errors.js';
 import { propertySegments } from '../json-path.js';
 import { compileGoRegexp } from '../regexp.js';
 import {
   emptySecretMap,
   ProviderError,
-  type Capabilities,
   type FindRef,
-  type Provider,
-  type ProviderContext,
   type PushRemoteRef,
   type RemoteRef,
   type SecretMap,
@@ -22,16 +20,10 @@ import {
 import { ConflictError, KubeApi, type Op } from './api.js';
 import { resolveConnection } from './connection.js';
 import { dataOf, labelSelector, mapOf, mapToJson, valueOf, type KubeSecret } from './secret.js';
+import { meta } from './meta.js';
 import { validateSpec } from './spec.js';
 
 export { validateSpec };
-
-const capabilities: Capabilities = {
-  read: true,
-  write: true,
-  find: { name: true, tags: true, path: false },
-  versions: false,
-};
 
 /** Attempts of a read-modify-write before giving up on concurrent writers; between
  *  attempts a short random pause spreads the writers out. */
@@ -228,19 +220,11 @@ export class KubernetesClient implements SecretsClient {
   }
 }
 
-export const provider: Provider = {
-  name: 'kubernetes',
-  capabilities,
-  validateSpec,
-  async newClient(ctx: ProviderContext): Promise<SecretsClient> {
-    const problems = validateSpec(ctx.spec);
-    if (problems.length > 0) throw new ProviderError('InvalidSpec', ctx.storeId, problems.join('; '));
-    const spec = ctx.spec as KubernetesProvider;
-    if (spec.authRef && spec.server) ctx.logger.warn('kubernetes.server is ignored: the kubeconfig in authRef names the server');
-    const conn = await resolveConnection(ctx, spec);
-    const api = new KubeApi(ctx.storeId, conn, ctx.timeoutMs, () => resolveConnection(ctx, spec));
-    return new KubernetesClient(ctx.storeId, api, spec.remoteNamespace ?? ctx.namespace);
-  },
-};
+export const provider = defineProvider<KubernetesProvider>(meta, async (ctx, spec) => {
+  if (spec.authRef && spec.server) ctx.logger.warn('kubernetes.server is ignored: the kubeconfig in authRef names the server');
+  const conn = await resolveConnection(ctx, spec);
+  const api = new KubeApi(ctx.storeId, conn, ctx.timeoutMs, () => resolveConnection(ctx, spec));
+  return new KubernetesClient(ctx.storeId, api, spec.remoteNamespace ?? ctx.namespace);
+});
 
 export default provider;

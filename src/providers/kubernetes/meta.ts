@@ -1,0 +1,28 @@
+// What ESI knows about the `kubernetes` provider without loading its client.
+import { field, References } from '../refs.js';
+import type { ProviderMeta } from '../types.js';
+import { validateSpec } from './spec.js';
+
+export const meta: ProviderMeta = {
+  name: 'kubernetes',
+  capabilities: {
+    read: true,
+    write: true,
+    find: { name: true, tags: true, path: false },
+    versions: false,
+    // A pushed property is the data key of the Secret.
+    pushProperty: 'key',
+  },
+  validateSpec,
+  references: (spec) =>
+    new References('kubernetes', spec)
+      .caProvider('server.caProvider')
+      .secretKey('auth.token.bearerToken', 'auth.cert.clientCert', 'auth.cert.clientKey', 'authRef')
+      .serviceAccount('auth.serviceAccount'),
+  identity: {
+    // No auth (in-cluster) or auth.serviceAccount: the pod's own token.
+    ambient: (spec) => field(spec, 'auth') === undefined || field(spec, 'auth.serviceAccount') !== undefined,
+    // '' = a token for the Kubernetes API itself.
+    audience: () => '',
+  },
+};
