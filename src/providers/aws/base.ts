@@ -5,19 +5,12 @@ import type { AWSProvider } from '../../api/types.js';
 import { toProviderError } from '../errors.js';
 import { selectProperty, valueAsMap } from '../json-path.js';
 import { compileGoRegexp } from '../regexp.js';
-import {
-  ProviderError,
-  type FindRef,
-  type ProviderContext,
-  type PushRemoteRef,
-  type RemoteRef,
-  type SecretMap,
-  type SecretsClient,
-} from '../types.js';
+import { ProviderError, type FindRef, type ProviderContext, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 import type { Credentials } from './auth.js';
 import { classifyAws, isNotFound } from './errors.js';
 import { meta } from './meta.js';
-import { callOptions } from './sdk.js';
+import { addXmlErrorRewrite, callOptions, commonConfig } from './sdk.js';
+import { endpointFromEnv } from './spec.js';
 
 /** What a pushed `property` means in AWS stores (meta.ts). */
 export const PUSH_PROPERTY = meta.capabilities.pushProperty;
@@ -32,6 +25,19 @@ export const utf8 = (b: Uint8Array) => Buffer.from(b).toString('utf8');
 
 export function isManaged(tags: { Key?: string; Value?: string }[] | undefined): boolean {
   return (tags ?? []).some((t) => t.Key === MANAGED_BY_KEY && t.Value === MANAGED_BY_VALUE);
+}
+
+/** The SDK client of one service for a store: its region, the endpoint override of the
+ *  environment, the store's credentials and deadline, and the XML error rewrite. */
+export function serviceClient<C extends SdkClient & { middlewareStack: unknown }>(
+  Client: new (config: ReturnType<typeof commonConfig>) => C,
+  service: 'ssm' | 'secretsmanager',
+  store: { ctx: ProviderContext; spec: AWSProvider; creds: Credentials },
+): C {
+  const { ctx, spec, creds } = store;
+  const client = new Client(commonConfig({ region: spec.region, endpoint: endpointFromEnv(service), credentials: creds.provider, timeoutMs: ctx.timeoutMs }));
+  addXmlErrorRewrite(client);
+  return client;
 }
 
 export interface SdkClient {
@@ -107,6 +113,25 @@ export abstract class AwsClient implements SecretsClient {
     } catch {
       throw new ProviderError('InvalidSpec', this.storeId, `invalid find.name.regexp "${find.name.regexp}"`);
     }
+  }
+
+  /** Every item of a paginated list call: `page(token)` returns one page's items and
+   *  the next token. */
+  protected async paginate<T>(page: (token: { NextToken?: string }) => Promise<{ items?: T[]; next?: string }>): Promise<T[]> {
+    const out: T[] = [];
+    let NextToken: string | undefined;
+    do {
+      const p = await page(NextToken ? { NextToken } : {});
+      out.push(...(p.items ?? []));
+      NextToken = p.next;
+    } while (NextToken);
+    return out;
+  }
+
+  /** A find's checked criteria: its name matcher and the remote prefix of its path. */
+  protected findScope(find: FindRef): { re: RegExp | undefined; prefix: string } {
+    this.checkFind(find);
+    return { re: this.nameMatcher(find), prefix: this.remoteName(find.path ?? '') };
   }
 
   /** Whether a find names at least one criterion (ESO refuses an empty find). */

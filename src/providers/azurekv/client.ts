@@ -12,17 +12,9 @@
 import type { KeyVaultSecret, SecretClient, SecretProperties } from '@azure/keyvault-secrets';
 import type { Logger } from 'pino';
 import { RemoteRefError, toProviderError } from '../errors.js';
-import { deleteProperty, extractProperty, hasProperty, jsonToSecretMap, parseJsonObject, propertySegments, setProperty } from '../json-path.js';
+import { asJsonObject, deleteProperty, extractProperty, hasProperty, jsonToSecretMap, propertySegments, setProperty } from '../json-path.js';
 import { compileGoRegexp } from '../regexp.js';
-import {
-  emptySecretMap,
-  ProviderError,
-  type FindRef,
-  type PushRemoteRef,
-  type RemoteRef,
-  type SecretMap,
-  type SecretsClient,
-} from '../types.js';
+import { emptySecretMap, ProviderError, type FindRef, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 import { classifyAzure, DeadlineError } from './errors.js';
 
 export const MANAGED_BY_TAG = 'managed-by';
@@ -237,15 +229,6 @@ function matches(p: SecretProperties, re: RegExp | undefined, tags: Record<strin
   return !re || re.test(p.name);
 }
 
-/** A tag value's JSON object, if it is one. */
-function parseObject(value: string): Record<string, unknown> | undefined {
-  try {
-    return parseJsonObject(value);
-  } catch {
-    return undefined;
-  }
-}
-
 /** metadataPolicy Fetch with getSecret: one tag (`property`, or `tag.path` into a JSON
  *  tag value), or all tags as a JSON object. */
 function tagValue(tags: Record<string, string>, property: string | undefined): Uint8Array {
@@ -263,7 +246,7 @@ function tagValue(tags: Record<string, string>, property: string | undefined): U
 function tagMap(name: string, tags: Record<string, string>, property: string | undefined): SecretMap {
   const flat: Record<string, string> = {};
   for (const [tag, v] of Object.entries(tags)) {
-    const obj = parseObject(v);
+    const obj = asJsonObject(v);
     if (obj && Object.values(obj).every((x) => typeof x === 'string')) {
       for (const [k, x] of Object.entries(obj)) flat[`${name}_${tag}_${k}`] = x as string;
     } else {

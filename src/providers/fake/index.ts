@@ -7,15 +7,7 @@ import { defineProvider } from '../define.js';
 import { guard } from '../errors.js';
 import { deleteProperty, hasProperty, jsonToSecretMap, selectProperty, setProperty } from '../json-path.js';
 import { meta, validateSpec } from './meta.js';
-import {
-  emptySecretMap,
-  ProviderError,
-  type FindRef,
-  type PushRemoteRef,
-  type RemoteRef,
-  type SecretMap,
-  type SecretsClient,
-} from '../types.js';
+import { emptySecretMap, ProviderError, type FindRef, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 
 interface Entry {
   value: string;

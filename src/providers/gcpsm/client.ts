@@ -11,16 +11,7 @@ import type { protos, SecretManagerServiceClient } from '@google-cloud/secret-ma
 import type { AuthClient } from 'google-auth-library';
 import { toProviderError } from '../errors.js';
 import { deleteProperty, extractProperty, hasProperty, jsonToSecretMap, setProperty } from '../json-path.js';
-import {
-  emptySecretMap,
-  ProviderError,
-  type FindRef,
-  type ProviderContext,
-  type PushRemoteRef,
-  type RemoteRef,
-  type SecretMap,
-  type SecretsClient,
-} from '../types.js';
+import { emptySecretMap, ProviderError, type FindRef, type ProviderContext, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 import { classifyGcpsm, Code, CredentialFailure, grpcCode, withRetries, type CallPolicy } from './errors.js';
 import { isFullName, parentName, secretIdOf, secretName, versionName, type Scope } from './names.js';
 

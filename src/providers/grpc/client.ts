@@ -8,14 +8,7 @@ import { Client, Metadata, type ChannelCredentials, type ServiceError } from '@g
 import type { Logger } from 'pino';
 import { guard } from '../errors.js';
 import { propertySegments, selectProperty, valueAsMap } from '../json-path.js';
-import {
-  ProviderError,
-  type FindRef,
-  type PushRemoteRef,
-  type RemoteRef,
-  type SecretMap,
-  type SecretsClient,
-} from '../types.js';
+import { ProviderError, type FindRef, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 import {
   DecodingStrategy,
   ConversionStrategy,

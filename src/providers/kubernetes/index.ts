@@ -8,15 +8,7 @@ import { defineProvider } from '../define.js';
 import { guard } from '../errors.js';
 import { propertySegments } from '../json-path.js';
 import { compileGoRegexp } from '../regexp.js';
-import {
-  emptySecretMap,
-  ProviderError,
-  type FindRef,
-  type PushRemoteRef,
-  type RemoteRef,
-  type SecretMap,
-  type SecretsClient,
-} from '../types.js';
+import { emptySecretMap, ProviderError, type FindRef, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 import { ConflictError, KubeApi, type Op } from './api.js';
 import { resolveConnection } from './connection.js';
 import { dataOf, labelSelector, mapOf, mapToJson, valueOf, type KubeSecret } from './secret.js';

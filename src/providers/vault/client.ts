@@ -3,17 +3,9 @@
 // cause; no value, token or credential is ever part of a message.
 import type { Logger } from 'pino';
 import { guard, toProviderError } from '../errors.js';
-import { propertySegments, selectNode } from '../json-path.js';
+import { asJsonObject, propertySegments, selectNode } from '../json-path.js';
 import { compileGoRegexp } from '../regexp.js';
-import {
-  emptySecretMap,
-  ProviderError,
-  type FindRef,
-  type PushRemoteRef,
-  type RemoteRef,
-  type SecretMap,
-  type SecretsClient,
-} from '../types.js';
+import { emptySecretMap, ProviderError, type FindRef, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 import { classifyVault, type TokenSource } from './auth.js';
 import { VaultCallError, type Method, type VaultHttp } from './http.js';
 import { goJson, metadataMap, MANAGED_BY, valueBytes, type DataMap, type KvLayout } from './kv.js';
@@ -133,14 +125,8 @@ export class VaultClient implements SecretsClient {
   }
 
   async getSecretMap(ref: RemoteRef): Promise<SecretMap> {
-    const raw = await this.getSecret(ref);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(Buffer.from(raw).toString('utf8'));
-    } catch {
-      parsed = undefined;
-    }
-    if (!isMap(parsed)) {
+    const parsed = asJsonObject(await this.getSecret(ref));
+    if (!parsed) {
       throw new ProviderError('Unknown', this.storeId, ref.property ? `property "${ref.property}" is not a JSON object` : 'value is not a JSON object', ref.key);
     }
     const out = emptySecretMap();
@@ -222,13 +208,8 @@ export class VaultClient implements SecretsClient {
       const [k] = guard({ storeId: this.storeId, key: ref.remoteKey }, () => propertySegments(ref.property!, 'key'));
       return { ...(existing ?? {}), [k!]: Buffer.from(value).toString('utf8') };
     }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(Buffer.from(value).toString('utf8'));
-    } catch {
-      parsed = undefined;
-    }
-    if (!isMap(parsed)) {
+    const parsed = asJsonObject(value);
+    if (!parsed) {
       throw new ProviderError('InvalidSpec', this.storeId, 'a push without property needs a JSON object value (a Vault KV entry is a map); set remoteRef.property to push one field', ref.remoteKey);
     }
     return parsed;
