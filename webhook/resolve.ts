@@ -77,7 +77,8 @@ function checkEntries(es: ExternalSecret, problems: string[]): void {
   if (!es.spec.data?.length && !es.spec.dataFrom?.length) problems.push(`${where}: has neither spec.data nor spec.dataFrom; nothing to mount`);
 }
 
-function checkStore(store: AnySecretStore, pod: PodFacts, lookup: ObjectLookup, opts: ResolveOptions, problems: string[]): ResolvedStore | undefined {
+function checkStore(store: AnySecretStore, env: { pod: PodFacts; lookup: ObjectLookup; opts: ResolveOptions }, problems: string[]): ResolvedStore | undefined {
+  const { pod, lookup, opts } = env;
   const what = describe(store, pod.namespace);
   const before = problems.length;
   // The provider's own spec rules, so a bad store is denied here, not found in the pod.
@@ -128,7 +129,7 @@ export function resolve(pod: PodFacts, request: InjectionRequest, lookup: Object
     const store = findStore(es, pod.namespace, lookup, problems);
     if (!store) continue;
     const key = storeKey(store.kind, store.metadata.name!, pod.namespace);
-    const resolved = stores.get(key) ?? checkStore(store, pod, lookup, opts, problems);
+    const resolved = stores.get(key) ?? checkStore(store, { pod, lookup, opts }, problems);
     if (!resolved) continue;
     stores.set(key, resolved);
     let engine: TemplateEngineChoice;

@@ -177,6 +177,7 @@ export type ProviderErrorCode =
 /** The one error type providers throw. The message names the store and key and the
  *  cause, and never contains a secret value. */
 export class ProviderError extends Error {
+  // eslint-disable-next-line max-params -- Error's (message, options) plus what every message names: code, store, key.
   constructor(
     readonly code: ProviderErrorCode,
     readonly storeId: string,

@@ -91,7 +91,8 @@ export class GrpcSecretsClient implements SecretsClient {
   }
 
   /** A call with retries; throws ProviderError. */
-  private async invoke(method: string, path: string, body: Uint8Array, key?: string, value?: Uint8Array): Promise<Uint8Array> {
+  private async invoke(method: string, path: string, body: Uint8Array, about: { key?: string; value?: Uint8Array } = {}): Promise<Uint8Array> {
+    const { key, value } = about;
     for (let attempt = 1; ; attempt++) {
       if (this.closed) throw new ProviderError('Unknown', this.o.storeId, 'client is closed', key);
       try {
@@ -110,7 +111,7 @@ export class GrpcSecretsClient implements SecretsClient {
   /** A SecretsServer method: encode, call, decode, and turn a reply `error` into a ProviderError. */
   private async call(method: MethodName, request: Message, key?: string, value?: Uint8Array): Promise<Message> {
     const { request: reqSchema, reply: replySchema } = METHOD_SCHEMAS[method];
-    const raw = await this.invoke(method, METHODS[method], encode(reqSchema, request), key, value);
+    const raw = await this.invoke(method, METHODS[method], encode(reqSchema, request), { key, value });
     let reply: Message;
     try {
       reply = decode(replySchema, raw);

@@ -24,13 +24,17 @@ interface CallSpec {
 }
 
 export class VaultClient implements SecretsClient {
+  private readonly http: VaultHttp;
+  private readonly tokens: TokenSource;
+  private readonly kv: KvLayout;
+  private readonly logger: Logger;
+
   constructor(
     private readonly storeId: string,
-    private readonly http: VaultHttp,
-    private readonly tokens: TokenSource,
-    private readonly kv: KvLayout,
-    private readonly logger: Logger,
-  ) {}
+    parts: { http: VaultHttp; tokens: TokenSource; kv: KvLayout; logger: Logger },
+  ) {
+    ({ http: this.http, tokens: this.tokens, kv: this.kv, logger: this.logger } = parts);
+  }
 
   /** Logins and renewals of this client's token so far (tests and metrics read it). */
   get tokenStats(): { logins: number; renewals: number } {
