@@ -169,7 +169,7 @@ export class GrpcSecretsClient implements SecretsClient {
     throw new ProviderError(
       'Unsupported',
       this.o.storeId,
-      'dataFrom.find is not supported by grpc stores: the SecretsServer contract (seed 004: GetSecret, PushSecret, DeleteSecret, SecretExists) has no list call; name the keys with data[] or dataFrom[].extract',
+      'dataFrom.find is not supported by grpc stores: the SecretsServer contract (docs/providers/grpc.md: GetSecret, PushSecret, DeleteSecret, SecretExists) has no list call; name the keys with data[] or dataFrom[].extract',
     );
   }
 
