@@ -2,7 +2,6 @@
 // build-binaries.sh kube-components) against a local control plane with only the
 // controllers a test needs, e.g. the garbage collector that deletes dependents whose
 // owner is gone. Listens on 127.0.0.1 only; no leader election (one instance per plane).
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { binaryPath } from './binaries.js';
 import { freePort, httpsOk, launch, terminate, waitFor } from './processes.js';
