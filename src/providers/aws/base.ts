@@ -73,8 +73,17 @@ export abstract class AwsClient implements SecretsClient {
     try {
       return (await this.sdk.send(command, callOptions(this.ctx.timeoutMs))) as T;
     } catch (err) {
+      if (key !== undefined && (await this.scheduledForDeletion(err, key))) {
+        throw new ProviderError('NotFound', this.storeId, `${op}: the secret is scheduled for deletion`, key);
+      }
       throw toProviderError(err, { storeId: this.storeId, op, key }, classifyAws);
     }
+  }
+
+  /** Whether `err` says the secret `key` is scheduled for deletion (reads treat it as
+   *  absent, as ESO does). Only Secrets Manager has such secrets. */
+  protected async scheduledForDeletion(_err: unknown, _key: string): Promise<boolean> {
+    return false;
   }
 
   /** Like `send`, but a missing secret/parameter yields undefined. */
@@ -83,7 +92,7 @@ export abstract class AwsClient implements SecretsClient {
     try {
       return (await this.sdk.send(command, callOptions(this.ctx.timeoutMs))) as T;
     } catch (err) {
-      if (isNotFound(err)) return undefined;
+      if (isNotFound(err) || (key !== undefined && (await this.scheduledForDeletion(err, key)))) return undefined;
       throw toProviderError(err, { storeId: this.storeId, op, key }, classifyAws);
     }
   }

@@ -35,6 +35,8 @@ import { deleteProperty, hasProperty, setProperty } from '../json-path.js';
 import { emptySecretMap, ProviderError, type FindRef, type ProviderContext, type PushRemoteRef, type RemoteRef, type SecretMap } from '../types.js';
 import type { Credentials } from './auth.js';
 import { AwsClient, enc, isManaged, MANAGED_BY_KEY, MANAGED_BY_VALUE, PUSH_DESCRIPTION, PUSH_PROPERTY, serviceClient, utf8 } from './base.js';
+import { isInvalidRequest } from './errors.js';
+import { callOptions } from './sdk.js';
 import { tagsToJson } from './tags.js';
 
 const BATCH = 20;
@@ -73,6 +75,18 @@ export class SecretsManagerStoreClient extends AwsClient {
     const value = payload(out);
     if (!value) throw new ProviderError('NotFound', this.storeId, 'the secret version has neither SecretString nor SecretBinary', ref.key);
     return value;
+  }
+
+  /** AWS tells a secret scheduled for deletion only by an InvalidRequestException and
+   *  prose; DescribeSecret's DeletedDate says it by data, so ask that instead. */
+  protected override async scheduledForDeletion(err: unknown, key: string): Promise<boolean> {
+    if (!isInvalidRequest(err)) return false;
+    try {
+      const d = (await this.sdk.send(new DescribeSecretCommand({ SecretId: this.remoteName(key) }), callOptions(this.ctx.timeoutMs))) as DescribeSecretResponse;
+      return d.DeletedDate !== undefined;
+    } catch {
+      return false;
+    }
   }
 
   /** ListSecrets, paginated, narrowed server-side by name prefix and tag filters. */
