@@ -1,10 +1,10 @@
 // What the Secrets Manager and Parameter Store clients share: the store's key prefix,
 // `property` extraction and `dataFrom.extract` maps over the raw remote value, error
-// mapping of every SDK call, find-by-name regexps, and validate/close.
+// mapping of every SDK call, find scopes, and validate/close.
 import type { AWSProvider } from '../../api/types.js';
 import { toProviderError } from '../errors.js';
 import { selectProperty, valueAsMap } from '../json-path.js';
-import { compileGoRegexp } from '../regexp.js';
+import { findNameTest } from '../regexp.js';
 import { ProviderError, type FindRef, type ProviderContext, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 import type { Credentials } from './auth.js';
 import { classifyAws, isNotFound } from './errors.js';
@@ -113,17 +113,6 @@ export abstract class AwsClient implements SecretsClient {
     return valueAsMap(await this.fetch(ref), ref, this.storeId);
   }
 
-  /** The find's name regexp (RE2 syntax, unanchored like Go's MatchString). */
-  protected nameMatcher(find: FindRef): RegExp | undefined {
-    if (!find.name) return undefined;
-    try {
-      const re = compileGoRegexp(find.name.regexp);
-      return new RegExp(re.source, 'u');
-    } catch {
-      throw new ProviderError('InvalidSpec', this.storeId, `invalid find.name.regexp "${find.name.regexp}"`);
-    }
-  }
-
   /** Every item of a paginated list call: `page(token)` returns one page's items and
    *  the next token. */
   protected async paginate<T>(page: (token: { NextToken?: string }) => Promise<{ items?: T[]; next?: string }>): Promise<T[]> {
@@ -138,9 +127,9 @@ export abstract class AwsClient implements SecretsClient {
   }
 
   /** A find's checked criteria: its name matcher and the remote prefix of its path. */
-  protected findScope(find: FindRef): { re: RegExp | undefined; prefix: string } {
+  protected findScope(find: FindRef): { matches: (name: string) => boolean; prefix: string } {
     this.checkFind(find);
-    return { re: this.nameMatcher(find), prefix: this.remoteName(find.path ?? '') };
+    return { matches: findNameTest(find, this.storeId), prefix: this.remoteName(find.path ?? '') };
   }
 
   /** Whether a find names at least one criterion (ESO refuses an empty find). */

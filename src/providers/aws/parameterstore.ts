@@ -95,7 +95,7 @@ export class ParameterStoreClient extends AwsClient {
   }
 
   async getAllSecrets(find: FindRef): Promise<SecretMap> {
-    const { re, prefix } = this.findScope(find);
+    const { matches, prefix } = this.findScope(find);
     const params = find.tags && Object.keys(find.tags).length > 0
       ? await this.getMany(await this.namesByTags(find.tags, prefix))
       : await this.byPrefix(prefix || '/');
@@ -103,7 +103,7 @@ export class ParameterStoreClient extends AwsClient {
     for (const p of params) {
       if (p.Name === undefined || p.Value === undefined || !p.Name.startsWith(prefix)) continue;
       const key = this.relative(p.Name);
-      if (re && !re.test(key)) continue;
+      if (!matches(key)) continue;
       out[key] = enc.encode(p.Value);
     }
     return out;

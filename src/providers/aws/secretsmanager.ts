@@ -106,11 +106,11 @@ export class SecretsManagerStoreClient extends AwsClient {
   }
 
   async getAllSecrets(find: FindRef): Promise<SecretMap> {
-    const { re, prefix } = this.findScope(find);
+    const { matches, prefix } = this.findScope(find);
     const names = (await this.list(find, prefix))
       .filter((e) => e.Name !== undefined && e.Name.startsWith(prefix) && !e.DeletedDate)
       .filter((e) => !find.tags || hasAllTags(e, find.tags))
-      .filter((e) => !re || re.test(this.relative(e.Name!)))
+      .filter((e) => matches(this.relative(e.Name!)))
       .map((e) => e.Name!);
     const out = emptySecretMap();
     for (let i = 0; i < names.length; i += BATCH) {

@@ -13,7 +13,7 @@ import type { KeyVaultSecret, SecretClient, SecretProperties } from '@azure/keyv
 import type { Logger } from 'pino';
 import { RemoteRefError, toProviderError } from '../errors.js';
 import { asJsonObject, deleteProperty, extractProperty, hasProperty, jsonToSecretMap, propertySegments, setProperty } from '../json-path.js';
-import { compileGoRegexp } from '../regexp.js';
+import { findNameTest } from '../regexp.js';
 import { emptySecretMap, ProviderError, type FindRef, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 import { classifyAzure, DeadlineError } from './errors.js';
 
@@ -113,7 +113,7 @@ export class AzureKVClient implements SecretsClient {
     if (find.path) {
       throw new ProviderError('Unsupported', this.storeId, 'find.path: Key Vault secret names are flat, there are no paths (use find.name)');
     }
-    const re = compileFindRegexp(this.storeId, find.name?.regexp);
+    const re = findNameTest(find, this.storeId);
     return this.run(undefined, async (op) => {
       const names: string[] = [];
       for await (const p of this.kv.listPropertiesOfSecrets({ abortSignal: op.signal })) {
@@ -213,20 +213,10 @@ export class AzureKVClient implements SecretsClient {
   }
 }
 
-function compileFindRegexp(storeId: string, source: string | undefined): RegExp | undefined {
-  if (!source) return undefined;
-  try {
-    // Unanchored like Go's MatchString: without the `g` flag, test() keeps no state.
-    return new RegExp(compileGoRegexp(source).source, 'u');
-  } catch {
-    throw new ProviderError('InvalidSpec', storeId, `invalid find.name.regexp "${source}"`);
-  }
-}
-
-function matches(p: SecretProperties, re: RegExp | undefined, tags: Record<string, string> | undefined): boolean {
+function matches(p: SecretProperties, re: (name: string) => boolean, tags: Record<string, string> | undefined): boolean {
   if (p.enabled === false) return false;
   for (const [k, v] of Object.entries(tags ?? {})) if (p.tags?.[k] !== v) return false;
-  return !re || re.test(p.name);
+  return re(p.name);
 }
 
 /** metadataPolicy Fetch with getSecret: one tag (`property`, or `tag.path` into a JSON

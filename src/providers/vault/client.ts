@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import { guard, toProviderError } from '../errors.js';
 import { asJsonObject, propertySegments, selectNode } from '../json-path.js';
-import { compileGoRegexp } from '../regexp.js';
+import { findNameTest } from '../regexp.js';
 import { emptySecretMap, ProviderError, type FindRef, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 import { classifyVault, type TokenSource } from './auth.js';
 import { VaultCallError, type Method, type VaultHttp } from './http.js';
@@ -169,15 +169,8 @@ export class VaultClient implements SecretsClient {
       throw new ProviderError('Unsupported', this.storeId, 'find by tags needs KV v2 (tags are custom_metadata)');
     }
     if (!this.kv.mount) throw new ProviderError('InvalidSpec', this.storeId, 'find needs the store to set vault.path (the KV mount)');
-    let re: RegExp | undefined;
-    if (find.name) {
-      try {
-        re = new RegExp(compileGoRegexp(find.name.regexp).source, 'u');
-      } catch {
-        throw new ProviderError('InvalidSpec', this.storeId, `invalid find.name.regexp "${find.name.regexp}"`);
-      }
-    }
-    const candidates = (await this.list(find.path ? find.path.replace(/\/+$/, '') : '')).filter((k) => !re || re.test(k));
+    const re = findNameTest(find, this.storeId);
+    const candidates = (await this.list(find.path ? find.path.replace(/\/+$/, '') : '')).filter((k) => re(k));
     const out = emptySecretMap();
     let next = 0;
     const worker = async () => {
