@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { AgentConfig, AgentStore } from '../src/agent-config.js';
 import { loadProvider, providerNameOf } from '../src/providers/registry.js';
+import { coalescing } from '../src/providers/coalescing.js';
 import { fetchExternalSecret } from '../src/providers/remote-ref.js';
 import {
   ProviderError,
@@ -38,32 +39,6 @@ export interface FetcherOptions {
   loadProvider?: (name: string) => Promise<Provider>;
   /** Called once per real (not coalesced) provider call, for metrics. */
   onProviderCall?: (store: string) => void;
-}
-
-/** Wraps a client so identical reads during one cycle share one provider call. */
-export function coalescing(client: SecretsClient, onCall?: () => void): SecretsClient {
-  const inflight = new Map<string, Promise<unknown>>();
-  const once = <T>(op: string, ref: unknown, call: () => Promise<T>): Promise<T> => {
-    const id = `${op}:${JSON.stringify(ref)}`;
-    let p = inflight.get(id) as Promise<T> | undefined;
-    if (!p) {
-      onCall?.();
-      p = call();
-      inflight.set(id, p);
-    }
-    return p;
-  };
-  return {
-    ...client,
-    getSecret: (ref) => once('get', ref, () => client.getSecret(ref)),
-    getSecretMap: (ref) => once('map', ref, () => client.getSecretMap(ref)),
-    getAllSecrets: (find) => once('find', find, () => client.getAllSecrets(find)),
-    pushSecret: (v, r) => client.pushSecret(v, r),
-    deleteSecret: (r) => client.deleteSecret(r),
-    secretExists: (r) => client.secretExists(r),
-    validate: () => client.validate(),
-    close: () => client.close(),
-  };
 }
 
 export class Fetcher {
