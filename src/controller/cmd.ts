@@ -35,6 +35,7 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
   --leader-elect BOOL        use a Lease (default true)
   --lease-name NAME          (default esi-controller-<class>)
   --lease-duration DUR --renew-deadline DUR --retry-period DUR   (default 15s / 10s / 2s)
+  --namespace-selector K=V[,K=V]  serve only namespaces with these labels (default: all)
   --listen ADDR --port N     probes and metrics (default 0.0.0.0:8080)
 `;
 
@@ -55,6 +56,7 @@ const OPTIONS = {
   'lease-duration': { type: 'string', default: '15s' },
   'renew-deadline': { type: 'string', default: '10s' },
   'retry-period': { type: 'string', default: '2s' },
+  'namespace-selector': { type: 'string' },
   listen: { type: 'string', default: '0.0.0.0' },
   port: { type: 'string', default: '8080' },
   help: { type: 'boolean', short: 'h' },
@@ -70,6 +72,17 @@ function positive(name: string, raw: string): number {
   const n = Number(raw);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got "${raw}"`);
   return n;
+}
+
+function selector(raw: string | undefined): Record<string, string> | undefined {
+  if (raw === undefined) return undefined;
+  const out: Record<string, string> = {};
+  for (const pair of raw.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const m = /^([A-Za-z0-9./_-]+)=([A-Za-z0-9._-]*)$/.exec(pair);
+    if (!m) throw new Error(`--namespace-selector "${pair}": expected key=value`);
+    out[m[1]!] = m[2]!;
+  }
+  return out;
 }
 
 function ownNamespace(flag: string | undefined): string {
@@ -104,7 +117,7 @@ export async function main(argv: string[]): Promise<number> {
   });
   const namespace = ownNamespace(v.namespace);
   const controller = new Controller({
-    kc, rest, logger, metrics, classes, namespace,
+    kc, rest, logger, metrics, classes, namespace, namespaceSelector: selector(v['namespace-selector']),
     workers: positive('workers', v.workers!),
     windowMs: parseGoDuration(v['coalesce-window']!, '--coalesce-window'),
     storeQps: positive('store-qps', v['store-qps']!), storeBurst: positive('store-burst', v['store-burst']!),

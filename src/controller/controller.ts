@@ -33,6 +33,8 @@ export interface ControllerOptions {
   providerTimeoutMs: number;
   /** Namespace for Events about cluster-scoped objects. */
   namespace: string;
+  /** Only namespaces carrying these labels (equality) are served; all when unset. */
+  namespaceSelector?: Record<string, string>;
 }
 
 const metaChanged = (a: KubernetesObject | undefined, b: KubernetesObject): boolean =>
@@ -97,6 +99,14 @@ export class Controller {
     await this.clients.close();
   }
 
+  /** Whether ExternalSecrets and SecretStores of namespace `ns` are ours to serve. */
+  private inScope(ns: string): boolean {
+    const sel = this.o.namespaceSelector;
+    if (!sel) return true;
+    const labels = this.informers.namespace(ns)?.metadata?.labels ?? {};
+    return Object.entries(sel).every(([k, v]) => labels[k] === v);
+  }
+
   private track(key: string, store: string | undefined): void {
     const prev = this.usesStore.get(key);
     if (prev === store) return;
@@ -149,6 +159,9 @@ export class Controller {
     const [kind, a, b] = key.split('/') as [string, string, string | undefined];
     this.o.metrics.queueDepth.set(this.queue.depth);
     this.o.metrics.scheduled.set(this.schedule.size);
+    if (kind !== 'css' && !this.inScope(a)) return;
+    // With a namespace selector a ClusterSecretStore is validated only for its users.
+    if (kind === 'css' && this.o.namespaceSelector && !this.dependents.get(`ClusterSecretStore/${a}`)?.size) return;
     if (kind === 'es') {
       const end = this.o.metrics.syncDuration.startTimer();
       try {
