@@ -8,7 +8,6 @@ import { controllerEnv, create, decoded, externalSecret, fakeStore, getSecret, p
 const env = await controllerEnv(t);
 const ns = await createNamespace(env.kc, 'ctl-pol', t);
 type FakeData = { key: string; value: string }[];
-const fakeData = (o: Record<string, unknown>) => (o.spec as { provider: { fake: { data: FakeData } } }).provider.fake.data;
 await create(env, ns, 'secretstores', fakeStore('fake', env.cls, [
   { key: 'temp', value: 'v1' }, { key: 'temp2', value: 'v1' }, { key: 'temp3', value: 'v1' }, { key: 'stay', value: 'v1' },
 ]));
