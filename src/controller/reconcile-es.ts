@@ -150,6 +150,7 @@ export class ExternalSecretReconciler {
   }
 
   /** Whether values must be fetched now. */
+  // eslint-disable-next-line max-params -- the facts one refresh decision compares; grouping them would only rename them.
   private needsFetch(es: ExternalSecret, store: AnySecretStore, refresh: RefreshSpec, st: EsState | undefined, cur: V1Secret | undefined): boolean {
     const ready = readyCondition(es.status?.conditions)?.status === 'True';
     const secretOk = this.secretOk(es, cur);

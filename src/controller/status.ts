@@ -19,6 +19,7 @@ export function readyCondition(conditions: Condition[] | undefined): Condition |
 }
 
 /** The conditions with Ready set; the previous transition time is kept when the status stays. */
+// eslint-disable-next-line max-params -- the Ready condition's fields, in the order Kubernetes conditions list them.
 export function withReady(conditions: Condition[] | undefined, status: 'True' | 'False', reason: string, message: string, now = new Date()): Condition[] {
   const prev = readyCondition(conditions);
   const ready: Condition = {
