@@ -5,7 +5,8 @@
 //  - reads (every provider): an exact top-level key of that name first, else a dotted
 //    path (`a.b.0`; `\.` escapes a dot inside a name), as ESO's gjson lookups;
 //  - writes: `path` (aws, gcpsm: ESO uses sjson, so `a.b` creates/edits a nested object)
-//    or `key` (vault, azurekv, kubernetes, fake: `a.b` is one flat key).
+//    or `key` (vault, azurekv, kubernetes, fake, grpc: `a.b` is one flat key). Each
+//    provider declares its mode in `capabilities.pushProperty` (its meta.ts).
 // Prototype safety: a dotted segment `__proto__`, `constructor` or `prototype` is refused
 // in both modes, so no property can reach Object.prototype whatever object holds the JSON.
 // Errors are RemoteRefErrors that name the property, never the value.
