@@ -143,32 +143,31 @@ export class Controller {
     if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
     const ns = obj.metadata?.namespace ?? '';
     const name = obj.metadata?.name ?? '';
-    switch (kind) {
-      case 'externalsecrets':
-        if (verb !== 'update' || metaChanged(old, obj)) this.queue.add(`es/${ns}/${name}`);
-        return;
-      case 'pushsecrets':
-        if (verb !== 'update' || pushSecretChanged(old, obj)) this.queue.add(`ps/${ns}/${name}`);
-        return;
-      case 'secretstores':
-      case 'clustersecretstores': {
-        if (verb === 'update' && !metaChanged(old, obj)) return;
-        const key = kind === 'secretstores' ? `ss/${ns}/${name}` : `css/${name}`;
-        this.queue.add(key);
-        return;
-      }
-      case 'namespaces':
-        if (verb === 'update' && JSON.stringify(old?.metadata?.labels ?? {}) === JSON.stringify(obj.metadata?.labels ?? {})) return;
-        for (const es of this.informers.externalSecrets(name)) this.queue.add(`es/${name}/${es.metadata.name}`);
-        return;
-      case 'secrets': {
-        const owner = obj.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION];
-        if (!owner) return;
-        // Our own writes keep content and hash in step: only deletions and hand edits count.
-        if (verb === 'delete' || editedByHand(obj as V1Secret)) this.queue.add(`es/${ns}/${owner}`);
-        return;
-      }
+    const changed = verb !== 'update' || metaChanged(old, obj);
+    if (kind === 'externalsecrets') {
+      if (changed) this.queue.add(`es/${ns}/${name}`);
+    } else if (kind === 'secretstores' || kind === 'clustersecretstores') {
+      if (changed) this.queue.add(kind === 'secretstores' ? `ss/${ns}/${name}` : `css/${name}`);
+    } else if (kind === 'pushsecrets') {
+      if (verb !== 'update' || pushSecretChanged(old, obj)) this.queue.add(`ps/${ns}/${name}`);
+    } else if (kind === 'namespaces') {
+      this.onNamespace(obj, old, verb);
+    } else {
+      this.onSecret(obj as V1Secret, verb);
     }
+  }
+
+  /** Namespace labels decide ClusterSecretStore access: re-check its ExternalSecrets. */
+  private onNamespace(obj: KubernetesObject, old: KubernetesObject | undefined, verb: string): void {
+    if (verb === 'update' && JSON.stringify(old?.metadata?.labels ?? {}) === JSON.stringify(obj.metadata?.labels ?? {})) return;
+    const name = obj.metadata?.name ?? '';
+    for (const es of this.informers.externalSecrets(name)) this.queue.add(`es/${name}/${es.metadata.name}`);
+  }
+
+  /** Our own writes keep content and hash in step: only deletions and hand edits count. */
+  private onSecret(obj: V1Secret, verb: string): void {
+    const owner = obj.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION];
+    if (owner && (verb === 'delete' || editedByHand(obj))) this.queue.add(`es/${obj.metadata?.namespace}/${owner}`);
   }
 
   private async handle(key: string): Promise<void> {

@@ -143,19 +143,26 @@ export class ExternalSecretReconciler {
     return es.spec.target?.name ?? es.metadata.name!;
   }
 
+  /** Is the target Secret there, ours and unedited (or not wanted: creationPolicy None)? */
+  private secretOk(es: ExternalSecret, cur: V1Secret | undefined): boolean {
+    if ((es.spec.target?.creationPolicy ?? 'Owner') === 'None') return true;
+    return !!cur && !editedByHand(cur) && cur.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION] === es.metadata.name;
+  }
+
   /** Whether values must be fetched now. */
   private needsFetch(es: ExternalSecret, store: AnySecretStore, refresh: RefreshSpec, st: EsState | undefined, cur: V1Secret | undefined): boolean {
-    const policy = es.spec.target?.creationPolicy ?? 'Owner';
-    const ready = readyCondition(es.status?.conditions);
-    const secretOk = policy === 'None' || (!!cur && !editedByHand(cur) && cur.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION] === es.metadata.name);
-    if (refresh.policy === 'CreatedOnce') return ready?.status !== 'True' || !secretOk;
-    const force = es.metadata.annotations?.[FORCE_SYNC_ANNOTATION];
-    if (st && st.uid === es.metadata.uid && st.forceSync !== force) return true;
-    if (ready?.status !== 'True' || es.status?.syncedResourceVersion !== syncedResourceVersion(es) || !secretOk) return true;
+    const ready = readyCondition(es.status?.conditions)?.status === 'True';
+    const secretOk = this.secretOk(es, cur);
+    if (refresh.policy === 'CreatedOnce') return !ready || !secretOk;
+    if (st && st.forceSync !== es.metadata.annotations?.[FORCE_SYNC_ANNOTATION]) return true;
+    if (!ready || !secretOk || es.status?.syncedResourceVersion !== syncedResourceVersion(es)) return true;
     if (refresh.policy === 'OnChange' || refresh.intervalMs === 0) return false;
-    if (st && st.storeVersion !== versionOf(store)) return true;
-    if (st?.due !== undefined) return Date.now() >= st.due;
-    // First sight (e.g. after a restart): due one interval after the last recorded write.
+    if (st) return st.storeVersion !== versionOf(store) || (st.due !== undefined && Date.now() >= st.due);
+    return this.dueOnFirstSight(es, refresh);
+  }
+
+  /** First sight (e.g. after a restart): due one interval after the last recorded write. */
+  private dueOnFirstSight(es: ExternalSecret, refresh: RefreshSpec): boolean {
     const base = Date.parse(es.status?.refreshTime ?? '') || 0;
     return Date.now() >= nextRefresh(base, refresh.intervalMs, phaseOf(es.metadata.uid ?? ''), this.d.jitterMaxMs, base);
   }
@@ -171,18 +178,48 @@ export class ExternalSecretReconciler {
   private async sync(es: ExternalSecret, store: AnySecretStore, refresh: RefreshSpec): Promise<Outcome> {
     const ns = es.metadata.namespace!;
     const key = esKey(ns, es.metadata.name!);
-    const policy = es.spec.target?.creationPolicy ?? 'Owner';
     const target = this.targetName(es);
-    let cur = policy === 'None' ? undefined : this.d.informers.secret(ns, target);
+    const cur = es.spec.target?.creationPolicy === 'None' ? undefined : this.d.informers.secret(ns, target);
     const prev = this.state.get(key);
     const st = prev?.uid === es.metadata.uid ? prev : undefined;
+    const force = es.metadata.annotations?.[FORCE_SYNC_ANNOTATION];
+    const next = (base: number): EsState => ({ uid: es.metadata.uid!, base, storeVersion: versionOf(store), forceSync: force });
     if (!this.needsFetch(es, store, refresh, st, cur)) {
-      const base = st?.base ?? (Date.parse(es.status?.refreshTime ?? '') || Date.now());
-      this.schedule(es, refresh, { uid: es.metadata.uid!, base, storeVersion: versionOf(store), forceSync: es.metadata.annotations?.[FORCE_SYNC_ANNOTATION] });
+      this.schedule(es, refresh, next(st?.base ?? (Date.parse(es.status?.refreshTime ?? '') || Date.now())));
       return { result: 'unchanged', reason: 'UpToDate' };
     }
-    const force = es.metadata.annotations?.[FORCE_SYNC_ANNOTATION];
-    const fresh = !!st && st.forceSync !== force;
+    const fetched = await this.fetch(es, store, !!st && st.forceSync !== force);
+    if ('outcome' in fetched) return fetched.outcome;
+    const { wrote, action } = await this.write(es, store, fetched.values, cur);
+    const now = Date.now();
+    if (wrote) {
+      const verb = action === 'create' ? 'Created' : 'Updated';
+      this.d.events.emit(this.regarding(es), 'Normal', verb, `${verb} Secret "${target}" from ${describeStore(store)}`);
+    }
+    const statusWritten = await this.writeStatus(es, this.syncedStatus(es, store, wrote, now));
+    this.d.forget(key);
+    this.schedule(es, refresh, next(wrote || !st ? now : st.base));
+    return { result: wrote || statusWritten ? 'synced' : 'unchanged', reason: 'SecretSynced' };
+  }
+
+  private syncedStatus(es: ExternalSecret, store: AnySecretStore, wrote: boolean, now: number): ExternalSecretStatus {
+    const none = es.spec.target?.creationPolicy === 'None';
+    const target = this.targetName(es);
+    const message = none
+      ? `values fetched from ${describeStore(store)} (creationPolicy None: no Secret written)`
+      : `Secret "${target}" is in sync with ${describeStore(store)}`;
+    return {
+      conditions: withReady(es.status?.conditions, 'True', 'SecretSynced', message),
+      // Only a write moves refreshTime: an idle refresh writes nothing, status included.
+      refreshTime: wrote || !es.status?.refreshTime ? new Date(now).toISOString() : es.status.refreshTime,
+      syncedResourceVersion: syncedResourceVersion(es),
+      ...(none ? {} : { binding: { name: target } }),
+    };
+  }
+
+  /** The ExternalSecret's values, rendered; or the outcome when the remote secret is gone. */
+  private async fetch(es: ExternalSecret, store: AnySecretStore, fresh: boolean): Promise<{ values: Record<string, Uint8Array> } | { outcome: Outcome }> {
+    const ns = es.metadata.namespace!;
     const id = storeId(store);
     let values: Record<string, Uint8Array>;
     try {
@@ -192,25 +229,29 @@ export class ExternalSecretReconciler {
       });
     } catch (err) {
       const cause = rootCause(err);
-      if (cause instanceof ProviderError && (cause.code === 'AuthFailed' || cause.code === 'Forbidden')) await this.d.clients.evict(id);
-      if (cause instanceof ProviderError && cause.code === 'NotFound') {
-        const handled = await this.remoteGone(es, (err as Error).message, cur);
-        if (handled) return handled;
-      }
-      throw new Failure('SecretSyncedError', `${(err as Error).message}`, true);
+      const code = cause instanceof ProviderError ? cause.code : undefined;
+      if (code === 'AuthFailed' || code === 'Forbidden') await this.d.clients.evict(id);
+      const gone = code === 'NotFound' ? await this.remoteGone(es, (err as Error).message) : undefined;
+      if (gone) return { outcome: gone };
+      throw new Failure('SecretSyncedError', (err as Error).message, true);
     }
-    if (selectTemplateEngine(es.metadata.name!, es.metadata.annotations, es.spec.target?.template) === 'handlebars') {
-      try {
-        values = applyExternalSecretTemplate(this.d.engine, es.metadata.name!, es.spec.target!.template, values);
-      } catch (err) {
-        throw new Failure('TemplateError', (err as Error).message, false);
-      }
+    if (selectTemplateEngine(es.metadata.name!, es.metadata.annotations, es.spec.target?.template) !== 'handlebars') return { values };
+    try {
+      return { values: applyExternalSecretTemplate(this.d.engine, es.metadata.name!, es.spec.target!.template, values) };
+    } catch (err) {
+      throw new Failure('TemplateError', (err as Error).message, false);
     }
+  }
+
+  /** Writes the target Secret when it differs; throws Failure when refused. */
+  private async write(es: ExternalSecret, store: AnySecretStore, values: Record<string, Uint8Array>, cached: V1Secret | undefined): Promise<{ wrote: boolean; action: Plan['action'] }> {
+    const ns = es.metadata.namespace!;
+    const target = this.targetName(es);
     const desired = desiredSecret(es, { kind: store.kind, name: store.metadata.name! }, values);
-    if (!cur && policy === 'Merge') cur = await this.read(ns, target);
+    const cur = !cached && desired.policy === 'Merge' ? await this.read(ns, target) : cached;
     const exists = (n: string) => !!this.d.informers.externalSecret(ns, n);
     let plan = planSecret(desired, es, cur, exists);
-    let wrote = await this.apply(plan, ns, target).catch(async (err: unknown) => {
+    const wrote = await this.apply(plan, ns, target).catch(async (err: unknown) => {
       if (!isKubeStatus(err, 409) || plan.action !== 'create') throw err;
       // Exists but not in the managed cache (not ours, or created a moment ago): look.
       plan = planSecret(desired, es, await this.read(ns, target), exists);
@@ -220,21 +261,7 @@ export class ExternalSecretReconciler {
       throw new Failure('SecretWriteError', `cannot write Secret "${ns}/${target}": ${(err as Error).message}`, true);
     });
     if (plan.action === 'refuse') throw new Failure(plan.reason, plan.message, false);
-    const now = Date.now();
-    const base = wrote || !st ? now : st.base;
-    if (wrote) {
-      const verb = plan.action === 'create' ? 'Created' : 'Updated';
-      this.d.events.emit(this.regarding(es), 'Normal', verb, `${verb} Secret "${target}" from ${describeStore(store)}`);
-    }
-    wrote = (await this.writeStatus(es, {
-      conditions: withReady(es.status?.conditions, 'True', 'SecretSynced', policy === 'None' ? `values fetched from ${describeStore(store)} (creationPolicy None: no Secret written)` : `Secret "${target}" is in sync with ${describeStore(store)}`),
-      refreshTime: wrote || !es.status?.refreshTime ? new Date(now).toISOString() : es.status.refreshTime,
-      syncedResourceVersion: syncedResourceVersion(es),
-      ...(policy === 'None' ? {} : { binding: { name: target } }),
-    })) || wrote;
-    this.d.forget(key);
-    this.schedule(es, refresh, { uid: es.metadata.uid!, base, storeVersion: versionOf(store), forceSync: force });
-    return { result: wrote ? 'synced' : 'unchanged', reason: 'SecretSynced' };
+    return { wrote, action: plan.action };
   }
 
   /** Performs a plan; true when the Secret was written. */
@@ -270,9 +297,10 @@ export class ExternalSecretReconciler {
 
   /** deletionPolicy when the remote secret is gone: Delete removes the Secret ESI owns,
    *  Merge removes the keys ESI merged; Retain (default) keeps it and reports the error. */
-  private async remoteGone(es: ExternalSecret, cause: string, cur: V1Secret | undefined): Promise<Outcome | undefined> {
+  private async remoteGone(es: ExternalSecret, cause: string): Promise<Outcome | undefined> {
     const ns = es.metadata.namespace!;
     const target = this.targetName(es);
+    const cur = this.d.informers.secret(ns, target);
     const policy = es.spec.target?.deletionPolicy ?? 'Retain';
     if (policy === 'Retain') return undefined;
     const mine = cur && cur.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION] === es.metadata.name;
@@ -285,9 +313,9 @@ export class ExternalSecretReconciler {
       if (stripped) await this.d.rest.replace(`/api/v1/namespaces/${ns}/secrets/${target}`, stripped);
     }
     await this.writeStatus(es, {
+      ...es.status,
       conditions: withReady(es.status?.conditions, 'False', 'SecretDeleted', bounded(`${cause}; deletionPolicy ${policy} applied to Secret "${target}"`)),
       syncedResourceVersion: syncedResourceVersion(es),
-      refreshTime: es.status?.refreshTime,
     });
     this.d.retry(esKey(ns, es.metadata.name!));
     return { result: 'error', reason: 'SecretDeleted' };

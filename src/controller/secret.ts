@@ -96,24 +96,22 @@ export function claimedByOther(secret: V1Secret, es: ExternalSecret, esExists: (
   return undefined;
 }
 
-/** Does the Secret in the cluster hold exactly what `d` wants (values and metadata)? */
-export function matches(d: Desired, cur: V1Secret): boolean {
+function metadataMatches(d: Desired, cur: V1Secret): boolean {
   const a = cur.metadata?.annotations ?? {};
   const l = cur.metadata?.labels ?? {};
+  if ((cur.type ?? 'Opaque') !== d.type || !!cur.immutable !== d.immutable) return false;
+  if (Object.entries(d.labels).some(([k, v]) => l[k] !== v)) return false;
+  if (Object.entries(d.annotations).some(([k, v]) => a[k] !== v)) return false;
+  return !d.ownerReference || !!cur.metadata?.ownerReferences?.some((o) => o.uid === d.ownerReference!.uid && o.controller);
+}
+
+/** Does the Secret in the cluster hold exactly what `d` wants (values and metadata)? */
+export function matches(d: Desired, cur: V1Secret): boolean {
+  if (!metadataMatches(d, cur)) return false;
   const data = cur.data ?? {};
-  if ((cur.type ?? 'Opaque') !== d.type) return false;
-  if (!!cur.immutable !== d.immutable) return false;
-  for (const [k, v] of Object.entries(d.labels)) if (l[k] !== v) return false;
-  for (const [k, v] of Object.entries(d.annotations)) if (a[k] !== v) return false;
-  if (d.policy === 'Merge') {
-    for (const [k, v] of Object.entries(d.data)) if (data[k] !== v) return false;
-    return true;
-  }
-  const keys = Object.keys(data);
-  if (keys.length !== Object.keys(d.data).length) return false;
-  for (const k of keys) if (data[k] !== d.data[k]) return false;
-  if (d.ownerReference && !cur.metadata?.ownerReferences?.some((o) => o.uid === d.ownerReference!.uid && o.controller)) return false;
-  return true;
+  if (Object.entries(d.data).some(([k, v]) => data[k] !== v)) return false;
+  // Merge keeps the Secret's other keys; the other policies own every key.
+  return d.policy === 'Merge' || Object.keys(data).length === Object.keys(d.data).length;
 }
 
 /** A managed Secret whose content no longer matches its own data-hash was edited by hand. */

@@ -138,11 +138,13 @@ export async function until<X>(what: string, check: () => Promise<X | undefined 
 
 /** The ExternalSecret once its Ready condition has `status` (and `reason`, if given). */
 export function ready(env: Env, ns: string, name: string, status: 'True' | 'False', reason?: string, ms?: number): Promise<ExternalSecret> {
+  let last = '';
   return until(`ExternalSecret ${ns}/${name} Ready=${status}${reason ? ` (${reason})` : ''}`, async () => {
     const es = await getES(env, ns, name);
     const c = es.status?.conditions?.find((x) => x.type === 'Ready');
+    last = JSON.stringify(c);
     return c?.status === status && (!reason || c.reason === reason) ? es : undefined;
-  }, ms);
+  }, ms).catch((err: Error) => Promise.reject(new Error(`${err.message}; last Ready condition: ${last}`)));
 }
 
 export function fakeStore(name: string, cls: string, data: { key: string; value?: string; valueMap?: Record<string, string>; version?: string }[], kind = 'SecretStore', extra: object = {}) {

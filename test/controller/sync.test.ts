@@ -24,18 +24,17 @@ t.test('creationPolicy Owner (default): data, type, labels, annotations, ownerRe
     ],
   }));
   const es = await ready(env, ns, 'db', 'True', 'SecretSynced');
-  const s = await getSecret(env, ns, 'db');
+  const s = (await getSecret(env, ns, 'db'))!;
   t.same(decoded(s), { username: 'orders', password: `${CANARY}-pw` });
-  t.equal(s?.type, 'Opaque');
-  t.equal(s?.metadata?.labels?.['esi.dev/managed'], 'true');
-  t.equal(s?.metadata?.labels?.['esi.dev/store'], 'fake');
-  t.equal(s?.metadata?.labels?.['esi.dev/store-kind'], 'SecretStore');
-  t.match(s?.metadata?.annotations?.['esi.dev/data-hash'], /^[0-9a-f]{40}$/);
-  t.match(s?.metadata?.ownerReferences, [{ kind: 'ExternalSecret', name: 'db', uid: es.metadata.uid, controller: true }]);
-  t.equal(es.status?.binding?.name, 'db');
-  t.ok(es.status?.refreshTime);
-  t.match(es.status?.syncedResourceVersion, /^1-/);
-  t.match(es.status?.conditions?.[0]?.message, /SecretStore "[^"]+\/fake"/);
+  t.match(s, {
+    type: 'Opaque',
+    metadata: {
+      labels: { 'esi.dev/managed': 'true', 'esi.dev/store': 'fake', 'esi.dev/store-kind': 'SecretStore' },
+      annotations: { 'esi.dev/data-hash': /^[0-9a-f]{40}$/, 'esi.dev/external-secret': 'db', 'esi.dev/source-store': 'SecretStore/fake' },
+      ownerReferences: [{ kind: 'ExternalSecret', name: 'db', uid: es.metadata.uid, controller: true }],
+    },
+  });
+  t.match(es.status, { binding: { name: 'db' }, refreshTime: String, syncedResourceVersion: /^1-/, conditions: [{ message: /SecretStore "[^"]+\/fake"/ }] });
   const events = await until('Created event', async () => {
     const list = await env.core.listNamespacedEvent({ namespace: ns });
     return list.items.find((e) => e.involvedObject.name === 'db' && e.reason === 'Created');
