@@ -48,7 +48,11 @@ export function resolveStores(ps: PushSecret, informers: Informers, stores: Stor
 }
 
 /** Readiness and write capability of each store (I/O: validation, provider load). */
-export async function storeProblems(targets: AnySecretStore[], stores: StoreReconciler): Promise<string[]> {
+export async function storeProblems(
+  targets: AnySecretStore[],
+  stores: Pick<StoreReconciler, 'ensure'>,
+  load: (name: string) => Promise<{ capabilities: { write: boolean } }> = loadProvider,
+): Promise<string[]> {
   const problems: string[] = [];
   for (const store of targets) {
     const st = await stores.ensure(store);
@@ -57,7 +61,7 @@ export async function storeProblems(targets: AnySecretStore[], stores: StoreReco
       continue;
     }
     const name = providerNameOf(store.spec.provider);
-    const provider = await loadProvider(name);
+    const provider = await load(name);
     if (!provider.capabilities.write) problems.push(`${describeStore(store)} is ReadOnly (provider "${name}" cannot write); PushSecret needs a store that can write`);
   }
   return problems;
