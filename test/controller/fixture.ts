@@ -9,7 +9,8 @@ import { installCrds } from '../../src/api/crds.js';
 import type { ExternalSecret } from '../../src/api/types.js';
 import { freePort } from '../platform/control-plane-process.js';
 import { useControlPlane, type ControlPlane } from '../platform/controlPlane.js';
-import { esiProcess } from '../helpers/webhook.js';
+import { spawn } from 'node:child_process';
+import { ROOT } from '../helpers/webhook.js';
 
 export const GROUP = 'external-secrets.io';
 type T = { teardown(fn: () => unknown): void };
@@ -38,7 +39,14 @@ function get(port: number, path: string): Promise<{ status: number; body: string
 
 export async function startController(kubeconfigPath: string, args: string[], t?: T, opts: { waitReady?: boolean } = {}): Promise<RunningController> {
   const port = await freePort();
-  const { child, output } = esiProcess(['controller', '--kubeconfig', kubeconfigPath, '--listen', '127.0.0.1', '--port', String(port), ...args], { ESI_LOG_LEVEL: 'debug' });
+  // node itself (not the tsx wrapper) so a signal reaches the controller, SIGKILL included.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/esi.ts', 'controller', '--kubeconfig', kubeconfigPath, '--listen', '127.0.0.1', '--port', String(port), ...args], {
+    cwd: ROOT, env: { ...process.env, ESI_LOG_LEVEL: 'debug' }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const output = () => out;
   const deadline = Date.now() + 30_000;
   while (opts.waitReady !== false && (await get(port, '/readyz')).status !== 200) {
     if (child.exitCode !== null || Date.now() > deadline) {
