@@ -40,7 +40,6 @@ export interface EsDeps {
 /** What the reconciler remembers between reconciles of one ExternalSecret (no values). */
 interface EsState {
   uid: string;
-  base: number;
   storeVersion: string;
   forceSync?: string;
   /** When the next periodic refresh is due (ms), once scheduled. */
@@ -161,17 +160,17 @@ export class ExternalSecretReconciler {
     return this.dueOnFirstSight(es, refresh);
   }
 
-  /** First sight (e.g. after a restart): due one interval after the last recorded write. */
+  /** First sight (e.g. after a restart): due when a grid point passed since the last write. */
   private dueOnFirstSight(es: ExternalSecret, refresh: RefreshSpec): boolean {
-    const base = Date.parse(es.status?.refreshTime ?? '') || 0;
-    return Date.now() >= nextRefresh(base, refresh.intervalMs, phaseOf(es.metadata.uid ?? ''), this.d.jitterMaxMs, base);
+    const written = Date.parse(es.status?.refreshTime ?? '') || 0;
+    return Date.now() >= nextRefresh(0, refresh.intervalMs, phaseOf(es.metadata.uid ?? ''), this.d.jitterMaxMs, written);
   }
 
   private schedule(es: ExternalSecret, refresh: RefreshSpec, st: EsState): void {
     const key = esKey(es.metadata.namespace!, es.metadata.name!);
     this.state.set(key, st);
     if (refresh.policy !== 'Periodic' || refresh.intervalMs === 0) return this.d.schedule.cancel(key);
-    st.due = nextRefresh(st.base, refresh.intervalMs, phaseOf(es.metadata.uid ?? ''), this.d.jitterMaxMs, Date.now());
+    st.due = nextRefresh(0, refresh.intervalMs, phaseOf(es.metadata.uid ?? ''), this.d.jitterMaxMs, Date.now());
     this.d.schedule.at(key, st.due);
   }
 
@@ -183,9 +182,9 @@ export class ExternalSecretReconciler {
     const prev = this.state.get(key);
     const st = prev?.uid === es.metadata.uid ? prev : undefined;
     const force = es.metadata.annotations?.[FORCE_SYNC_ANNOTATION];
-    const next = (base: number): EsState => ({ uid: es.metadata.uid!, base, storeVersion: versionOf(store), forceSync: force });
+    const next = (): EsState => ({ uid: es.metadata.uid!, storeVersion: versionOf(store), forceSync: force });
     if (!this.needsFetch(es, store, refresh, st, cur)) {
-      this.schedule(es, refresh, next(st?.base ?? (Date.parse(es.status?.refreshTime ?? '') || Date.now())));
+      this.schedule(es, refresh, next());
       return { result: 'unchanged', reason: 'UpToDate' };
     }
     const fetched = await this.fetch(es, store, !!st && st.forceSync !== force);
@@ -198,7 +197,7 @@ export class ExternalSecretReconciler {
     }
     const statusWritten = await this.writeStatus(es, this.syncedStatus(es, store, wrote, now));
     this.d.forget(key);
-    this.schedule(es, refresh, next(wrote || !st ? now : st.base));
+    this.schedule(es, refresh, next());
     return { result: wrote || statusWritten ? 'synced' : 'unchanged', reason: 'SecretSynced' };
   }
 
