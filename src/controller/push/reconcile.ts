@@ -63,7 +63,7 @@ class Refusal extends Error {
 
 export class PushSecretReconciler {
   /** What each PushSecret wrote, ahead of the (possibly stale) cached status. */
-  private readonly written = new Map<string, { uid: string; synced: Synced; base: number }>();
+  private readonly written = new Map<string, { uid: string; synced: Synced }>();
   private readonly locks = new KeyedMutex();
 
   constructor(private readonly d: PushDeps) {}
@@ -75,10 +75,7 @@ export class PushSecretReconciler {
   }
 
   private remember(ps: PushSecret, synced: Synced): void {
-    const key = psKey(ps.metadata.namespace!, ps.metadata.name!);
-    const prev = this.written.get(key);
-    const base = prev && prev.uid === ps.metadata.uid ? prev.base : Date.now();
-    this.written.set(key, { uid: ps.metadata.uid!, synced, base });
+    this.written.set(psKey(ps.metadata.namespace!, ps.metadata.name!), { uid: ps.metadata.uid!, synced });
   }
 
   private cleanupDeps(): CleanupDeps {
@@ -319,7 +316,7 @@ export class PushSecretReconciler {
   private scheduleNext(ps: PushSecret, spec: PushSpec): void {
     const key = psKey(ps.metadata.namespace!, ps.metadata.name!);
     if (spec.intervalMs === 0) return this.d.schedule.cancel(key);
-    const base = this.written.get(key)?.base ?? Date.now();
-    this.d.schedule.at(key, nextRefresh(base, spec.intervalMs, phaseOf(ps.metadata.uid ?? ''), this.d.jitterMaxMs, Date.now()));
+    // The ExternalSecrets' shared epoch-anchored grid (src/controller/refresh.ts).
+    this.d.schedule.at(key, nextRefresh(0, spec.intervalMs, phaseOf(ps.metadata.uid ?? ''), this.d.jitterMaxMs, Date.now()));
   }
 }
