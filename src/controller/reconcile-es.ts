@@ -2,12 +2,12 @@
 // change, force-sync, missing or hand-edited Secret, refresh due, store change), fetches
 // through the store's cached, coalescing client, renders the template, writes the Secret
 // only when it differs, and records the outcome in status and Events. Errors are value-
-// free by construction (they come from remote-ref / providers / templating).
+// free by construction (they come from src/externalsecret, the providers and templating).
 import type { V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { API_GROUP, EXTERNAL_SECRET_API_VERSION, type AnySecretStore, type ExternalSecret, type ExternalSecretStatus } from '../api/types.js';
 import { isKubeStatus, type KubeRest } from '../kube/rest.js';
-import { fetchExternalSecret } from '../providers/remote-ref.js';
+import { fetchExternalSecret } from '../externalsecret/fetch.js';
 import { ProviderError } from '../providers/types.js';
 import { clusterStoreAdmits, crossNamespaceRefs } from '../stores/access.js';
 import { applyExternalSecretTemplate, selectTemplateEngine, type TemplateEngine } from '../templating/index.js';
@@ -224,7 +224,7 @@ export class ExternalSecretReconciler {
     try {
       const client = await this.d.clients.get(store, ns);
       values = await fetchExternalSecret(fresh ? client.fresh : client.shared, {
-        name: es.metadata.name!, store: id, data: es.spec.data ?? [], dataFrom: es.spec.dataFrom ?? [],
+        name: es.metadata.name!, data: es.spec.data ?? [], dataFrom: es.spec.dataFrom ?? [],
       });
     } catch (err) {
       const cause = rootCause(err);

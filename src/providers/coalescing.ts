@@ -3,6 +3,7 @@
 // per store client with `windowMs`, so N ExternalSecrets reading the same (key, property,
 // version) within one refresh window cost one call. Failed reads are not kept: the next
 // reader tries again. Writes are never coalesced.
+import { wrapClient, type ClientCall } from './client.js';
 import type { SecretsClient } from './types.js';
 
 export interface CoalescingOptions {
@@ -11,8 +12,10 @@ export interface CoalescingOptions {
   now?: () => number;
 }
 
+const READS = new Set<ClientCall>(['getSecret', 'getSecretMap', 'getAllSecrets']);
+
 /** Wraps `client` so identical reads share one call; `onCall` counts the real calls. */
-export function coalescing(client: SecretsClient, onCall?: () => void, opts: CoalescingOptions = {}): SecretsClient {
+export function coalescing<C extends SecretsClient>(client: C, onCall?: () => void, opts: CoalescingOptions = {}): C {
   const now = opts.now ?? Date.now;
   const shared = new Map<string, { p: Promise<unknown>; at: number }>();
   let inserts = 0;
@@ -20,12 +23,14 @@ export function coalescing(client: SecretsClient, onCall?: () => void, opts: Coa
     const limit = now() - opts.windowMs!;
     for (const [id, e] of shared) if (e.at <= limit) shared.delete(id);
   };
-  const once = <T>(op: string, ref: unknown, call: () => Promise<T>): Promise<T> => {
-    const id = `${op}:${JSON.stringify(ref)}`;
+  return wrapClient(client, (name, args, next) => {
+    if (!READS.has(name)) return next();
+    // The reference only (args[0]): the caller's CallOptions (deadline) do not split reads.
+    const id = `${name}:${JSON.stringify(args[0])}`;
     const hit = shared.get(id);
-    if (hit && (opts.windowMs === undefined || now() - hit.at < opts.windowMs)) return hit.p as Promise<T>;
+    if (hit && (opts.windowMs === undefined || now() - hit.at < opts.windowMs)) return hit.p;
     onCall?.();
-    const p = call();
+    const p = next();
     const entry = { p, at: now() };
     shared.set(id, entry);
     if (opts.windowMs !== undefined) {
@@ -33,16 +38,5 @@ export function coalescing(client: SecretsClient, onCall?: () => void, opts: Coa
       if (++inserts % 1024 === 0) sweep();
     }
     return p;
-  };
-  return {
-    ...client,
-    getSecret: (ref) => once('get', ref, () => client.getSecret(ref)),
-    getSecretMap: (ref) => once('map', ref, () => client.getSecretMap(ref)),
-    getAllSecrets: (find) => once('find', find, () => client.getAllSecrets(find)),
-    pushSecret: (v, r) => client.pushSecret(v, r),
-    deleteSecret: (r) => client.deleteSecret(r),
-    secretExists: (r) => client.secretExists(r),
-    validate: () => client.validate(),
-    close: () => client.close(),
-  };
+  });
 }

@@ -41,7 +41,8 @@ export async function deletePush(env: Env, ns: string, name: string): Promise<vo
 }
 
 /** The PushSecret once Ready has `status` (and `reason`); a message pattern narrows it. */
-export function pushReady(env: Env, ns: string, name: string, status: 'True' | 'False', reason?: string, message?: RegExp, ms?: number): Promise<PushSecret> {
+export function pushReady(env: Env, ns: string, name: string, status: 'True' | 'False', reason?: string, opts: { message?: RegExp; ms?: number } = {}): Promise<PushSecret> {
+  const { message, ms } = opts;
   return until(`PushSecret ${ns}/${name} Ready=${status}${reason ? ` (${reason})` : ''}${message ? ` ${message}` : ''}`, async () => {
     const ps = await getPush(env, ns, name);
     const c = ps?.status?.conditions?.find((x) => x.type === 'Ready');

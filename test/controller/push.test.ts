@@ -118,7 +118,7 @@ t.test('deletionPolicy Delete: removed entry, deleted source, deleted PushSecret
   await until('entry b removed', async () => JSON.stringify(await remoteData(env, remote, 'del')) === JSON.stringify({ a: 'A' }), 15_000);
 
   await env.core.deleteNamespacedSecret({ namespace: ns, name: 'tmp' });
-  const ps = await pushReady(env, ns, 'del', 'False', 'SourceDeleted', undefined, 15_000);
+  const ps = await pushReady(env, ns, 'del', 'False', 'SourceDeleted', { ms: 15_000 });
   t.match(ps.status?.conditions?.[0]?.message, /Secret "[^"]+\/tmp" was deleted; removed the 1 remote entries/);
   t.notOk(await remoteData(env, remote, 'del'), 'remote entry gone with its source');
 

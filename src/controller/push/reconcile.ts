@@ -172,7 +172,8 @@ export class PushSecretReconciler {
   }
 
   /** Every entry to push, per store; throws Refusal listing every problem. */
-  private async wanted(ps: PushSecret, spec: PushSpec, stores: AnySecretStore[], secrets: V1Secret[], problems: string[]): Promise<Map<string, Map<string, Wanted>>> {
+  private wanted(ps: PushSecret, spec: PushSpec, stores: AnySecretStore[], secrets: V1Secret[]): Map<string, Map<string, Wanted>> {
+    const problems: string[] = [];
     const out = new Map<string, Map<string, Wanted>>(stores.map((s) => [statusStoreKey(s), new Map()]));
     const from = new Map<string, string>();
     for (const secret of secrets) {
@@ -220,7 +221,7 @@ export class PushSecretReconciler {
     const secrets = await this.sources(ps);
     const recorded = this.recorded(ps);
     if (!secrets) return this.sourceDeleted(ps, spec, recorded);
-    const wanted = await this.wanted(ps, spec, stores, secrets, []);
+    const wanted = this.wanted(ps, spec, stores, secrets);
     const synced: Synced = {};
     const failures: string[] = [];
     let wrote = false;
