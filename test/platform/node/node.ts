@@ -99,7 +99,7 @@ function launchInNode(mnt: string | undefined, net: NodeNetwork, argv: string[],
   return launch('setpriv', ['--pdeathsig', 'SIGTERM', 'nsenter', ...ns, '--', ...argv], logFile);
 }
 
-function forwarder(dir: string, name: string, listen: string, connect: string, net?: NodeNetwork): ChildProcess {
+async function forwarder(dir: string, name: string, listen: string, connect: string, net?: NodeNetwork): Promise<ChildProcess> {
   const script = join(import.meta.dirname, 'forward.ts');
   const argv = [process.execPath, ...process.execArgv, script, '--listen', listen, '--connect', connect];
   const logFile = join(dir, `forward-${name}.log`);
@@ -110,6 +110,12 @@ function forwarder(dir: string, name: string, listen: string, connect: string, n
   const out = (d: Buffer) => writeFileSync(logFile, d, { flag: 'a' });
   child.stdout!.on('data', out);
   child.stderr!.on('data', out);
+  // It prints one line once listening.
+  await waitFor(`forwarder ${listen}`, async () => existsSync(logFile) && readFileSync(logFile, 'utf8').includes('forward: '), 30_000, child, logFile)
+    .catch(async (err: unknown) => {
+      await terminate(child);
+      throw err;
+    });
   return child;
 }
 
@@ -148,10 +154,9 @@ export async function startNode(plane: ControlPlaneInfo, dir: string): Promise<R
   try {
     const port = new URL(plane.server).port;
     const sock = join(dir, 'apiserver.sock');
-    const hostSide = forwarder(dir, 'host', `unix:${sock}`, `tcp:127.0.0.1:${port}`);
+    const hostSide = await forwarder(dir, 'host', `unix:${sock}`, `tcp:127.0.0.1:${port}`);
     cleanups.push(() => terminate(hostSide));
-    await waitFor('apiserver forwarder (host side)', async () => existsSync(sock), 20_000, hostSide, join(dir, 'forward-host.log'));
-    const nodeSide = forwarder(dir, 'node', `tcp:${net.serviceIp}:443`, `unix:${sock}`, net);
+    const nodeSide = await forwarder(dir, 'node', `tcp:${net.serviceIp}:443`, `unix:${sock}`, net);
     cleanups.push(() => terminate(nodeSide));
 
     const controllers = NODE_CONTROLLERS.filter((c) => !plane.controllers.includes(c));
