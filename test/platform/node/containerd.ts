@@ -37,6 +37,9 @@ export async function writeContainerdConfig(dir: string, net: NodeNetwork): Prom
     `[${cri}]`,
     `  sandbox_image = "${PAUSE_IMAGE}"`,
     '  disable_apparmor = true',
+    // This machine denies lowering oom_score_adj (no CAP_SYS_RESOURCE), which runc does
+    // for the sandbox (-998): keep pod scores at or above containerd's own.
+    '  restrict_oom_score_adj = true',
     // Pod network namespaces are pinned under the node's state, not /run/netns.
     '  netns_mounts_under_state_dir = true',
     '  stream_server_address = "127.0.0.1"',

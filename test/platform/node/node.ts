@@ -26,6 +26,8 @@ import { createNetwork, deleteNetwork, existingNetworks, networkFor, type NodeNe
 export const NODE_CONTROLLERS: readonly ControllerName[] = [
   'garbage-collector-controller', 'root-ca-certificate-publisher-controller', 'deployment-controller',
   'replicaset-controller', 'job-controller', 'endpoints-controller', 'endpointslice-controller',
+  // Lifts the node.kubernetes.io/not-ready taint the apiserver puts on a new Node.
+  'node-lifecycle-controller',
 ];
 
 export interface NodeInfo {
