@@ -42,7 +42,7 @@ const webhookPods = async () => (await podsOf(kc, ns, selector)).filter(ready);
 
 t.test('helm install: 2 webhook pods run on the node, bootstrap their certificate and publish the caBundle', async (t) => {
   const r = await helm.run(['install', release, CHART, ...helmArgs], 180_000);
-  t.equal(r.code, 0, `helm install: ${r.stdout}${r.stderr}`);
+  t.equal(r.code, 0, r.code === 0 ? 'helm install succeeded' : `helm install failed: ${r.stdout}${r.stderr}`);
   installed = r.code === 0;
   const deployments = await kc.makeApiClient(AppsV1Api).listNamespacedDeployment({ namespace: ns });
   const labels = deployments.items[0]!.spec!.selector.matchLabels!;

@@ -145,6 +145,13 @@ function appRootfs(dir: string): void {
   rmSync(join(app, 'package-lock.json'));
 }
 
+/** Keeps the 3 newest archives of a kind (other checkouts may still use recent ones). */
+function pruneOld(images: string, prefix: string, keep: string): void {
+  const old = readdirSync(images).filter((f) => f.startsWith(prefix) && f.endsWith('.tar')).map((f) => join(images, f))
+    .filter((f) => f !== keep).sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs).slice(2);
+  for (const f of old) rmSync(f, { force: true });
+}
+
 async function buildEsiImage(images: string): Promise<string> {
   const nodeVersion = process.version;
   const out = join(images, `esi-${inputHash([nodeVersion])}.tar`);
@@ -169,6 +176,7 @@ async function buildEsiImage(images: string): Promise<string> {
     },
   }, work, out);
   rmSync(work, { recursive: true, force: true });
+  pruneOld(images, 'esi-', out);
   log(`${ESI_IMAGE} built in ${Math.round((Date.now() - started) / 1000)}s: ${out}`);
   return out;
 }
