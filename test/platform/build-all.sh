@@ -3,7 +3,7 @@
 # by the project's own scripts and cached under ~/.cache/esi (a second run is quick):
 #
 #   lane 1 (CPU: Go compiles, which use every core already)
-#     build-binaries.sh all   etcd, kube-apiserver, then kube-controller-manager +
+#     build-binaries.sh full  etcd, then kube-apiserver + kube-controller-manager +
 #                             kube-scheduler + kubelet in one go build
 #     build-helm.sh           helm
 #   lane 2 (network and disk, runs alongside lane 1)
@@ -29,7 +29,7 @@ lane() {
 }
 
 lane1() {
-  bash "$here/build-binaries.sh" all && bash "$here/build-helm.sh"
+  bash "$here/build-binaries.sh" full && bash "$here/build-helm.sh"
 }
 lane2() {
   bash "$here/install-backends.sh" && bash "$here/node/node-install.sh" \

@@ -3,10 +3,12 @@
 # published Go modules at pinned versions, and caches the binaries by version under
 # ~/.cache/esi/bin. A second run finds them and does nothing.
 #
-#   test/platform/build-binaries.sh [kube-apiserver|etcd|kube-components|all]
+#   test/platform/build-binaries.sh [kube-apiserver|etcd|kube-components|all|full]
 #
+# all = etcd + kube-apiserver (the control plane; what the demo needs).
 # kube-components = kube-controller-manager, kube-scheduler and kubelet (the controllers
 # tests opt into, and the node of test/platform/node/).
+# full = all + kube-components (what the tests need; cold, one go build for all four).
 #
 # Why wrapper modules: k8s.io/kubernetes and etcd's server module carry `replace`
 # lines in their own go.mod, so `go install mod@version` refuses them. A tiny module
@@ -114,7 +116,11 @@ case "${1:-all}" in
   etcd) build_etcd ;;
   # shellcheck disable=SC2086
   kube-components) build_kube $KUBE_COMPONENTS ;;
+  # The control plane (what the demo needs).
+  all) build_etcd; build_kube kube-apiserver ;;
+  # Everything the tests need (npm run platform:build): cold, the four Kubernetes commands
+  # compile in one go build.
   # shellcheck disable=SC2086
-  all) build_etcd; build_kube kube-apiserver $KUBE_COMPONENTS ;;
-  *) echo "usage: $0 [kube-apiserver|etcd|kube-components|all]" >&2; exit 2 ;;
+  full) build_etcd; build_kube kube-apiserver $KUBE_COMPONENTS ;;
+  *) echo "usage: $0 [kube-apiserver|etcd|kube-components|all|full]" >&2; exit 2 ;;
 esac
