@@ -139,7 +139,7 @@ export function resolve(pod: PodFacts, request: InjectionRequest, lookup: Object
     }
     secrets.push({
       name, store: key, data: es.spec.data ?? [], dataFrom: es.spec.dataFrom ?? [],
-      ...(engine === 'handlebars' ? { template: es.spec.target!.template! } : {}),
+      ...(engine !== 'none' ? { template: es.spec.target!.template!, templateEngine: engine } : {}),
     });
   }
   // A store that failed its checks is reported once per ExternalSecret using it; dedupe.

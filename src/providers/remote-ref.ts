@@ -13,6 +13,7 @@ import type {
   ExternalSecretRewrite,
 } from '../api/types.js';
 import { ProviderError, type FindRef, type RemoteRef, type SecretMap, type SecretsClient } from './types.js';
+import { transformKeys } from '../templating/go/index.js';
 
 /** A value-free error about one entry of an ExternalSecret. */
 export class ExternalSecretError extends Error {
@@ -230,7 +231,11 @@ function rewriteKey(re: RegExp, target: string, key: string): string {
 export function applyRewrites(rewrites: ExternalSecretRewrite[], map: SecretMap): SecretMap {
   let cur = map;
   for (const [i, rw] of rewrites.entries()) {
-    if (rw.transform) throw new RemoteRefError(`rewrite[${i}].transform uses Go templates, which ESI does not implement`);
+    if (rw.transform) {
+      // A Go template (ESO engine v2) rendering each key, bound to `.value`.
+      cur = transformKeys(`rewrite[${i}].transform`, rw.transform.template, cur);
+      continue;
+    }
     if (!rw.regexp) throw new RemoteRefError(`rewrite[${i}] has no regexp`);
     const re = compileGoRegexp(rw.regexp.source);
     const next = emptySecretMap();
