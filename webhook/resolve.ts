@@ -9,6 +9,7 @@ import { ESI_PROVIDER_NAMES, providerName } from '../src/api/types.js';
 import { clusterStoreAdmits, podIdentity, referencedObjects, servesControllerClass, type CredentialRef } from '../src/stores/access.js';
 import { selectTemplateEngine, type TemplateEngineChoice } from '../src/templating/eso.js';
 import type { InjectionRequest } from './annotations.js';
+import { externalSecretProblems } from './es-checks.js';
 
 export interface ObjectLookup {
   externalSecret(namespace: string, name: string): ExternalSecret | undefined;
@@ -74,6 +75,7 @@ function checkEntries(es: ExternalSecret, problems: string[]): void {
     if (d.sourceRef) problems.push(`${where}: spec.dataFrom[${i}].sourceRef (generators, other stores) is not supported by ESI`);
   });
   if (!es.spec.data?.length && !es.spec.dataFrom?.length) problems.push(`${where}: has neither spec.data nor spec.dataFrom; nothing to mount`);
+  problems.push(...externalSecretProblems(es));
 }
 
 function checkStore(store: AnySecretStore, pod: PodFacts, lookup: ObjectLookup, opts: ResolveOptions, problems: string[]): ResolvedStore | undefined {
