@@ -215,8 +215,7 @@ t.test('the examples hold what the demo relies on', async (t) => {
   const keys = ((fake?.spec?.provider as { fake: { data: { key: string }[] } }).fake.data ?? []).map((d) => d.key);
   t.ok(keys.includes('username') && keys.includes('password'), 'fake store serves username and password');
   const providers = new Set(stores.filter((d) => d.spec?.provider).map((d) => Object.keys(d.spec?.provider as object)[0]));
-  t.same([...providers].sort(), ['aws', 'azurekv', 'fake', 'gcpsm', 'grpc', 'kubernetes', 'vault']);
-  t.ok(stores.some((d) => d.kind === 'ClusterSecretStore' && Array.isArray(d.spec?.conditions)));
+  t.same([...providers].sort(), ['fake'], 'examples run end to end with nothing installed (test/examples/)');
 
   const es = await docs('externalsecrets.yaml');
   const db = es.find((d) => d.kind === 'ExternalSecret' && d.metadata.name === 'db');
