@@ -13,6 +13,7 @@ import { detectGoTemplate } from './go-syntax.js';
 import { handlebarsHelpers, HELPER_NAMES } from './helpers.js';
 import { loadHandlebars } from './lazy.js';
 import { safeObject } from './safe.js';
+import { checkTemplateSyntax, TemplateSyntaxError } from './syntax.js';
 
 export type TemplateContext = Record<string, unknown>;
 
@@ -106,6 +107,14 @@ export class TemplateEngine {
         go.line,
         go.column,
       );
+    }
+    try {
+      // Linear, bounded check first: handlebars' own parser is super-linear on hostile
+      // input, and partials/decorators (template bombs) are refused here.
+      checkTemplateSyntax(source);
+    } catch (err) {
+      if (err instanceof TemplateSyntaxError) throw new TemplateError(name, err.reason, err.line, err.column);
+      throw err;
     }
     let ast: hbs.AST.Program;
     try {

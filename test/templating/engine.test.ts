@@ -123,7 +123,7 @@ t.test('syntax errors name line and column without quoting the source', async (t
   tt.ok(e.column && e.column > 0);
   tt.match(e.message, /syntax error/);
   const e2 = renderError(tt, '{{#if db}}x{{/each}}');
-  tt.match(e2.message, /if doesn't match each/);
+  tt.match(e2.message, /block "\{\{\/each\}\}" does not match "if"/);
 });
 
 t.test('prototype access is blocked', async (tt) => {
