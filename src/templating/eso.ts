@@ -59,8 +59,12 @@ function literalToMap(name: string, rendered: string): Record<string, string> {
   return out;
 }
 
-function setKey(out: Record<string, Uint8Array>, name: string, key: string, value: string): void {
-  if (!VALID_KEY.test(key) || key === '.' || key === '..') throw new TemplateError(name, `output key "${key}" is not a valid key ([-._a-zA-Z0-9]+)`);
+/** `rendered`: the key came out of a template and may hold a value, so it is never quoted. */
+function setKey(out: Record<string, Uint8Array>, name: string, key: string, value: string, rendered: boolean): void {
+  if (!VALID_KEY.test(key) || key.length > 253 || key.startsWith('..') || key === '.') {
+    const which = rendered ? 'a rendered output key' : `output key "${key}"`;
+    throw new TemplateError(name, `${which} is not a valid key ([-._a-zA-Z0-9]+, at most 253 characters, not "." or starting with "..")`);
+  }
   out[key] = enc.encode(value);
 }
 
@@ -87,11 +91,11 @@ export function applyExternalSecretTemplate(
     }
     if (tf.literal === undefined) return;
     const map = literalToMap(name, engine.render(name, tf.literal, context));
-    for (const [k, v] of Object.entries(map)) setKey(out, name, k, v);
+    for (const [k, v] of Object.entries(map)) setKey(out, name, k, v, true);
   });
   for (const [key, source] of Object.entries(template.data ?? {})) {
     const name = `ExternalSecret ${esName} target.template.data.${key}`;
-    setKey(out, name, key, engine.render(name, source, context));
+    setKey(out, name, key, engine.render(name, source, context), false);
   }
   return out;
 }
