@@ -22,7 +22,7 @@ const objects = [
     spec: { controller: 'dev', provider: { fake: { data: [] } } } },
   { apiVersion: 'external-secrets.io/v1', kind: 'ClusterSecretStore', metadata: { name: 'prod' },
     spec: { conditions: [{ namespaceSelector: { matchExpressions: [{ key: 'tier', operator: 'In', values: ['prod'] }] } }],
-      provider: { aws: { service: 'SecretsManager', region: 'eu-west-1' } } } },
+      provider: { aws: { service: 'SecretsManager', region: 'eu-west-1', role: 'arn:aws:iam::123456789012:role/app' } } } },
   { apiVersion: 'external-secrets.io/v1', kind: 'ClusterSecretStore', metadata: { name: 'regex' },
     spec: { conditions: [{ namespaceRegexes: ['team-(b|c)'] }], provider: { fake: { data: [] } } } },
   ...['vault', 'vault2', 'fake', 'dev-only'].map((store) => es(`es-${store}`, store)),
