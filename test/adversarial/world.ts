@@ -22,7 +22,7 @@ export const STORES = [
   store('fake', { fake: { data: [{ key: 'db', value: `{"password":"${CANARY}"}` }] } }),
   store('vault', { vault: { server: 'https://vault.example:8200', path: 'secret', version: 'v2', auth: { tokenSecretRef: { name: 'vault-token', key: 'token' } } } }),
   store('vault-k8s', { vault: { server: 'https://vault.example:8200', auth: { kubernetes: { mountPath: 'kubernetes', role: 'app' } } } }),
-  store('aws', { aws: { service: 'SecretsManager', region: 'eu-west-1' } }),
+  store('aws', { aws: { service: 'SecretsManager', region: 'eu-west-1', role: 'arn:aws:iam::123456789012:role/app' } }),
   store('dotdot-name', { vault: { server: 'https://v:8200', auth: { tokenSecretRef: { name: '../x', key: 'token' } } } }),
   store('dotdot-key', { vault: { server: 'https://v:8200', auth: { tokenSecretRef: { name: 'vault-token', key: '../token' } } } }),
   store('regex', { fake: { data: [] } }, 'ClusterSecretStore', { conditions: [{ namespaceRegexes: ['team-(adv|b)'] }] }),
