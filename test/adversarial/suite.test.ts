@@ -38,7 +38,13 @@ function configsOf(pod: V1Pod): unknown[] {
 }
 
 function check(f: Figures, i: number, pod: V1Pod, ctx: ReturnType<typeof admitContext>): void {
-  const note = (what: string) => f.violations.length < 10 && f.violations.push(`seed ${SEED} #${i}: ${what}`);
+  const note = (what: string): void => {
+    if (f.violations.length < 10) f.violations.push(`seed ${SEED} #${i}: ${what}`);
+  };
+  const leak = (what: string): void => {
+    f.leaks++;
+    note(what);
+  };
   f.admissions++;
   const started = performance.now();
   const cpu = process.cpuUsage();
@@ -56,14 +62,14 @@ function check(f: Figures, i: number, pod: V1Pod, ctx: ReturnType<typeof admitCo
     f.denied++;
     if (!NAMED.test(r.message)) note(`denial names nothing: ${r.message.slice(0, 200)}`);
     if (r.message.length > MAX_DENIAL_LENGTH) note(`denial of ${r.message.length} characters`);
-    if (r.message.includes(CANARY)) (f.leaks++, note('canary in a denial'));
+    if (r.message.includes(CANARY)) leak('canary in a denial');
   } else if (r.kind === 'mutated') {
     f.admitted++;
     for (const c of configsOf(r.pod)) {
       const problem = agentConfigProblem(c);
       if (problem) note(`admitted but the agent refuses: ${problem.message}`);
     }
-    if (r.warnings.some((w) => w.includes(CANARY))) (f.leaks++, note('canary in a warning'));
+    if (r.warnings.some((w) => w.includes(CANARY))) leak('canary in a warning');
   }
 }
 
