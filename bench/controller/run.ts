@@ -5,7 +5,7 @@
 // calls for the 2 000 keys, and the time for a changed value to reach its Secret.
 // Options: --es N --namespaces N --keys N --interval DUR --no-write (print only).
 import { KubeConfig } from '@kubernetes/client-node';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -39,6 +39,9 @@ async function metric(port: number, name: string, match = ''): Promise<number> {
 }
 
 async function main() {
+  // The controller runs as its container runs it: compiled JavaScript (node bin/esi.js).
+  const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('npm run build failed');
   const machine = machineInfo();
   console.log(`machine: ${machine.cpuModel}, ${availableParallelism()} cores, node ${machine.node}, load ${machine.loadAverage}`);
   const cp = await startControlPlane(await mkdtemp(join(tmpdir(), 'esi-bench-ctl-')));
@@ -54,7 +57,7 @@ async function main() {
     console.log(`created ${size.externalSecrets} ExternalSecrets in ${size.namespaces} namespaces in ${((Date.now() - t) / 1000).toFixed(1)} s`);
     const port = await freePort();
     t = Date.now();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/esi.ts', 'controller', '--kubeconfig', cp.kubeconfigPath,
+    const child = spawn(process.execPath, ['bin/esi.js', 'controller', '--kubeconfig', cp.kubeconfigPath,
       '--controller-class', CLASS, '--claim-unclassed=false', '--leader-elect=false', '--listen', '127.0.0.1', '--port', String(port),
       '--coalesce-window', v.window!], { cwd: ROOT, env: { ...process.env, ESI_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'inherit'] });
     let peak = 0;
@@ -125,7 +128,7 @@ async function main() {
     if (!v['no-write']) {
       writeSection(join(ROOT, 'BENCHMARKS.md'), 'Controller', `_Written by \`npm run bench:controller\` (bench/controller/run.ts); the runner replaces this whole section._
 
-The reconciler (\`esi controller\` from source under tsx, leader election off) against a private
+The reconciler (compiled: \`node bin/esi.js controller\`, leader election off) against a private
 kube-apiserver + etcd on the same machine. ${size.externalSecrets} ExternalSecrets over ${size.namespaces} namespaces, each reading
 1–5 of ${size.keys} keys of one fake ClusterSecretStore, exist before the controller starts; refreshInterval
 ${v.interval}, coalescing window ${v.window}. "All Ready" is the controller's synced count reaching ${size.externalSecrets}, confirmed by

@@ -40,7 +40,6 @@ export interface EsDeps {
 /** What the reconciler remembers between reconciles of one ExternalSecret (no values). */
 interface EsState {
   uid: string;
-  base: number;
   storeVersion: string;
   forceSync?: string;
   /** When the next periodic refresh is due (ms), once scheduled. */
@@ -150,8 +149,8 @@ export class ExternalSecretReconciler {
   }
 
   /** Whether values must be fetched now. */
-  // eslint-disable-next-line max-params -- the facts one refresh decision compares; grouping them would only rename them.
-  private needsFetch(es: ExternalSecret, store: AnySecretStore, refresh: RefreshSpec, st: EsState | undefined, cur: V1Secret | undefined): boolean {
+  private needsFetch(es: ExternalSecret, store: AnySecretStore, refresh: RefreshSpec, seen: { st?: EsState; cur?: V1Secret }): boolean {
+    const { st, cur } = seen;
     const ready = readyCondition(es.status?.conditions)?.status === 'True';
     const secretOk = this.secretOk(es, cur);
     if (refresh.policy === 'CreatedOnce') return !ready || !secretOk;
@@ -162,17 +161,17 @@ export class ExternalSecretReconciler {
     return this.dueOnFirstSight(es, refresh);
   }
 
-  /** First sight (e.g. after a restart): due one interval after the last recorded write. */
+  /** First sight (e.g. after a restart): due when a grid point passed since the last write. */
   private dueOnFirstSight(es: ExternalSecret, refresh: RefreshSpec): boolean {
-    const base = Date.parse(es.status?.refreshTime ?? '') || 0;
-    return Date.now() >= nextRefresh(base, refresh.intervalMs, phaseOf(es.metadata.uid ?? ''), this.d.jitterMaxMs, base);
+    const written = Date.parse(es.status?.refreshTime ?? '') || 0;
+    return Date.now() >= nextRefresh(refresh.intervalMs, phaseOf(es.metadata.uid ?? ''), this.d.jitterMaxMs, written);
   }
 
   private schedule(es: ExternalSecret, refresh: RefreshSpec, st: EsState): void {
     const key = esKey(es.metadata.namespace!, es.metadata.name!);
     this.state.set(key, st);
     if (refresh.policy !== 'Periodic' || refresh.intervalMs === 0) return this.d.schedule.cancel(key);
-    st.due = nextRefresh(st.base, refresh.intervalMs, phaseOf(es.metadata.uid ?? ''), this.d.jitterMaxMs, Date.now());
+    st.due = nextRefresh(refresh.intervalMs, phaseOf(es.metadata.uid ?? ''), this.d.jitterMaxMs, Date.now());
     this.d.schedule.at(key, st.due);
   }
 
@@ -184,9 +183,9 @@ export class ExternalSecretReconciler {
     const prev = this.state.get(key);
     const st = prev?.uid === es.metadata.uid ? prev : undefined;
     const force = es.metadata.annotations?.[FORCE_SYNC_ANNOTATION];
-    const next = (base: number): EsState => ({ uid: es.metadata.uid!, base, storeVersion: versionOf(store), forceSync: force });
-    if (!this.needsFetch(es, store, refresh, st, cur)) {
-      this.schedule(es, refresh, next(st?.base ?? (Date.parse(es.status?.refreshTime ?? '') || Date.now())));
+    const next = (): EsState => ({ uid: es.metadata.uid!, storeVersion: versionOf(store), forceSync: force });
+    if (!this.needsFetch(es, store, refresh, { st, cur })) {
+      this.schedule(es, refresh, next());
       return { result: 'unchanged', reason: 'UpToDate' };
     }
     const fetched = await this.fetch(es, store, !!st && st.forceSync !== force);
@@ -199,7 +198,7 @@ export class ExternalSecretReconciler {
     }
     const statusWritten = await this.writeStatus(es, this.syncedStatus(es, store, wrote, now));
     this.d.forget(key);
-    this.schedule(es, refresh, next(wrote || !st ? now : st.base));
+    this.schedule(es, refresh, next());
     return { result: wrote || statusWritten ? 'synced' : 'unchanged', reason: 'SecretSynced' };
   }
 

@@ -1,8 +1,9 @@
-// When an ExternalSecret fetches again. Each object refreshes on a fixed grid anchored at
-// its first sync (base + n·interval), shifted earlier by a stable per-object phase: the
-// jitter spreads 10 000 objects created together over up to `jitterMaxMs`, and because
-// the phase never changes the spread does not grow cycle after cycle — readers of one
-// remote key stay within one coalescing window.
+// When an ExternalSecret fetches again. Every object with the same interval refreshes on
+// one grid anchored at the Unix epoch (n·interval), shifted earlier by a stable per-object
+// phase: the jitter spreads 10 000 objects over up to `jitterMaxMs`, and since the grid is
+// shared and the phase never changes, all readers of one remote key refresh within one
+// coalescing window however far apart they were created — one provider call per key per
+// refresh window.
 import { createHash } from 'node:crypto';
 import type { ExternalSecret, RefreshPolicy } from '../api/types.js';
 import { parseGoDuration } from './duration.js';
@@ -34,10 +35,10 @@ export function jitterSpan(intervalMs: number, jitterMaxMs: number): number {
   return Math.min(intervalMs / 10, jitterMaxMs);
 }
 
-/** The next refresh strictly after `now` on the grid anchored at `base`. */
-// eslint-disable-next-line max-params -- a pure function of the refresh grid, called with named values at its two call sites.
-export function nextRefresh(base: number, intervalMs: number, phase: number, jitterMaxMs: number, now: number): number {
+/** The next refresh strictly after `now` on the shared grid (multiples of the interval
+ *  since the epoch), shifted earlier by this object's phase of the jitter span. */
+export function nextRefresh(intervalMs: number, phase: number, jitterMaxMs: number, now: number): number {
   const shift = phase * jitterSpan(intervalMs, jitterMaxMs);
-  const n = Math.max(1, Math.floor((now + shift - base) / intervalMs) + 1);
-  return base + n * intervalMs - shift;
+  const n = Math.floor((now + shift) / intervalMs) + 1;
+  return n * intervalMs - shift;
 }
