@@ -10,7 +10,7 @@ const UPPER_LAYERS = {
   message: 'src/ must not import the agent (injector/) or the webhook (webhook/): move what both need into src/.',
 };
 const CONSUMERS = {
-  group: ['**/agent-config*', '**/controller/**', '**/templating/**'],
+  group: ['**/agent-config*', '**/controller/**'],
   message: 'the provider and ExternalSecret layers know no consumer: take a spec-shaped input instead.',
 };
 const EXTERNALSECRET = {

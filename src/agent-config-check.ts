@@ -5,7 +5,7 @@
 // the exact field, because the one line the agent prints is all an operator will see.
 import { constants as osConstants } from 'node:os';
 import { AGENT_CONFIG_VERSION, type AgentConfig } from './agent-config.js';
-import { PROVIDERS } from './agent-config-schema.js';
+import { providerMeta, providerNames } from './providers/registry.js';
 import { validate as generated } from './agent-config-validator.generated.js';
 
 export class ConfigError extends Error {
@@ -71,13 +71,17 @@ function fieldOf(pointer: string, extra?: string): string {
   return out || '(root)';
 }
 
+function unsupportedProvider(name: string): string {
+  return `provider ${JSON.stringify(name.slice(0, 64))} is not one the agent supports (${providerNames().join(', ')})`;
+}
+
 function describeProvider(raw: unknown, pointer: string): string {
   const names = raw && typeof raw === 'object' ? Object.keys(raw).filter((k) => (raw as Record<string, unknown>)[k] != null) : [];
   const at = valueAt(raw, pointer);
   const set = at && typeof at === 'object' ? Object.keys(at) : names;
   if (set.length === 0) return 'names no provider';
   if (set.length > 1) return `must name exactly one provider, found ${set.slice(0, 8).join(', ')}`;
-  return `provider ${JSON.stringify(set[0]!.slice(0, 64))} is not one the agent supports (${PROVIDERS.join(', ')})`;
+  return unsupportedProvider(set[0]!);
 }
 
 /** Literal unions: the first branch's error would say "must be equal to constant". */
@@ -148,6 +152,10 @@ function onChangeProblem(v: Record<string, unknown>): ConfigError {
 /** What the schema cannot say; `c` already has the schema's shape. */
 function crossFieldProblem(c: AgentConfig & { refreshSeconds?: number }): ConfigError | undefined {
   if (c.mode !== 'init-only' && c.refreshSeconds === undefined) return new ConfigError('refreshSeconds', 'is required in the sidecar modes');
+  for (const [key, store] of Object.entries(c.stores)) {
+    const name = Object.keys(store.provider)[0]!;
+    if (!providerMeta(name)) return new ConfigError(`stores[${JSON.stringify(key.slice(0, 128))}].provider`, unsupportedProvider(name));
+  }
   const names = new Set<string>();
   for (const [i, s] of c.secrets.entries()) {
     const f = `secrets[${i}]`;

@@ -18,7 +18,6 @@ import type {
 export const MAX_REFRESH_SECONDS = 24 * 3600;
 /** Signals the agent may send to a process of its pod. */
 export const SIGNALS = ['SIGHUP', 'SIGUSR1', 'SIGUSR2', 'SIGTERM', 'SIGINT', 'SIGQUIT', 'SIGWINCH'] as const;
-export const PROVIDERS = ['vault', 'aws', 'azurekv', 'gcpsm', 'kubernetes', 'fake', 'grpc'] as const;
 /** Characters of one template (also enforced by src/templating/syntax.ts). */
 export const MAX_TEMPLATE_LENGTH = 32 * 1024;
 
@@ -31,10 +30,9 @@ export const FILE_NAME_PATTERN = '^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$';
 const FileName = Type.String({ minLength: 1, maxLength: 255, pattern: FILE_NAME_PATTERN });
 const Loose = <T>(schema: TSchema) => Type.Unsafe<T>(schema);
 
-const Provider = Loose<SecretStoreProvider>(Type.Object(
-  Object.fromEntries(PROVIDERS.map((p) => [p, Type.Optional(Type.Object({}))])),
-  { additionalProperties: false, minProperties: 1, maxProperties: 1 },
-));
+/** Exactly one provider key; which names the agent serves is the provider registry's
+ *  business (src/providers/registry.ts), checked in src/agent-config-check.ts. */
+const Provider = Loose<SecretStoreProvider>(Type.Object({}, { additionalProperties: Type.Object({}), minProperties: 1, maxProperties: 1 }));
 
 export const AgentStoreSchema = Type.Object({
   kind: Type.Union([Type.Literal('SecretStore'), Type.Literal('ClusterSecretStore')]),

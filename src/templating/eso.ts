@@ -80,6 +80,7 @@ function literalToMap(name: string, rendered: string): Record<string, string> {
 }
 
 /** `rendered`: the key came out of a template and may hold a value, so it is never quoted. */
+// eslint-disable-next-line max-params -- the target map, the ExternalSecret, the key, its value and whether a template produced it.
 function setKey(out: Record<string, Uint8Array>, name: string, key: string, value: string, rendered: boolean): void {
   if (!VALID_KEY.test(key) || key.length > 253 || key.startsWith('..') || key === '.') {
     const which = rendered ? 'a rendered output key' : `output key "${key}"`;
@@ -124,6 +125,7 @@ function applyGoTemplate(esName: string, template: ExternalSecretTemplate, data:
  *  engine selectTemplateEngine chose (Go by default, as ESO; handlebars on opt-in, whose
  *  context is the secret's own keys: `{{password}}`). ESO order: templateFrom, then data;
  *  `mergePolicy: Merge` keeps fetched keys the templates do not override. */
+// eslint-disable-next-line max-params -- the ExternalSecret's parts as ESO applies them; see the comment above.
 export function applyExternalSecretTemplate(
   engine: TemplateEngine,
   esName: string,
