@@ -62,7 +62,10 @@ function seedObjects(): KubernetesObject[] {
     const { metadata, ...rest } = o as KubernetesObject & { status?: unknown };
     delete (rest as { status?: unknown }).status;
     const m = metadata as { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-    return { ...rest, metadata: { name: m.name, ...(m.namespace ? { namespace: m.namespace } : {}), labels: m.labels, annotations: m.annotations } } as KubernetesObject;
+    const obj = { ...rest, metadata: { name: m.name, ...(m.namespace ? { namespace: m.namespace } : {}), labels: m.labels, annotations: { ...m.annotations } } };
+    // As `kubectl apply` leaves them (GitOps tools too): a copy of the applied object.
+    obj.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration'] = JSON.stringify(obj);
+    return obj as KubernetesObject;
   });
 }
 
