@@ -91,7 +91,12 @@ function section(machine: ReturnType<typeof machineInfo>, w: WebhookResults | un
       'the same client for both (HTTP/1.1 keep-alive over TLS, CA verified, up to 25 idle connections, a fresh uid per request, every',
       'answer checked: allowed, uid, a JSONPatch adding the injector\'s container); open-loop fixed rates and a closed-loop saturation',
       'step; 2 s warm-up then the measured window. CPU: utime+stime of the server process tree from /proc over the measured window.',
-      '', webhookMarkdown(w));
+      '', webhookMarkdown(w), '',
+      'Reading these figures on an oversubscribed machine: when other processes keep more threads runnable than there are',
+      'cores, the kernel shares CPU per thread. ESI\'s webhook serves admissions on one event loop (one thread); vault-k8s\'s Go',
+      'runtime runs on as many threads as cores. Under contention the single thread gets a smaller share ("server cores"), its',
+      'queue grows, and fixed rates it cannot reach show seconds of latency. The CPU per request stays comparable (it counts',
+      'only the CPU the server got), as do the RSS figures.');
   }
   if (a) {
     parts.push('', '### Agent: ESI vs OpenBao Agent', '',
