@@ -1,18 +1,12 @@
-// Provider-independent ExternalSecret semantics (src/providers/remote-ref.ts): decoding
+// Provider-independent ExternalSecret semantics (src/externalsecret/): decoding
 // strategies, properties, key conversion, rewrites, and data + dataFrom resolution
 // against the real fake provider.
 import t from 'tap';
 import pino from 'pino';
 import type { AgentSecret } from '../../src/agent-config.js';
 import { provider } from '../../src/providers/fake/index.js';
-import {
-  applyRewrites,
-  convertKey,
-  decodeValue,
-  expandGoTemplate,
-  extractProperty,
-  fetchExternalSecret,
-} from '../../src/providers/remote-ref.js';
+import { applyRewrites, convertKey, decodeValue, expandGoTemplate, fetchExternalSecret } from '../../src/externalsecret/index.js';
+import { extractProperty } from '../../src/providers/json-path.js';
 import type { SecretsClient } from '../../src/providers/types.js';
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
@@ -130,7 +124,7 @@ t.test('fetchExternalSecret: errors name secret, entry and key, never the value'
     [[{ secretKey: '../x', remoteRef: { key: 'plain' } }], [], /secretKey is not a valid key/],
   ];
   for (const [data, dataFrom, re] of cases) {
-    const err = await fetchExternalSecret(c, { name: 's1', store: 's', data, dataFrom }).catch((e: Error) => e);
+    const err = await fetchExternalSecret(c, { name: 's1', data, dataFrom }).catch((e: Error) => e);
     tt.match((err as Error).message, re);
     tt.notMatch((err as Error).message, CANARY);
   }
