@@ -14,6 +14,9 @@ import { freePort } from '../platform/control-plane-process.js';
 import { useNode } from '../platform/node/useNode.js';
 import { appContainer, hashOf, logOf, optedIn, podsOf, secretsFixture, until } from './fixture.js';
 
+// The first node file of a run waits for the node (and, if the sources changed since
+// `npm run platform:build`, for the image build): more than tap's default 300 s per file.
+t.setTimeout(900_000);
 const { cp, node } = await useNode(t);
 const kc = cp.kc;
 const core = kc.makeApiClient(CoreV1Api);

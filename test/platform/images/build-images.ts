@@ -166,7 +166,8 @@ async function buildEsiImage(images: string): Promise<string> {
   if (existsSync(out)) return out;
   const started = Date.now();
   const work = `${out}.work`;
-  rmSync(work, { recursive: true, force: true });
+  // Builders hold the machine-wide lock: any work directory left is from a killed build.
+  for (const f of readdirSync(images)) if (f.endsWith('.work')) rmSync(join(images, f), { recursive: true, force: true });
   const [runtime, app] = [join(work, 'runtime'), join(work, 'app')];
   mkdirSync(runtime, { recursive: true });
   mkdirSync(app, { recursive: true });
