@@ -5,7 +5,7 @@
 // the exact field, because the one line the agent prints is all an operator will see.
 import { constants as osConstants } from 'node:os';
 import { AGENT_CONFIG_VERSION, type AgentConfig } from './agent-config.js';
-import { PROVIDERS } from './agent-config-schema.js';
+import { PROVIDERS, SIGNALS } from './agent-config-limits.js';
 import { validate as generated } from './agent-config-validator.generated.js';
 
 export class ConfigError extends Error {
@@ -136,8 +136,8 @@ function onChangeProblem(v: Record<string, unknown>): ConfigError {
     return new ConfigError('onChange', 'has a field other than type, url and method');
   }
   if (v.type === 'signal') {
-    if (typeof v.signal !== 'string' || !(v.signal in osConstants.signals) || !['SIGHUP', 'SIGUSR1', 'SIGUSR2', 'SIGTERM', 'SIGINT', 'SIGQUIT', 'SIGWINCH'].includes(v.signal)) {
-      return new ConfigError('onChange.signal', `must be SIGHUP, SIGUSR1, SIGUSR2, SIGTERM, SIGINT, SIGQUIT or SIGWINCH, got ${JSON.stringify(String(v.signal).slice(0, 32))}`);
+    if (typeof v.signal !== 'string' || !(v.signal in osConstants.signals) || !(SIGNALS as readonly string[]).includes(v.signal)) {
+      return new ConfigError('onChange.signal', `must be one of ${SIGNALS.join(', ')}, got ${JSON.stringify(String(v.signal).slice(0, 32))}`);
     }
     if (typeof v.process !== 'string' || !/^[^\s/]{1,15}$/.test(v.process)) return new ConfigError('onChange.process', 'must be a process name (1-15 characters, no "/" or spaces)');
     return new ConfigError('onChange', 'has a field other than type, process and signal');

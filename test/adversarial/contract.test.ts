@@ -37,7 +37,7 @@ t.test('the agent refuses what it used to ignore', async (t) => {
     [(c) => (c.refreshSeconds = 30 * 24 * 3600), 'refreshSeconds', /<= 86400/],
     [(c) => (c.outputDir = '/var/run/../../etc'), 'outputDir', /without "\.\." segments/],
     [(c) => (c.secrets[0].data = 'x'), 'secrets[0].data', /must be a list/],
-    [(c) => (c.onChange = { type: 'signal', process: 'x', signal: 'SIGKILL' }), 'onChange.signal', /must be SIGHUP/],
+    [(c) => (c.onChange = { type: 'signal', process: 'x', signal: 'SIGKILL' }), 'onChange.signal', /must be one of SIGHUP/],
   ];
   for (const [mutate, field, re] of cases) {
     const c = structuredClone(base);
