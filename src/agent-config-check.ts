@@ -5,7 +5,8 @@
 // the exact field, because the one line the agent prints is all an operator will see.
 import { constants as osConstants } from 'node:os';
 import { AGENT_CONFIG_VERSION, type AgentConfig } from './agent-config.js';
-import { PROVIDERS, SIGNALS } from './agent-config-limits.js';
+import { MAX_REFRESH_SECONDS, SIGNALS } from './agent-config-limits.js';
+import { providerNames } from './providers/registry.js';
 import { validate as generated } from './agent-config-validator.generated.js';
 
 export class ConfigError extends Error {
@@ -77,7 +78,7 @@ function describeProvider(raw: unknown, pointer: string): string {
   const set = at && typeof at === 'object' ? Object.keys(at) : names;
   if (set.length === 0) return 'names no provider';
   if (set.length > 1) return `must name exactly one provider, found ${set.slice(0, 8).join(', ')}`;
-  return `provider ${JSON.stringify(set[0]!.slice(0, 64))} is not one the agent supports (${PROVIDERS.join(', ')})`;
+  return `provider ${JSON.stringify(set[0]!.slice(0, 64))} is not one the agent supports (${providerNames().join(', ')})`;
 }
 
 /** Literal unions: the first branch's error would say "must be equal to constant". */
@@ -85,6 +86,13 @@ const ENUMS: [RegExp, string][] = [
   [/^\/mode$/, 'must be one of native-sidecar, init-only, sidecar'],
   [/^\/stores\/[^/]+\/kind$/, 'must be SecretStore or ClusterSecretStore'],
 ];
+
+/** Numbers with a range: one message for a wrong type and for out of range. */
+const RANGES: Record<string, string> = {
+  '/fileMode': 'must be an integer between 0 and 511',
+  '/port': 'must be an integer between 0 and 65535',
+  '/refreshSeconds': `must be a number of seconds between 1 and ${MAX_REFRESH_SECONDS}`,
+};
 
 function problemOf(e: AjvError, raw: unknown): ConfigError {
   const p = e.params;
@@ -101,7 +109,7 @@ function problemOf(e: AjvError, raw: unknown): ConfigError {
     case 'additionalProperties':
       return new ConfigError(fieldOf(e.instancePath, String(p.additionalProperty).slice(0, 64)), 'is not a field of the agent configuration');
     case 'type':
-      return new ConfigError(fieldOf(e.instancePath), p.type === 'object' ? 'must be an object' : p.type === 'array' ? 'must be a list' : `must be a ${String(p.type)}`);
+      return new ConfigError(fieldOf(e.instancePath), RANGES[e.instancePath] ?? (p.type === 'object' ? 'must be an object' : p.type === 'array' ? 'must be a list' : `must be a ${String(p.type)}`));
     case 'const':
       return new ConfigError(fieldOf(e.instancePath), `must be ${JSON.stringify(p.allowedValue)}`);
     case 'minLength':
@@ -110,7 +118,7 @@ function problemOf(e: AjvError, raw: unknown): ConfigError {
       return new ConfigError(fieldOf(e.instancePath), `is longer than ${String(p.limit)} characters`);
     case 'minimum':
     case 'maximum':
-      return new ConfigError(fieldOf(e.instancePath), `must be ${e.keyword === 'minimum' ? '>=' : '<='} ${String(p.limit)}`);
+      return new ConfigError(fieldOf(e.instancePath), RANGES[e.instancePath] ?? `must be ${e.keyword === 'minimum' ? '>=' : '<='} ${String(p.limit)}`);
     case 'pattern':
       return new ConfigError(fieldOf(e.instancePath), patternProblem(e.instancePath, valueAt(raw, e.instancePath)));
     default:
@@ -148,6 +156,11 @@ function onChangeProblem(v: Record<string, unknown>): ConfigError {
 /** What the schema cannot say; `c` already has the schema's shape. */
 function crossFieldProblem(c: AgentConfig & { refreshSeconds?: number }): ConfigError | undefined {
   if (c.mode !== 'init-only' && c.refreshSeconds === undefined) return new ConfigError('refreshSeconds', 'is required in the sidecar modes');
+  const known = providerNames();
+  for (const [key, store] of Object.entries(c.stores)) {
+    const name = Object.keys(store.provider)[0]!;
+    if (!known.includes(name)) return new ConfigError(fieldOf(`/stores/${key.replace(/~/g, '~0').replace(/\//g, '~1')}/provider`), describeProvider(store.provider, ''));
+  }
   const names = new Set<string>();
   for (const [i, s] of c.secrets.entries()) {
     const f = `secrets[${i}]`;

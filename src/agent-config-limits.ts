@@ -6,8 +6,6 @@
 export const MAX_REFRESH_SECONDS = 24 * 3600;
 /** Signals the agent may send to a process of its pod. */
 export const SIGNALS = ['SIGHUP', 'SIGUSR1', 'SIGUSR2', 'SIGTERM', 'SIGINT', 'SIGQUIT', 'SIGWINCH'] as const;
-/** Providers the agent implements. */
-export const PROVIDERS = ['vault', 'aws', 'azurekv', 'gcpsm', 'kubernetes', 'fake', 'grpc'] as const;
 /** Characters of one template (also enforced by src/templating/syntax.ts). */
 export const MAX_TEMPLATE_LENGTH = 32 * 1024;
 /** A name in the output directory: no "/", "\\", NUL; not ".", ".." or "..*" (the

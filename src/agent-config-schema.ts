@@ -13,7 +13,7 @@ import type {
   SecretStoreProvider,
 } from './api/types.js';
 
-import { FILE_NAME_PATTERN, MAX_REFRESH_SECONDS, MAX_TEMPLATE_LENGTH, PROVIDERS, SIGNALS } from './agent-config-limits.js';
+import { FILE_NAME_PATTERN, MAX_REFRESH_SECONDS, MAX_TEMPLATE_LENGTH, SIGNALS } from './agent-config-limits.js';
 
 const NonEmpty = (o: object = {}) => Type.String({ minLength: 1, maxLength: 4096, ...o });
 /** Absolute, without a ".." segment (so `--root` confines it). */
@@ -21,10 +21,9 @@ const AbsolutePath = NonEmpty({ pattern: '^/(?!(?:.*/)?\\.\\.(?:/|$))' });
 const FileName = Type.String({ minLength: 1, maxLength: 255, pattern: FILE_NAME_PATTERN });
 const Loose = <T>(schema: TSchema) => Type.Unsafe<T>(schema);
 
-const Provider = Loose<SecretStoreProvider>(Type.Object(
-  Object.fromEntries(PROVIDERS.map((p) => [p, Type.Optional(Type.Object({}))])),
-  { additionalProperties: false, minProperties: 1, maxProperties: 1 },
-));
+/** Exactly one provider; that it is one the agent implements is checked against the
+ *  provider registry (src/providers/registry.ts, the only list of providers). */
+const Provider = Loose<SecretStoreProvider>(Type.Record(Type.String(), Type.Object({}), { minProperties: 1, maxProperties: 1 }));
 
 export const AgentStoreSchema = Type.Object({
   kind: Type.Union([Type.Literal('SecretStore'), Type.Literal('ClusterSecretStore')]),

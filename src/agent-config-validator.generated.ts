@@ -4,14 +4,14 @@
 "use strict";
 export const validate = validate10;
 export default validate10;
-const schema11 = {"additionalProperties":false,"type":"object","required":["version","mode","pod","outputDir","fileMode","port","stores","secrets","templates"],"properties":{"version":{"const":1,"type":"number"},"mode":{"anyOf":[{"const":"native-sidecar","type":"string"},{"const":"init-only","type":"string"},{"const":"sidecar","type":"string"}]},"pod":{"additionalProperties":false,"type":"object","required":["namespace","name","serviceAccountName"],"properties":{"namespace":{"minLength":1,"maxLength":4096,"type":"string"},"name":{"minLength":1,"maxLength":4096,"type":"string"},"serviceAccountName":{"type":"string"}}},"outputDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"fileMode":{"minimum":0,"maximum":511,"type":"integer"},"refreshSeconds":{"minimum":1,"maximum":86400,"type":"number"},"tokenPath":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenAudience":{"minLength":1,"maxLength":4096,"type":"string"},"port":{"minimum":0,"maximum":65535,"type":"integer"},"stores":{"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","required":["kind","name","provider"],"properties":{"kind":{"anyOf":[{"const":"SecretStore","type":"string"},{"const":"ClusterSecretStore","type":"string"}]},"name":{"minLength":1,"maxLength":4096,"type":"string"},"provider":{"additionalProperties":false,"minProperties":1,"maxProperties":1,"type":"object","properties":{"vault":{"type":"object","properties":{}},"aws":{"type":"object","properties":{}},"azurekv":{"type":"object","properties":{}},"gcpsm":{"type":"object","properties":{}},"kubernetes":{"type":"object","properties":{}},"fake":{"type":"object","properties":{}},"grpc":{"type":"object","properties":{}}}},"credentialsDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"configMapsDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenPath":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenAudience":{"minLength":1,"maxLength":4096,"type":"string"}}}}},"secrets":{"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","store","data","dataFrom"],"properties":{"name":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"store":{"minLength":1,"maxLength":4096,"type":"string"},"data":{"type":"array","items":{"type":"object","required":["secretKey","remoteRef"],"properties":{"secretKey":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"remoteRef":{"type":"object","required":["key"],"properties":{"key":{"minLength":1,"maxLength":4096,"type":"string"}}}}}},"dataFrom":{"type":"array","items":{"type":"object","properties":{}}},"template":{"type":"object","properties":{}}}}},"templates":{"type":"array","items":{"additionalProperties":false,"type":"object","required":["file","template"],"properties":{"file":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"template":{"maxLength":32768,"type":"string"}}}},"onChange":{"anyOf":[{"additionalProperties":false,"type":"object","required":["type","url","method"],"properties":{"type":{"const":"http","type":"string"},"url":{"minLength":1,"maxLength":4096,"type":"string"},"method":{"anyOf":[{"const":"POST","type":"string"},{"const":"PUT","type":"string"},{"const":"GET","type":"string"}]}}},{"additionalProperties":false,"type":"object","required":["type","process","signal"],"properties":{"type":{"const":"signal","type":"string"},"process":{"pattern":"^[^\\s/]{1,15}$","type":"string"},"signal":{"anyOf":[{"const":"SIGHUP","type":"string"},{"const":"SIGUSR1","type":"string"},{"const":"SIGUSR2","type":"string"},{"const":"SIGTERM","type":"string"},{"const":"SIGINT","type":"string"},{"const":"SIGQUIT","type":"string"},{"const":"SIGWINCH","type":"string"}]}}}]}}};
+const schema11 = {"additionalProperties":false,"type":"object","required":["version","mode","pod","outputDir","fileMode","port","stores","secrets","templates"],"properties":{"version":{"const":1,"type":"number"},"mode":{"anyOf":[{"const":"native-sidecar","type":"string"},{"const":"init-only","type":"string"},{"const":"sidecar","type":"string"}]},"pod":{"additionalProperties":false,"type":"object","required":["namespace","name","serviceAccountName"],"properties":{"namespace":{"minLength":1,"maxLength":4096,"type":"string"},"name":{"minLength":1,"maxLength":4096,"type":"string"},"serviceAccountName":{"type":"string"}}},"outputDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"fileMode":{"minimum":0,"maximum":511,"type":"integer"},"refreshSeconds":{"minimum":1,"maximum":86400,"type":"number"},"tokenPath":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenAudience":{"minLength":1,"maxLength":4096,"type":"string"},"port":{"minimum":0,"maximum":65535,"type":"integer"},"stores":{"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","required":["kind","name","provider"],"properties":{"kind":{"anyOf":[{"const":"SecretStore","type":"string"},{"const":"ClusterSecretStore","type":"string"}]},"name":{"minLength":1,"maxLength":4096,"type":"string"},"provider":{"minProperties":1,"maxProperties":1,"type":"object","patternProperties":{"^(.*)$":{"type":"object","properties":{}}}},"credentialsDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"configMapsDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenPath":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenAudience":{"minLength":1,"maxLength":4096,"type":"string"}}}}},"secrets":{"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","store","data","dataFrom"],"properties":{"name":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"store":{"minLength":1,"maxLength":4096,"type":"string"},"data":{"type":"array","items":{"type":"object","required":["secretKey","remoteRef"],"properties":{"secretKey":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"remoteRef":{"type":"object","required":["key"],"properties":{"key":{"minLength":1,"maxLength":4096,"type":"string"}}}}}},"dataFrom":{"type":"array","items":{"type":"object","properties":{}}},"template":{"type":"object","properties":{}}}}},"templates":{"type":"array","items":{"additionalProperties":false,"type":"object","required":["file","template"],"properties":{"file":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"template":{"maxLength":32768,"type":"string"}}}},"onChange":{"anyOf":[{"additionalProperties":false,"type":"object","required":["type","url","method"],"properties":{"type":{"const":"http","type":"string"},"url":{"minLength":1,"maxLength":4096,"type":"string"},"method":{"anyOf":[{"const":"POST","type":"string"},{"const":"PUT","type":"string"},{"const":"GET","type":"string"}]}}},{"additionalProperties":false,"type":"object","required":["type","process","signal"],"properties":{"type":{"const":"signal","type":"string"},"process":{"pattern":"^[^\\s/]{1,15}$","type":"string"},"signal":{"anyOf":[{"const":"SIGHUP","type":"string"},{"const":"SIGUSR1","type":"string"},{"const":"SIGUSR2","type":"string"},{"const":"SIGTERM","type":"string"},{"const":"SIGINT","type":"string"},{"const":"SIGQUIT","type":"string"},{"const":"SIGWINCH","type":"string"}]}}}]}}};
 const func2 = Object.prototype.hasOwnProperty;
 import func3_module from "ajv/dist/runtime/ucs2length.js";
 const func3 = func3_module.default ?? func3_module;
 const pattern0 = new RegExp("^/(?!(?:.*/)?\\.\\.(?:/|$))", "u");
 const pattern2 = new RegExp("^(.*)$", "u");
-const pattern6 = new RegExp("^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$", "u");
-const pattern9 = new RegExp("^[^\\s/]{1,15}$", "u");
+const pattern7 = new RegExp("^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$", "u");
+const pattern10 = new RegExp("^[^\\s/]{1,15}$", "u");
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -583,123 +583,20 @@ validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, 
 return false;
 }
 else {
-const _errs48 = errors;
+var valid6 = true;
 for(const key4 in data16){
-if(!(((((((key4 === "vault") || (key4 === "aws")) || (key4 === "azurekv")) || (key4 === "gcpsm")) || (key4 === "kubernetes")) || (key4 === "fake")) || (key4 === "grpc"))){
-validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/provider",schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/provider/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs48 === errors){
-if(data16.vault !== undefined){
-let data17 = data16.vault;
-const _errs49 = errors;
-if(errors === _errs49){
+if(pattern2.test(key4)){
+let data17 = data16[key4];
+const _errs48 = errors;
+if(errors === _errs48){
 if(!(data17 && typeof data17 == "object" && !Array.isArray(data17))){
-validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/provider/vault",schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/provider/properties/vault/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/provider/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/provider/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid6 = _errs49 === errors;
-}
-else {
-var valid6 = true;
-}
-if(valid6){
-if(data16.aws !== undefined){
-let data18 = data16.aws;
-const _errs51 = errors;
-if(errors === _errs51){
-if(!(data18 && typeof data18 == "object" && !Array.isArray(data18))){
-validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/provider/aws",schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/provider/properties/aws/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid6 = _errs51 === errors;
-}
-else {
-var valid6 = true;
-}
-if(valid6){
-if(data16.azurekv !== undefined){
-let data19 = data16.azurekv;
-const _errs53 = errors;
-if(errors === _errs53){
-if(!(data19 && typeof data19 == "object" && !Array.isArray(data19))){
-validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/provider/azurekv",schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/provider/properties/azurekv/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid6 = _errs53 === errors;
-}
-else {
-var valid6 = true;
-}
-if(valid6){
-if(data16.gcpsm !== undefined){
-let data20 = data16.gcpsm;
-const _errs55 = errors;
-if(errors === _errs55){
-if(!(data20 && typeof data20 == "object" && !Array.isArray(data20))){
-validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/provider/gcpsm",schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/provider/properties/gcpsm/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid6 = _errs55 === errors;
-}
-else {
-var valid6 = true;
-}
-if(valid6){
-if(data16.kubernetes !== undefined){
-let data21 = data16.kubernetes;
-const _errs57 = errors;
-if(errors === _errs57){
-if(!(data21 && typeof data21 == "object" && !Array.isArray(data21))){
-validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/provider/kubernetes",schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/provider/properties/kubernetes/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid6 = _errs57 === errors;
-}
-else {
-var valid6 = true;
-}
-if(valid6){
-if(data16.fake !== undefined){
-let data22 = data16.fake;
-const _errs59 = errors;
-if(errors === _errs59){
-if(!(data22 && typeof data22 == "object" && !Array.isArray(data22))){
-validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/provider/fake",schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/provider/properties/fake/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid6 = _errs59 === errors;
-}
-else {
-var valid6 = true;
-}
-if(valid6){
-if(data16.grpc !== undefined){
-let data23 = data16.grpc;
-const _errs61 = errors;
-if(errors === _errs61){
-if(!(data23 && typeof data23 == "object" && !Array.isArray(data23))){
-validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/provider/grpc",schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/provider/properties/grpc/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid6 = _errs61 === errors;
-}
-else {
-var valid6 = true;
-}
-}
-}
-}
-}
+var valid6 = _errs48 === errors;
+if(!valid6){
+break;
 }
 }
 }
@@ -718,21 +615,21 @@ var valid4 = true;
 }
 if(valid4){
 if(data13.credentialsDir !== undefined){
-let data24 = data13.credentialsDir;
-const _errs63 = errors;
-if(errors === _errs63){
-if(typeof data24 === "string"){
-if(func3(data24) > 4096){
+let data18 = data13.credentialsDir;
+const _errs50 = errors;
+if(errors === _errs50){
+if(typeof data18 === "string"){
+if(func3(data18) > 4096){
 validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/credentialsDir",schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/credentialsDir/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
 else {
-if(func3(data24) < 1){
+if(func3(data18) < 1){
 validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/credentialsDir",schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/credentialsDir/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(!pattern0.test(data24)){
+if(!pattern0.test(data18)){
 validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/credentialsDir",schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/credentialsDir/pattern",keyword:"pattern",params:{pattern: "^/(?!(?:.*/)?\\.\\.(?:/|$))"},message:"must match pattern \""+"^/(?!(?:.*/)?\\.\\.(?:/|$))"+"\""}];
 return false;
 }
@@ -744,28 +641,28 @@ validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, 
 return false;
 }
 }
-var valid4 = _errs63 === errors;
+var valid4 = _errs50 === errors;
 }
 else {
 var valid4 = true;
 }
 if(valid4){
 if(data13.configMapsDir !== undefined){
-let data25 = data13.configMapsDir;
-const _errs65 = errors;
-if(errors === _errs65){
-if(typeof data25 === "string"){
-if(func3(data25) > 4096){
+let data19 = data13.configMapsDir;
+const _errs52 = errors;
+if(errors === _errs52){
+if(typeof data19 === "string"){
+if(func3(data19) > 4096){
 validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/configMapsDir",schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/configMapsDir/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
 else {
-if(func3(data25) < 1){
+if(func3(data19) < 1){
 validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/configMapsDir",schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/configMapsDir/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(!pattern0.test(data25)){
+if(!pattern0.test(data19)){
 validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/configMapsDir",schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/configMapsDir/pattern",keyword:"pattern",params:{pattern: "^/(?!(?:.*/)?\\.\\.(?:/|$))"},message:"must match pattern \""+"^/(?!(?:.*/)?\\.\\.(?:/|$))"+"\""}];
 return false;
 }
@@ -777,28 +674,28 @@ validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, 
 return false;
 }
 }
-var valid4 = _errs65 === errors;
+var valid4 = _errs52 === errors;
 }
 else {
 var valid4 = true;
 }
 if(valid4){
 if(data13.tokenPath !== undefined){
-let data26 = data13.tokenPath;
-const _errs67 = errors;
-if(errors === _errs67){
-if(typeof data26 === "string"){
-if(func3(data26) > 4096){
+let data20 = data13.tokenPath;
+const _errs54 = errors;
+if(errors === _errs54){
+if(typeof data20 === "string"){
+if(func3(data20) > 4096){
 validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenPath",schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/tokenPath/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
 else {
-if(func3(data26) < 1){
+if(func3(data20) < 1){
 validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenPath",schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/tokenPath/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(!pattern0.test(data26)){
+if(!pattern0.test(data20)){
 validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenPath",schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/tokenPath/pattern",keyword:"pattern",params:{pattern: "^/(?!(?:.*/)?\\.\\.(?:/|$))"},message:"must match pattern \""+"^/(?!(?:.*/)?\\.\\.(?:/|$))"+"\""}];
 return false;
 }
@@ -810,23 +707,23 @@ validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, 
 return false;
 }
 }
-var valid4 = _errs67 === errors;
+var valid4 = _errs54 === errors;
 }
 else {
 var valid4 = true;
 }
 if(valid4){
 if(data13.tokenAudience !== undefined){
-let data27 = data13.tokenAudience;
-const _errs69 = errors;
-if(errors === _errs69){
-if(typeof data27 === "string"){
-if(func3(data27) > 4096){
+let data21 = data13.tokenAudience;
+const _errs56 = errors;
+if(errors === _errs56){
+if(typeof data21 === "string"){
+if(func3(data21) > 4096){
 validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenAudience",schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/tokenAudience/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
 else {
-if(func3(data27) < 1){
+if(func3(data21) < 1){
 validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenAudience",schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/tokenAudience/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -837,7 +734,7 @@ validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, 
 return false;
 }
 }
-var valid4 = _errs69 === errors;
+var valid4 = _errs56 === errors;
 }
 else {
 var valid4 = true;
@@ -875,48 +772,48 @@ var valid0 = true;
 }
 if(valid0){
 if(data.secrets !== undefined){
-let data28 = data.secrets;
-const _errs71 = errors;
-if(errors === _errs71){
-if(Array.isArray(data28)){
+let data22 = data.secrets;
+const _errs58 = errors;
+if(errors === _errs58){
+if(Array.isArray(data22)){
 var valid7 = true;
-const len0 = data28.length;
+const len0 = data22.length;
 for(let i0=0; i0<len0; i0++){
-let data29 = data28[i0];
-const _errs73 = errors;
-if(errors === _errs73){
-if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
+let data23 = data22[i0];
+const _errs60 = errors;
+if(errors === _errs60){
+if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
 let missing3;
-if(((((data29.name === undefined) && (missing3 = "name")) || ((data29.store === undefined) && (missing3 = "store"))) || ((data29.data === undefined) && (missing3 = "data"))) || ((data29.dataFrom === undefined) && (missing3 = "dataFrom"))){
+if(((((data23.name === undefined) && (missing3 = "name")) || ((data23.store === undefined) && (missing3 = "store"))) || ((data23.data === undefined) && (missing3 = "data"))) || ((data23.dataFrom === undefined) && (missing3 = "dataFrom"))){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0,schemaPath:"#/properties/secrets/items/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
 return false;
 }
 else {
-const _errs75 = errors;
-for(const key5 in data29){
+const _errs62 = errors;
+for(const key5 in data23){
 if(!(((((key5 === "name") || (key5 === "store")) || (key5 === "data")) || (key5 === "dataFrom")) || (key5 === "template"))){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0,schemaPath:"#/properties/secrets/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs75 === errors){
-if(data29.name !== undefined){
-let data30 = data29.name;
-const _errs76 = errors;
-if(errors === _errs76){
-if(typeof data30 === "string"){
-if(func3(data30) > 255){
+if(_errs62 === errors){
+if(data23.name !== undefined){
+let data24 = data23.name;
+const _errs63 = errors;
+if(errors === _errs63){
+if(typeof data24 === "string"){
+if(func3(data24) > 255){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/name",schemaPath:"#/properties/secrets/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
 return false;
 }
 else {
-if(func3(data30) < 1){
+if(func3(data24) < 1){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/name",schemaPath:"#/properties/secrets/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(!pattern6.test(data30)){
+if(!pattern7.test(data24)){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/name",schemaPath:"#/properties/secrets/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"},message:"must match pattern \""+"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"+"\""}];
 return false;
 }
@@ -928,23 +825,23 @@ validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/name",schemaP
 return false;
 }
 }
-var valid8 = _errs76 === errors;
+var valid8 = _errs63 === errors;
 }
 else {
 var valid8 = true;
 }
 if(valid8){
-if(data29.store !== undefined){
-let data31 = data29.store;
-const _errs78 = errors;
-if(errors === _errs78){
-if(typeof data31 === "string"){
-if(func3(data31) > 4096){
+if(data23.store !== undefined){
+let data25 = data23.store;
+const _errs65 = errors;
+if(errors === _errs65){
+if(typeof data25 === "string"){
+if(func3(data25) > 4096){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/store",schemaPath:"#/properties/secrets/items/properties/store/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
 else {
-if(func3(data31) < 1){
+if(func3(data25) < 1){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/store",schemaPath:"#/properties/secrets/items/properties/store/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -955,46 +852,46 @@ validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/store",schema
 return false;
 }
 }
-var valid8 = _errs78 === errors;
+var valid8 = _errs65 === errors;
 }
 else {
 var valid8 = true;
 }
 if(valid8){
-if(data29.data !== undefined){
-let data32 = data29.data;
-const _errs80 = errors;
-if(errors === _errs80){
-if(Array.isArray(data32)){
+if(data23.data !== undefined){
+let data26 = data23.data;
+const _errs67 = errors;
+if(errors === _errs67){
+if(Array.isArray(data26)){
 var valid9 = true;
-const len1 = data32.length;
+const len1 = data26.length;
 for(let i1=0; i1<len1; i1++){
-let data33 = data32[i1];
-const _errs82 = errors;
-if(errors === _errs82){
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+let data27 = data26[i1];
+const _errs69 = errors;
+if(errors === _errs69){
+if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
 let missing4;
-if(((data33.secretKey === undefined) && (missing4 = "secretKey")) || ((data33.remoteRef === undefined) && (missing4 = "remoteRef"))){
+if(((data27.secretKey === undefined) && (missing4 = "secretKey")) || ((data27.remoteRef === undefined) && (missing4 = "remoteRef"))){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/data/" + i1,schemaPath:"#/properties/secrets/items/properties/data/items/required",keyword:"required",params:{missingProperty: missing4},message:"must have required property '"+missing4+"'"}];
 return false;
 }
 else {
-if(data33.secretKey !== undefined){
-let data34 = data33.secretKey;
-const _errs84 = errors;
-if(errors === _errs84){
-if(typeof data34 === "string"){
-if(func3(data34) > 255){
+if(data27.secretKey !== undefined){
+let data28 = data27.secretKey;
+const _errs71 = errors;
+if(errors === _errs71){
+if(typeof data28 === "string"){
+if(func3(data28) > 255){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/data/" + i1+"/secretKey",schemaPath:"#/properties/secrets/items/properties/data/items/properties/secretKey/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
 return false;
 }
 else {
-if(func3(data34) < 1){
+if(func3(data28) < 1){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/data/" + i1+"/secretKey",schemaPath:"#/properties/secrets/items/properties/data/items/properties/secretKey/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(!pattern6.test(data34)){
+if(!pattern7.test(data28)){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/data/" + i1+"/secretKey",schemaPath:"#/properties/secrets/items/properties/data/items/properties/secretKey/pattern",keyword:"pattern",params:{pattern: "^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"},message:"must match pattern \""+"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"+"\""}];
 return false;
 }
@@ -1006,34 +903,34 @@ validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/data/" + i1+"
 return false;
 }
 }
-var valid10 = _errs84 === errors;
+var valid10 = _errs71 === errors;
 }
 else {
 var valid10 = true;
 }
 if(valid10){
-if(data33.remoteRef !== undefined){
-let data35 = data33.remoteRef;
-const _errs86 = errors;
-if(errors === _errs86){
-if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
+if(data27.remoteRef !== undefined){
+let data29 = data27.remoteRef;
+const _errs73 = errors;
+if(errors === _errs73){
+if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
 let missing5;
-if((data35.key === undefined) && (missing5 = "key")){
+if((data29.key === undefined) && (missing5 = "key")){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/data/" + i1+"/remoteRef",schemaPath:"#/properties/secrets/items/properties/data/items/properties/remoteRef/required",keyword:"required",params:{missingProperty: missing5},message:"must have required property '"+missing5+"'"}];
 return false;
 }
 else {
-if(data35.key !== undefined){
-let data36 = data35.key;
-const _errs88 = errors;
-if(errors === _errs88){
-if(typeof data36 === "string"){
-if(func3(data36) > 4096){
+if(data29.key !== undefined){
+let data30 = data29.key;
+const _errs75 = errors;
+if(errors === _errs75){
+if(typeof data30 === "string"){
+if(func3(data30) > 4096){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/data/" + i1+"/remoteRef/key",schemaPath:"#/properties/secrets/items/properties/data/items/properties/remoteRef/properties/key/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
 else {
-if(func3(data36) < 1){
+if(func3(data30) < 1){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/data/" + i1+"/remoteRef/key",schemaPath:"#/properties/secrets/items/properties/data/items/properties/remoteRef/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1052,7 +949,7 @@ validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/data/" + i1+"
 return false;
 }
 }
-var valid10 = _errs86 === errors;
+var valid10 = _errs73 === errors;
 }
 else {
 var valid10 = true;
@@ -1065,7 +962,7 @@ validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/data/" + i1,s
 return false;
 }
 }
-var valid9 = _errs82 === errors;
+var valid9 = _errs69 === errors;
 if(!valid9){
 break;
 }
@@ -1076,29 +973,29 @@ validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/data",schemaP
 return false;
 }
 }
-var valid8 = _errs80 === errors;
+var valid8 = _errs67 === errors;
 }
 else {
 var valid8 = true;
 }
 if(valid8){
-if(data29.dataFrom !== undefined){
-let data37 = data29.dataFrom;
-const _errs90 = errors;
-if(errors === _errs90){
-if(Array.isArray(data37)){
+if(data23.dataFrom !== undefined){
+let data31 = data23.dataFrom;
+const _errs77 = errors;
+if(errors === _errs77){
+if(Array.isArray(data31)){
 var valid12 = true;
-const len2 = data37.length;
+const len2 = data31.length;
 for(let i2=0; i2<len2; i2++){
-let data38 = data37[i2];
-const _errs92 = errors;
-if(errors === _errs92){
-if(!(data38 && typeof data38 == "object" && !Array.isArray(data38))){
+let data32 = data31[i2];
+const _errs79 = errors;
+if(errors === _errs79){
+if(!(data32 && typeof data32 == "object" && !Array.isArray(data32))){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/dataFrom/" + i2,schemaPath:"#/properties/secrets/items/properties/dataFrom/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid12 = _errs92 === errors;
+var valid12 = _errs79 === errors;
 if(!valid12){
 break;
 }
@@ -1109,22 +1006,22 @@ validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/dataFrom",sch
 return false;
 }
 }
-var valid8 = _errs90 === errors;
+var valid8 = _errs77 === errors;
 }
 else {
 var valid8 = true;
 }
 if(valid8){
-if(data29.template !== undefined){
-let data39 = data29.template;
-const _errs94 = errors;
-if(errors === _errs94){
-if(!(data39 && typeof data39 == "object" && !Array.isArray(data39))){
+if(data23.template !== undefined){
+let data33 = data23.template;
+const _errs81 = errors;
+if(errors === _errs81){
+if(!(data33 && typeof data33 == "object" && !Array.isArray(data33))){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/template",schemaPath:"#/properties/secrets/items/properties/template/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid8 = _errs94 === errors;
+var valid8 = _errs81 === errors;
 }
 else {
 var valid8 = true;
@@ -1141,7 +1038,7 @@ validate10.errors = [{instancePath:instancePath+"/secrets/" + i0,schemaPath:"#/p
 return false;
 }
 }
-var valid7 = _errs73 === errors;
+var valid7 = _errs60 === errors;
 if(!valid7){
 break;
 }
@@ -1152,55 +1049,55 @@ validate10.errors = [{instancePath:instancePath+"/secrets",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs71 === errors;
+var valid0 = _errs58 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.templates !== undefined){
-let data40 = data.templates;
-const _errs96 = errors;
-if(errors === _errs96){
-if(Array.isArray(data40)){
+let data34 = data.templates;
+const _errs83 = errors;
+if(errors === _errs83){
+if(Array.isArray(data34)){
 var valid13 = true;
-const len3 = data40.length;
+const len3 = data34.length;
 for(let i3=0; i3<len3; i3++){
-let data41 = data40[i3];
-const _errs98 = errors;
-if(errors === _errs98){
-if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
+let data35 = data34[i3];
+const _errs85 = errors;
+if(errors === _errs85){
+if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
 let missing6;
-if(((data41.file === undefined) && (missing6 = "file")) || ((data41.template === undefined) && (missing6 = "template"))){
+if(((data35.file === undefined) && (missing6 = "file")) || ((data35.template === undefined) && (missing6 = "template"))){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: missing6},message:"must have required property '"+missing6+"'"}];
 return false;
 }
 else {
-const _errs100 = errors;
-for(const key6 in data41){
+const _errs87 = errors;
+for(const key6 in data35){
 if(!((key6 === "file") || (key6 === "template"))){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3,schemaPath:"#/properties/templates/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs100 === errors){
-if(data41.file !== undefined){
-let data42 = data41.file;
-const _errs101 = errors;
-if(errors === _errs101){
-if(typeof data42 === "string"){
-if(func3(data42) > 255){
+if(_errs87 === errors){
+if(data35.file !== undefined){
+let data36 = data35.file;
+const _errs88 = errors;
+if(errors === _errs88){
+if(typeof data36 === "string"){
+if(func3(data36) > 255){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/file",schemaPath:"#/properties/templates/items/properties/file/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
 return false;
 }
 else {
-if(func3(data42) < 1){
+if(func3(data36) < 1){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/file",schemaPath:"#/properties/templates/items/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(!pattern6.test(data42)){
+if(!pattern7.test(data36)){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/file",schemaPath:"#/properties/templates/items/properties/file/pattern",keyword:"pattern",params:{pattern: "^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"},message:"must match pattern \""+"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"+"\""}];
 return false;
 }
@@ -1212,18 +1109,18 @@ validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/file",schem
 return false;
 }
 }
-var valid14 = _errs101 === errors;
+var valid14 = _errs88 === errors;
 }
 else {
 var valid14 = true;
 }
 if(valid14){
-if(data41.template !== undefined){
-let data43 = data41.template;
-const _errs103 = errors;
-if(errors === _errs103){
-if(typeof data43 === "string"){
-if(func3(data43) > 32768){
+if(data35.template !== undefined){
+let data37 = data35.template;
+const _errs90 = errors;
+if(errors === _errs90){
+if(typeof data37 === "string"){
+if(func3(data37) > 32768){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/template",schemaPath:"#/properties/templates/items/properties/template/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters"}];
 return false;
 }
@@ -1233,7 +1130,7 @@ validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/template",s
 return false;
 }
 }
-var valid14 = _errs103 === errors;
+var valid14 = _errs90 === errors;
 }
 else {
 var valid14 = true;
@@ -1247,7 +1144,7 @@ validate10.errors = [{instancePath:instancePath+"/templates/" + i3,schemaPath:"#
 return false;
 }
 }
-var valid13 = _errs98 === errors;
+var valid13 = _errs85 === errors;
 if(!valid13){
 break;
 }
@@ -1258,22 +1155,22 @@ validate10.errors = [{instancePath:instancePath+"/templates",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs96 === errors;
+var valid0 = _errs83 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.onChange !== undefined){
-let data44 = data.onChange;
-const _errs105 = errors;
-const _errs106 = errors;
+let data38 = data.onChange;
+const _errs92 = errors;
+const _errs93 = errors;
 let valid15 = false;
-const _errs107 = errors;
-if(errors === _errs107){
-if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
+const _errs94 = errors;
+if(errors === _errs94){
+if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
 let missing7;
-if((((data44.type === undefined) && (missing7 = "type")) || ((data44.url === undefined) && (missing7 = "url"))) || ((data44.method === undefined) && (missing7 = "method"))){
+if((((data38.type === undefined) && (missing7 = "type")) || ((data38.url === undefined) && (missing7 = "url"))) || ((data38.method === undefined) && (missing7 = "method"))){
 const err12 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/0/required",keyword:"required",params:{missingProperty: missing7},message:"must have required property '"+missing7+"'"};
 if(vErrors === null){
 vErrors = [err12];
@@ -1284,8 +1181,8 @@ vErrors.push(err12);
 errors++;
 }
 else {
-const _errs109 = errors;
-for(const key7 in data44){
+const _errs96 = errors;
+for(const key7 in data38){
 if(!(((key7 === "type") || (key7 === "url")) || (key7 === "method"))){
 const err13 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -1298,11 +1195,11 @@ errors++;
 break;
 }
 }
-if(_errs109 === errors){
-if(data44.type !== undefined){
-let data45 = data44.type;
-const _errs110 = errors;
-if(typeof data45 !== "string"){
+if(_errs96 === errors){
+if(data38.type !== undefined){
+let data39 = data38.type;
+const _errs97 = errors;
+if(typeof data39 !== "string"){
 const err14 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/0/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
@@ -1312,7 +1209,7 @@ vErrors.push(err14);
 }
 errors++;
 }
-if("http" !== data45){
+if("http" !== data39){
 const err15 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/0/properties/type/const",keyword:"const",params:{allowedValue: "http"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err15];
@@ -1322,18 +1219,18 @@ vErrors.push(err15);
 }
 errors++;
 }
-var valid16 = _errs110 === errors;
+var valid16 = _errs97 === errors;
 }
 else {
 var valid16 = true;
 }
 if(valid16){
-if(data44.url !== undefined){
-let data46 = data44.url;
-const _errs112 = errors;
-if(errors === _errs112){
-if(typeof data46 === "string"){
-if(func3(data46) > 4096){
+if(data38.url !== undefined){
+let data40 = data38.url;
+const _errs99 = errors;
+if(errors === _errs99){
+if(typeof data40 === "string"){
+if(func3(data40) > 4096){
 const err16 = {instancePath:instancePath+"/onChange/url",schemaPath:"#/properties/onChange/anyOf/0/properties/url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err16];
@@ -1344,7 +1241,7 @@ vErrors.push(err16);
 errors++;
 }
 else {
-if(func3(data46) < 1){
+if(func3(data40) < 1){
 const err17 = {instancePath:instancePath+"/onChange/url",schemaPath:"#/properties/onChange/anyOf/0/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err17];
@@ -1367,19 +1264,19 @@ vErrors.push(err18);
 errors++;
 }
 }
-var valid16 = _errs112 === errors;
+var valid16 = _errs99 === errors;
 }
 else {
 var valid16 = true;
 }
 if(valid16){
-if(data44.method !== undefined){
-let data47 = data44.method;
-const _errs114 = errors;
-const _errs115 = errors;
+if(data38.method !== undefined){
+let data41 = data38.method;
+const _errs101 = errors;
+const _errs102 = errors;
 let valid17 = false;
-const _errs116 = errors;
-if(typeof data47 !== "string"){
+const _errs103 = errors;
+if(typeof data41 !== "string"){
 const err19 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
@@ -1389,7 +1286,7 @@ vErrors.push(err19);
 }
 errors++;
 }
-if("POST" !== data47){
+if("POST" !== data41){
 const err20 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/0/const",keyword:"const",params:{allowedValue: "POST"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err20];
@@ -1399,11 +1296,11 @@ vErrors.push(err20);
 }
 errors++;
 }
-var _valid3 = _errs116 === errors;
+var _valid3 = _errs103 === errors;
 valid17 = valid17 || _valid3;
 if(!valid17){
-const _errs118 = errors;
-if(typeof data47 !== "string"){
+const _errs105 = errors;
+if(typeof data41 !== "string"){
 const err21 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
@@ -1413,7 +1310,7 @@ vErrors.push(err21);
 }
 errors++;
 }
-if("PUT" !== data47){
+if("PUT" !== data41){
 const err22 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/1/const",keyword:"const",params:{allowedValue: "PUT"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err22];
@@ -1423,11 +1320,11 @@ vErrors.push(err22);
 }
 errors++;
 }
-var _valid3 = _errs118 === errors;
+var _valid3 = _errs105 === errors;
 valid17 = valid17 || _valid3;
 if(!valid17){
-const _errs120 = errors;
-if(typeof data47 !== "string"){
+const _errs107 = errors;
+if(typeof data41 !== "string"){
 const err23 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
@@ -1437,7 +1334,7 @@ vErrors.push(err23);
 }
 errors++;
 }
-if("GET" !== data47){
+if("GET" !== data41){
 const err24 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/2/const",keyword:"const",params:{allowedValue: "GET"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err24];
@@ -1447,7 +1344,7 @@ vErrors.push(err24);
 }
 errors++;
 }
-var _valid3 = _errs120 === errors;
+var _valid3 = _errs107 === errors;
 valid17 = valid17 || _valid3;
 }
 }
@@ -1462,17 +1359,17 @@ vErrors.push(err25);
 errors++;
 }
 else {
-errors = _errs115;
+errors = _errs102;
 if(vErrors !== null){
-if(_errs115){
-vErrors.length = _errs115;
+if(_errs102){
+vErrors.length = _errs102;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid16 = _errs114 === errors;
+var valid16 = _errs101 === errors;
 }
 else {
 var valid16 = true;
@@ -1493,14 +1390,14 @@ vErrors.push(err26);
 errors++;
 }
 }
-var _valid2 = _errs107 === errors;
+var _valid2 = _errs94 === errors;
 valid15 = valid15 || _valid2;
 if(!valid15){
-const _errs122 = errors;
-if(errors === _errs122){
-if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
+const _errs109 = errors;
+if(errors === _errs109){
+if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
 let missing8;
-if((((data44.type === undefined) && (missing8 = "type")) || ((data44.process === undefined) && (missing8 = "process"))) || ((data44.signal === undefined) && (missing8 = "signal"))){
+if((((data38.type === undefined) && (missing8 = "type")) || ((data38.process === undefined) && (missing8 = "process"))) || ((data38.signal === undefined) && (missing8 = "signal"))){
 const err27 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/1/required",keyword:"required",params:{missingProperty: missing8},message:"must have required property '"+missing8+"'"};
 if(vErrors === null){
 vErrors = [err27];
@@ -1511,8 +1408,8 @@ vErrors.push(err27);
 errors++;
 }
 else {
-const _errs124 = errors;
-for(const key8 in data44){
+const _errs111 = errors;
+for(const key8 in data38){
 if(!(((key8 === "type") || (key8 === "process")) || (key8 === "signal"))){
 const err28 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -1525,11 +1422,11 @@ errors++;
 break;
 }
 }
-if(_errs124 === errors){
-if(data44.type !== undefined){
-let data48 = data44.type;
-const _errs125 = errors;
-if(typeof data48 !== "string"){
+if(_errs111 === errors){
+if(data38.type !== undefined){
+let data42 = data38.type;
+const _errs112 = errors;
+if(typeof data42 !== "string"){
 const err29 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/1/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err29];
@@ -1539,7 +1436,7 @@ vErrors.push(err29);
 }
 errors++;
 }
-if("signal" !== data48){
+if("signal" !== data42){
 const err30 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/1/properties/type/const",keyword:"const",params:{allowedValue: "signal"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err30];
@@ -1549,18 +1446,18 @@ vErrors.push(err30);
 }
 errors++;
 }
-var valid18 = _errs125 === errors;
+var valid18 = _errs112 === errors;
 }
 else {
 var valid18 = true;
 }
 if(valid18){
-if(data44.process !== undefined){
-let data49 = data44.process;
-const _errs127 = errors;
-if(errors === _errs127){
-if(typeof data49 === "string"){
-if(!pattern9.test(data49)){
+if(data38.process !== undefined){
+let data43 = data38.process;
+const _errs114 = errors;
+if(errors === _errs114){
+if(typeof data43 === "string"){
+if(!pattern10.test(data43)){
 const err31 = {instancePath:instancePath+"/onChange/process",schemaPath:"#/properties/onChange/anyOf/1/properties/process/pattern",keyword:"pattern",params:{pattern: "^[^\\s/]{1,15}$"},message:"must match pattern \""+"^[^\\s/]{1,15}$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
@@ -1582,19 +1479,19 @@ vErrors.push(err32);
 errors++;
 }
 }
-var valid18 = _errs127 === errors;
+var valid18 = _errs114 === errors;
 }
 else {
 var valid18 = true;
 }
 if(valid18){
-if(data44.signal !== undefined){
-let data50 = data44.signal;
-const _errs129 = errors;
-const _errs130 = errors;
+if(data38.signal !== undefined){
+let data44 = data38.signal;
+const _errs116 = errors;
+const _errs117 = errors;
 let valid19 = false;
-const _errs131 = errors;
-if(typeof data50 !== "string"){
+const _errs118 = errors;
+if(typeof data44 !== "string"){
 const err33 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err33];
@@ -1604,7 +1501,7 @@ vErrors.push(err33);
 }
 errors++;
 }
-if("SIGHUP" !== data50){
+if("SIGHUP" !== data44){
 const err34 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/0/const",keyword:"const",params:{allowedValue: "SIGHUP"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err34];
@@ -1614,11 +1511,11 @@ vErrors.push(err34);
 }
 errors++;
 }
-var _valid4 = _errs131 === errors;
+var _valid4 = _errs118 === errors;
 valid19 = valid19 || _valid4;
 if(!valid19){
-const _errs133 = errors;
-if(typeof data50 !== "string"){
+const _errs120 = errors;
+if(typeof data44 !== "string"){
 const err35 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
@@ -1628,7 +1525,7 @@ vErrors.push(err35);
 }
 errors++;
 }
-if("SIGUSR1" !== data50){
+if("SIGUSR1" !== data44){
 const err36 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/1/const",keyword:"const",params:{allowedValue: "SIGUSR1"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err36];
@@ -1638,11 +1535,11 @@ vErrors.push(err36);
 }
 errors++;
 }
-var _valid4 = _errs133 === errors;
+var _valid4 = _errs120 === errors;
 valid19 = valid19 || _valid4;
 if(!valid19){
-const _errs135 = errors;
-if(typeof data50 !== "string"){
+const _errs122 = errors;
+if(typeof data44 !== "string"){
 const err37 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err37];
@@ -1652,7 +1549,7 @@ vErrors.push(err37);
 }
 errors++;
 }
-if("SIGUSR2" !== data50){
+if("SIGUSR2" !== data44){
 const err38 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/2/const",keyword:"const",params:{allowedValue: "SIGUSR2"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err38];
@@ -1662,11 +1559,11 @@ vErrors.push(err38);
 }
 errors++;
 }
-var _valid4 = _errs135 === errors;
+var _valid4 = _errs122 === errors;
 valid19 = valid19 || _valid4;
 if(!valid19){
-const _errs137 = errors;
-if(typeof data50 !== "string"){
+const _errs124 = errors;
+if(typeof data44 !== "string"){
 const err39 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err39];
@@ -1676,7 +1573,7 @@ vErrors.push(err39);
 }
 errors++;
 }
-if("SIGTERM" !== data50){
+if("SIGTERM" !== data44){
 const err40 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/3/const",keyword:"const",params:{allowedValue: "SIGTERM"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err40];
@@ -1686,11 +1583,11 @@ vErrors.push(err40);
 }
 errors++;
 }
-var _valid4 = _errs137 === errors;
+var _valid4 = _errs124 === errors;
 valid19 = valid19 || _valid4;
 if(!valid19){
-const _errs139 = errors;
-if(typeof data50 !== "string"){
+const _errs126 = errors;
+if(typeof data44 !== "string"){
 const err41 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/4/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err41];
@@ -1700,7 +1597,7 @@ vErrors.push(err41);
 }
 errors++;
 }
-if("SIGINT" !== data50){
+if("SIGINT" !== data44){
 const err42 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/4/const",keyword:"const",params:{allowedValue: "SIGINT"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err42];
@@ -1710,11 +1607,11 @@ vErrors.push(err42);
 }
 errors++;
 }
-var _valid4 = _errs139 === errors;
+var _valid4 = _errs126 === errors;
 valid19 = valid19 || _valid4;
 if(!valid19){
-const _errs141 = errors;
-if(typeof data50 !== "string"){
+const _errs128 = errors;
+if(typeof data44 !== "string"){
 const err43 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/5/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err43];
@@ -1724,7 +1621,7 @@ vErrors.push(err43);
 }
 errors++;
 }
-if("SIGQUIT" !== data50){
+if("SIGQUIT" !== data44){
 const err44 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/5/const",keyword:"const",params:{allowedValue: "SIGQUIT"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err44];
@@ -1734,11 +1631,11 @@ vErrors.push(err44);
 }
 errors++;
 }
-var _valid4 = _errs141 === errors;
+var _valid4 = _errs128 === errors;
 valid19 = valid19 || _valid4;
 if(!valid19){
-const _errs143 = errors;
-if(typeof data50 !== "string"){
+const _errs130 = errors;
+if(typeof data44 !== "string"){
 const err45 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/6/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err45];
@@ -1748,7 +1645,7 @@ vErrors.push(err45);
 }
 errors++;
 }
-if("SIGWINCH" !== data50){
+if("SIGWINCH" !== data44){
 const err46 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/6/const",keyword:"const",params:{allowedValue: "SIGWINCH"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err46];
@@ -1758,7 +1655,7 @@ vErrors.push(err46);
 }
 errors++;
 }
-var _valid4 = _errs143 === errors;
+var _valid4 = _errs130 === errors;
 valid19 = valid19 || _valid4;
 }
 }
@@ -1777,17 +1674,17 @@ vErrors.push(err47);
 errors++;
 }
 else {
-errors = _errs130;
+errors = _errs117;
 if(vErrors !== null){
-if(_errs130){
-vErrors.length = _errs130;
+if(_errs117){
+vErrors.length = _errs117;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid18 = _errs129 === errors;
+var valid18 = _errs116 === errors;
 }
 else {
 var valid18 = true;
@@ -1808,7 +1705,7 @@ vErrors.push(err48);
 errors++;
 }
 }
-var _valid2 = _errs122 === errors;
+var _valid2 = _errs109 === errors;
 valid15 = valid15 || _valid2;
 }
 if(!valid15){
@@ -1824,17 +1721,17 @@ validate10.errors = vErrors;
 return false;
 }
 else {
-errors = _errs106;
+errors = _errs93;
 if(vErrors !== null){
-if(_errs106){
-vErrors.length = _errs106;
+if(_errs93){
+vErrors.length = _errs93;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid0 = _errs105 === errors;
+var valid0 = _errs92 === errors;
 }
 else {
 var valid0 = true;

@@ -59,13 +59,13 @@ function literalToMap(name: string, rendered: string): Record<string, string> {
   return out;
 }
 
-/** `rendered`: the key came out of a template and may hold a value, so it is never quoted. */
-function setKey(out: Record<string, Uint8Array>, name: string, key: string, value: string, rendered: boolean): void {
+/** Checks an output key; `shown` is how the error names it: a key that came out of a
+ *  template may hold a value, so it is never quoted. */
+function checkKey(name: string, key: string, shown: string): string {
   if (!VALID_KEY.test(key) || key.length > 253 || key.startsWith('..') || key === '.') {
-    const which = rendered ? 'a rendered output key' : `output key "${key}"`;
-    throw new TemplateError(name, `${which} is not a valid key ([-._a-zA-Z0-9]+, at most 253 characters, not "." or starting with "..")`);
+    throw new TemplateError(name, `${shown} is not a valid key ([-._a-zA-Z0-9]+, at most 253 characters, not "." or starting with "..")`);
   }
-  out[key] = enc.encode(value);
+  return key;
 }
 
 /** Applies a handlebars `target.template` to the fetched data of ExternalSecret
@@ -91,11 +91,11 @@ export function applyExternalSecretTemplate(
     }
     if (tf.literal === undefined) return;
     const map = literalToMap(name, engine.render(name, tf.literal, context));
-    for (const [k, v] of Object.entries(map)) setKey(out, name, k, v, true);
+    for (const [k, v] of Object.entries(map)) out[checkKey(name, k, 'a rendered output key')] = enc.encode(v);
   });
   for (const [key, source] of Object.entries(template.data ?? {})) {
     const name = `ExternalSecret ${esName} target.template.data.${key}`;
-    setKey(out, name, key, engine.render(name, source, context), false);
+    out[checkKey(name, key, `output key "${key}"`)] = enc.encode(engine.render(name, source, context));
   }
   return out;
 }
