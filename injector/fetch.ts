@@ -6,8 +6,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { AgentConfig, AgentStore } from '../src/agent-config.js';
-import { wrapClient, type ClientCall } from '../src/providers/client.js';
 import { loadProvider, providerNameOf } from '../src/providers/registry.js';
+import { coalescing } from '../src/providers/coalescing.js';
 import { fetchExternalSecret } from '../src/externalsecret/fetch.js';
 import {
   ProviderError,
@@ -44,24 +44,6 @@ export interface FetcherOptions {
   loadProvider?: (name: string) => Promise<Provider>;
   /** Called once per real (not coalesced) provider call, for metrics. */
   onProviderCall?: (store: string) => void;
-}
-
-const COALESCED = new Set<ClientCall>(['getSecret', 'getSecretMap', 'getAllSecrets']);
-
-/** Wraps a client so identical reads during one cycle share one provider call. */
-export function coalescing(client: SecretsClient, onCall?: () => void): SecretsClient {
-  const inflight = new Map<string, Promise<unknown>>();
-  return wrapClient(client, (name, args, next) => {
-    if (!COALESCED.has(name)) return next();
-    const id = `${name}:${JSON.stringify(args[0])}`;
-    let p = inflight.get(id);
-    if (!p) {
-      onCall?.();
-      p = next();
-      inflight.set(id, p);
-    }
-    return p;
-  });
 }
 
 export class Fetcher {

@@ -52,8 +52,10 @@ export const AgentSecretSchema = Type.Object({
   store: NonEmpty(),
   data: Type.Array(Data),
   dataFrom: Type.Array(Loose<ExternalSecretDataFromRemoteRef>(Type.Object({}))),
-  /** The ExternalSecret's own `target.template`, when it selects handlebars. */
+  /** The ExternalSecret's own `target.template`, when it has one. */
   template: Type.Optional(Loose<ExternalSecretTemplate>(Type.Object({}))),
+  /** The engine that renders `template`: Go (ESO's, the default) or handlebars (opt-in). */
+  templateEngine: Type.Optional(Type.Union([Type.Literal('go'), Type.Literal('handlebars')])),
 }, { additionalProperties: false });
 
 export const AgentTemplateSchema = Type.Object({
