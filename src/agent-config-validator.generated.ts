@@ -4,7 +4,7 @@
 "use strict";
 export const validate = validate10;
 export default validate10;
-const schema11 = {"additionalProperties":false,"type":"object","required":["version","mode","pod","outputDir","fileMode","port","stores","secrets","templates"],"properties":{"version":{"const":1,"type":"number"},"mode":{"anyOf":[{"const":"native-sidecar","type":"string"},{"const":"init-only","type":"string"},{"const":"sidecar","type":"string"}]},"pod":{"additionalProperties":false,"type":"object","required":["namespace","name","serviceAccountName"],"properties":{"namespace":{"minLength":1,"maxLength":4096,"type":"string"},"name":{"minLength":1,"maxLength":4096,"type":"string"},"serviceAccountName":{"type":"string"}}},"outputDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"fileMode":{"minimum":0,"maximum":511,"type":"integer"},"refreshSeconds":{"minimum":1,"maximum":86400,"type":"number"},"tokenPath":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenAudience":{"minLength":1,"maxLength":4096,"type":"string"},"port":{"minimum":0,"maximum":65535,"type":"integer"},"stores":{"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","required":["kind","name","provider"],"properties":{"kind":{"anyOf":[{"const":"SecretStore","type":"string"},{"const":"ClusterSecretStore","type":"string"}]},"name":{"minLength":1,"maxLength":4096,"type":"string"},"provider":{"minProperties":1,"maxProperties":1,"type":"object","patternProperties":{"^(.*)$":{"type":"object","properties":{}}}},"credentialsDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"configMapsDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenPath":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenAudience":{"minLength":1,"maxLength":4096,"type":"string"}}}}},"secrets":{"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","store","data","dataFrom"],"properties":{"name":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"store":{"minLength":1,"maxLength":4096,"type":"string"},"data":{"type":"array","items":{"type":"object","required":["secretKey","remoteRef"],"properties":{"secretKey":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"remoteRef":{"type":"object","required":["key"],"properties":{"key":{"minLength":1,"maxLength":4096,"type":"string"}}}}}},"dataFrom":{"type":"array","items":{"type":"object","properties":{}}},"template":{"type":"object","properties":{}}}}},"templates":{"type":"array","items":{"additionalProperties":false,"type":"object","required":["file","template"],"properties":{"file":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"template":{"maxLength":32768,"type":"string"}}}},"onChange":{"anyOf":[{"additionalProperties":false,"type":"object","required":["type","url","method"],"properties":{"type":{"const":"http","type":"string"},"url":{"minLength":1,"maxLength":4096,"type":"string"},"method":{"anyOf":[{"const":"POST","type":"string"},{"const":"PUT","type":"string"},{"const":"GET","type":"string"}]}}},{"additionalProperties":false,"type":"object","required":["type","process","signal"],"properties":{"type":{"const":"signal","type":"string"},"process":{"pattern":"^[^\\s/]{1,15}$","type":"string"},"signal":{"anyOf":[{"const":"SIGHUP","type":"string"},{"const":"SIGUSR1","type":"string"},{"const":"SIGUSR2","type":"string"},{"const":"SIGTERM","type":"string"},{"const":"SIGINT","type":"string"},{"const":"SIGQUIT","type":"string"},{"const":"SIGWINCH","type":"string"}]}}}]}}};
+const schema11 = {"additionalProperties":false,"type":"object","required":["version","mode","pod","outputDir","fileMode","port","stores","secrets","templates"],"properties":{"version":{"const":1,"type":"number"},"mode":{"anyOf":[{"const":"native-sidecar","type":"string"},{"const":"init-only","type":"string"},{"const":"sidecar","type":"string"}]},"pod":{"additionalProperties":false,"type":"object","required":["namespace","name","serviceAccountName"],"properties":{"namespace":{"minLength":1,"maxLength":4096,"type":"string"},"name":{"minLength":1,"maxLength":4096,"type":"string"},"serviceAccountName":{"type":"string"}}},"outputDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"fileMode":{"minimum":0,"maximum":511,"type":"integer"},"refreshSeconds":{"minimum":1,"maximum":86400,"type":"number"},"tokenPath":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenAudience":{"minLength":1,"maxLength":4096,"type":"string"},"port":{"minimum":0,"maximum":65535,"type":"integer"},"stores":{"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","required":["kind","name","provider"],"properties":{"kind":{"anyOf":[{"const":"SecretStore","type":"string"},{"const":"ClusterSecretStore","type":"string"}]},"name":{"minLength":1,"maxLength":4096,"type":"string"},"provider":{"minProperties":1,"maxProperties":1,"type":"object","patternProperties":{"^(.*)$":{"type":"object","properties":{}}}},"credentialsDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"configMapsDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenPath":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenAudience":{"minLength":1,"maxLength":4096,"type":"string"}}}}},"secrets":{"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","store","data","dataFrom"],"properties":{"name":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"store":{"minLength":1,"maxLength":4096,"type":"string"},"data":{"type":"array","items":{"type":"object","required":["secretKey","remoteRef"],"properties":{"secretKey":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"remoteRef":{"type":"object","required":["key"],"properties":{"key":{"minLength":1,"maxLength":4096,"type":"string"}}}}}},"dataFrom":{"type":"array","items":{"type":"object","properties":{}}},"template":{"type":"object","properties":{}},"templateEngine":{"anyOf":[{"const":"go","type":"string"},{"const":"handlebars","type":"string"}]}}}},"templates":{"type":"array","items":{"additionalProperties":false,"type":"object","required":["file","template"],"properties":{"file":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"template":{"maxLength":32768,"type":"string"}}}},"onChange":{"anyOf":[{"additionalProperties":false,"type":"object","required":["type","url","method"],"properties":{"type":{"const":"http","type":"string"},"url":{"minLength":1,"maxLength":4096,"type":"string"},"method":{"anyOf":[{"const":"POST","type":"string"},{"const":"PUT","type":"string"},{"const":"GET","type":"string"}]}}},{"additionalProperties":false,"type":"object","required":["type","process","signal"],"properties":{"type":{"const":"signal","type":"string"},"process":{"pattern":"^[^\\s/]{1,15}$","type":"string"},"signal":{"anyOf":[{"const":"SIGHUP","type":"string"},{"const":"SIGUSR1","type":"string"},{"const":"SIGUSR2","type":"string"},{"const":"SIGTERM","type":"string"},{"const":"SIGINT","type":"string"},{"const":"SIGQUIT","type":"string"},{"const":"SIGWINCH","type":"string"}]}}}]}}};
 const func2 = Object.prototype.hasOwnProperty;
 import func3_module from "ajv/dist/runtime/ucs2length.js";
 const func3 = func3_module.default ?? func3_module;
@@ -791,7 +791,7 @@ return false;
 else {
 const _errs62 = errors;
 for(const key5 in data23){
-if(!(((((key5 === "name") || (key5 === "store")) || (key5 === "data")) || (key5 === "dataFrom")) || (key5 === "template"))){
+if(!((((((key5 === "name") || (key5 === "store")) || (key5 === "data")) || (key5 === "dataFrom")) || (key5 === "template")) || (key5 === "templateEngine"))){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0,schemaPath:"#/properties/secrets/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -1026,6 +1026,89 @@ var valid8 = _errs81 === errors;
 else {
 var valid8 = true;
 }
+if(valid8){
+if(data23.templateEngine !== undefined){
+let data34 = data23.templateEngine;
+const _errs83 = errors;
+const _errs84 = errors;
+let valid13 = false;
+const _errs85 = errors;
+if(typeof data34 !== "string"){
+const err12 = {instancePath:instancePath+"/secrets/" + i0+"/templateEngine",schemaPath:"#/properties/secrets/items/properties/templateEngine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if("go" !== data34){
+const err13 = {instancePath:instancePath+"/secrets/" + i0+"/templateEngine",schemaPath:"#/properties/secrets/items/properties/templateEngine/anyOf/0/const",keyword:"const",params:{allowedValue: "go"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+var _valid2 = _errs85 === errors;
+valid13 = valid13 || _valid2;
+if(!valid13){
+const _errs87 = errors;
+if(typeof data34 !== "string"){
+const err14 = {instancePath:instancePath+"/secrets/" + i0+"/templateEngine",schemaPath:"#/properties/secrets/items/properties/templateEngine/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if("handlebars" !== data34){
+const err15 = {instancePath:instancePath+"/secrets/" + i0+"/templateEngine",schemaPath:"#/properties/secrets/items/properties/templateEngine/anyOf/1/const",keyword:"const",params:{allowedValue: "handlebars"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+var _valid2 = _errs87 === errors;
+valid13 = valid13 || _valid2;
+}
+if(!valid13){
+const err16 = {instancePath:instancePath+"/secrets/" + i0+"/templateEngine",schemaPath:"#/properties/secrets/items/properties/templateEngine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+validate10.errors = vErrors;
+return false;
+}
+else {
+errors = _errs84;
+if(vErrors !== null){
+if(_errs84){
+vErrors.length = _errs84;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid8 = _errs83 === errors;
+}
+else {
+var valid8 = true;
+}
+}
 }
 }
 }
@@ -1056,48 +1139,48 @@ var valid0 = true;
 }
 if(valid0){
 if(data.templates !== undefined){
-let data34 = data.templates;
-const _errs83 = errors;
-if(errors === _errs83){
-if(Array.isArray(data34)){
-var valid13 = true;
-const len3 = data34.length;
+let data35 = data.templates;
+const _errs89 = errors;
+if(errors === _errs89){
+if(Array.isArray(data35)){
+var valid14 = true;
+const len3 = data35.length;
 for(let i3=0; i3<len3; i3++){
-let data35 = data34[i3];
-const _errs85 = errors;
-if(errors === _errs85){
-if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
+let data36 = data35[i3];
+const _errs91 = errors;
+if(errors === _errs91){
+if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
 let missing6;
-if(((data35.file === undefined) && (missing6 = "file")) || ((data35.template === undefined) && (missing6 = "template"))){
+if(((data36.file === undefined) && (missing6 = "file")) || ((data36.template === undefined) && (missing6 = "template"))){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: missing6},message:"must have required property '"+missing6+"'"}];
 return false;
 }
 else {
-const _errs87 = errors;
-for(const key6 in data35){
+const _errs93 = errors;
+for(const key6 in data36){
 if(!((key6 === "file") || (key6 === "template"))){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3,schemaPath:"#/properties/templates/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs87 === errors){
-if(data35.file !== undefined){
-let data36 = data35.file;
-const _errs88 = errors;
-if(errors === _errs88){
-if(typeof data36 === "string"){
-if(func3(data36) > 255){
+if(_errs93 === errors){
+if(data36.file !== undefined){
+let data37 = data36.file;
+const _errs94 = errors;
+if(errors === _errs94){
+if(typeof data37 === "string"){
+if(func3(data37) > 255){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/file",schemaPath:"#/properties/templates/items/properties/file/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
 return false;
 }
 else {
-if(func3(data36) < 1){
+if(func3(data37) < 1){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/file",schemaPath:"#/properties/templates/items/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(!pattern7.test(data36)){
+if(!pattern7.test(data37)){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/file",schemaPath:"#/properties/templates/items/properties/file/pattern",keyword:"pattern",params:{pattern: "^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"},message:"must match pattern \""+"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"+"\""}];
 return false;
 }
@@ -1109,18 +1192,18 @@ validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/file",schem
 return false;
 }
 }
-var valid14 = _errs88 === errors;
+var valid15 = _errs94 === errors;
 }
 else {
-var valid14 = true;
+var valid15 = true;
 }
-if(valid14){
-if(data35.template !== undefined){
-let data37 = data35.template;
-const _errs90 = errors;
-if(errors === _errs90){
-if(typeof data37 === "string"){
-if(func3(data37) > 32768){
+if(valid15){
+if(data36.template !== undefined){
+let data38 = data36.template;
+const _errs96 = errors;
+if(errors === _errs96){
+if(typeof data38 === "string"){
+if(func3(data38) > 32768){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/template",schemaPath:"#/properties/templates/items/properties/template/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters"}];
 return false;
 }
@@ -1130,10 +1213,10 @@ validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/template",s
 return false;
 }
 }
-var valid14 = _errs90 === errors;
+var valid15 = _errs96 === errors;
 }
 else {
-var valid14 = true;
+var valid15 = true;
 }
 }
 }
@@ -1144,8 +1227,8 @@ validate10.errors = [{instancePath:instancePath+"/templates/" + i3,schemaPath:"#
 return false;
 }
 }
-var valid13 = _errs85 === errors;
-if(!valid13){
+var valid14 = _errs91 === errors;
+if(!valid14){
 break;
 }
 }
@@ -1155,94 +1238,23 @@ validate10.errors = [{instancePath:instancePath+"/templates",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs83 === errors;
+var valid0 = _errs89 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.onChange !== undefined){
-let data38 = data.onChange;
-const _errs92 = errors;
-const _errs93 = errors;
-let valid15 = false;
-const _errs94 = errors;
-if(errors === _errs94){
-if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
-let missing7;
-if((((data38.type === undefined) && (missing7 = "type")) || ((data38.url === undefined) && (missing7 = "url"))) || ((data38.method === undefined) && (missing7 = "method"))){
-const err12 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/0/required",keyword:"required",params:{missingProperty: missing7},message:"must have required property '"+missing7+"'"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-else {
-const _errs96 = errors;
-for(const key7 in data38){
-if(!(((key7 === "type") || (key7 === "url")) || (key7 === "method"))){
-const err13 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-break;
-}
-}
-if(_errs96 === errors){
-if(data38.type !== undefined){
-let data39 = data38.type;
-const _errs97 = errors;
-if(typeof data39 !== "string"){
-const err14 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/0/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if("http" !== data39){
-const err15 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/0/properties/type/const",keyword:"const",params:{allowedValue: "http"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-var valid16 = _errs97 === errors;
-}
-else {
-var valid16 = true;
-}
-if(valid16){
-if(data38.url !== undefined){
-let data40 = data38.url;
+let data39 = data.onChange;
+const _errs98 = errors;
 const _errs99 = errors;
-if(errors === _errs99){
-if(typeof data40 === "string"){
-if(func3(data40) > 4096){
-const err16 = {instancePath:instancePath+"/onChange/url",schemaPath:"#/properties/onChange/anyOf/0/properties/url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-else {
-if(func3(data40) < 1){
-const err17 = {instancePath:instancePath+"/onChange/url",schemaPath:"#/properties/onChange/anyOf/0/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+let valid16 = false;
+const _errs100 = errors;
+if(errors === _errs100){
+if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
+let missing7;
+if((((data39.type === undefined) && (missing7 = "type")) || ((data39.url === undefined) && (missing7 = "url"))) || ((data39.method === undefined) && (missing7 = "method"))){
+const err17 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/0/required",keyword:"required",params:{missingProperty: missing7},message:"must have required property '"+missing7+"'"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1251,10 +1263,11 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-}
 else {
-const err18 = {instancePath:instancePath+"/onChange/url",schemaPath:"#/properties/onChange/anyOf/0/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs102 = errors;
+for(const key7 in data39){
+if(!(((key7 === "type") || (key7 === "url")) || (key7 === "method"))){
+const err18 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1262,22 +1275,15 @@ else {
 vErrors.push(err18);
 }
 errors++;
+break;
 }
 }
-var valid16 = _errs99 === errors;
-}
-else {
-var valid16 = true;
-}
-if(valid16){
-if(data38.method !== undefined){
-let data41 = data38.method;
-const _errs101 = errors;
-const _errs102 = errors;
-let valid17 = false;
+if(_errs102 === errors){
+if(data39.type !== undefined){
+let data40 = data39.type;
 const _errs103 = errors;
-if(typeof data41 !== "string"){
-const err19 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data40 !== "string"){
+const err19 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/0/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1286,8 +1292,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-if("POST" !== data41){
-const err20 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/0/const",keyword:"const",params:{allowedValue: "POST"},message:"must be equal to constant"};
+if("http" !== data40){
+const err20 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/0/properties/type/const",keyword:"const",params:{allowedValue: "http"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1296,12 +1302,19 @@ vErrors.push(err20);
 }
 errors++;
 }
-var _valid3 = _errs103 === errors;
-valid17 = valid17 || _valid3;
-if(!valid17){
+var valid17 = _errs103 === errors;
+}
+else {
+var valid17 = true;
+}
+if(valid17){
+if(data39.url !== undefined){
+let data41 = data39.url;
 const _errs105 = errors;
-if(typeof data41 !== "string"){
-const err21 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(errors === _errs105){
+if(typeof data41 === "string"){
+if(func3(data41) > 4096){
+const err21 = {instancePath:instancePath+"/onChange/url",schemaPath:"#/properties/onChange/anyOf/0/properties/url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1310,8 +1323,9 @@ vErrors.push(err21);
 }
 errors++;
 }
-if("PUT" !== data41){
-const err22 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/1/const",keyword:"const",params:{allowedValue: "PUT"},message:"must be equal to constant"};
+else {
+if(func3(data41) < 1){
+const err22 = {instancePath:instancePath+"/onChange/url",schemaPath:"#/properties/onChange/anyOf/0/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -1320,12 +1334,10 @@ vErrors.push(err22);
 }
 errors++;
 }
-var _valid3 = _errs105 === errors;
-valid17 = valid17 || _valid3;
-if(!valid17){
-const _errs107 = errors;
-if(typeof data41 !== "string"){
-const err23 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/onChange/url",schemaPath:"#/properties/onChange/anyOf/0/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -1334,8 +1346,21 @@ vErrors.push(err23);
 }
 errors++;
 }
-if("GET" !== data41){
-const err24 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/2/const",keyword:"const",params:{allowedValue: "GET"},message:"must be equal to constant"};
+}
+var valid17 = _errs105 === errors;
+}
+else {
+var valid17 = true;
+}
+if(valid17){
+if(data39.method !== undefined){
+let data42 = data39.method;
+const _errs107 = errors;
+const _errs108 = errors;
+let valid18 = false;
+const _errs109 = errors;
+if(typeof data42 !== "string"){
+const err24 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -1344,12 +1369,8 @@ vErrors.push(err24);
 }
 errors++;
 }
-var _valid3 = _errs107 === errors;
-valid17 = valid17 || _valid3;
-}
-}
-if(!valid17){
-const err25 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if("POST" !== data42){
+const err25 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/0/const",keyword:"const",params:{allowedValue: "POST"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -1358,29 +1379,12 @@ vErrors.push(err25);
 }
 errors++;
 }
-else {
-errors = _errs102;
-if(vErrors !== null){
-if(_errs102){
-vErrors.length = _errs102;
-}
-else {
-vErrors = null;
-}
-}
-}
-var valid16 = _errs101 === errors;
-}
-else {
-var valid16 = true;
-}
-}
-}
-}
-}
-}
-else {
-const err26 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var _valid4 = _errs109 === errors;
+valid18 = valid18 || _valid4;
+if(!valid18){
+const _errs111 = errors;
+if(typeof data42 !== "string"){
+const err26 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1389,16 +1393,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-var _valid2 = _errs94 === errors;
-valid15 = valid15 || _valid2;
-if(!valid15){
-const _errs109 = errors;
-if(errors === _errs109){
-if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
-let missing8;
-if((((data38.type === undefined) && (missing8 = "type")) || ((data38.process === undefined) && (missing8 = "process"))) || ((data38.signal === undefined) && (missing8 = "signal"))){
-const err27 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/1/required",keyword:"required",params:{missingProperty: missing8},message:"must have required property '"+missing8+"'"};
+if("PUT" !== data42){
+const err27 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/1/const",keyword:"const",params:{allowedValue: "PUT"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -1407,11 +1403,12 @@ vErrors.push(err27);
 }
 errors++;
 }
-else {
-const _errs111 = errors;
-for(const key8 in data38){
-if(!(((key8 === "type") || (key8 === "process")) || (key8 === "signal"))){
-const err28 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+var _valid4 = _errs111 === errors;
+valid18 = valid18 || _valid4;
+if(!valid18){
+const _errs113 = errors;
+if(typeof data42 !== "string"){
+const err28 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1419,15 +1416,9 @@ else {
 vErrors.push(err28);
 }
 errors++;
-break;
 }
-}
-if(_errs111 === errors){
-if(data38.type !== undefined){
-let data42 = data38.type;
-const _errs112 = errors;
-if(typeof data42 !== "string"){
-const err29 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/1/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("GET" !== data42){
+const err29 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/2/const",keyword:"const",params:{allowedValue: "GET"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1436,8 +1427,12 @@ vErrors.push(err29);
 }
 errors++;
 }
-if("signal" !== data42){
-const err30 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/1/properties/type/const",keyword:"const",params:{allowedValue: "signal"},message:"must be equal to constant"};
+var _valid4 = _errs113 === errors;
+valid18 = valid18 || _valid4;
+}
+}
+if(!valid18){
+const err30 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1446,19 +1441,29 @@ vErrors.push(err30);
 }
 errors++;
 }
-var valid18 = _errs112 === errors;
+else {
+errors = _errs108;
+if(vErrors !== null){
+if(_errs108){
+vErrors.length = _errs108;
 }
 else {
-var valid18 = true;
+vErrors = null;
 }
-if(valid18){
-if(data38.process !== undefined){
-let data43 = data38.process;
-const _errs114 = errors;
-if(errors === _errs114){
-if(typeof data43 === "string"){
-if(!pattern10.test(data43)){
-const err31 = {instancePath:instancePath+"/onChange/process",schemaPath:"#/properties/onChange/anyOf/1/properties/process/pattern",keyword:"pattern",params:{pattern: "^[^\\s/]{1,15}$"},message:"must match pattern \""+"^[^\\s/]{1,15}$"+"\""};
+}
+}
+var valid17 = _errs107 === errors;
+}
+else {
+var valid17 = true;
+}
+}
+}
+}
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1468,8 +1473,15 @@ vErrors.push(err31);
 errors++;
 }
 }
-else {
-const err32 = {instancePath:instancePath+"/onChange/process",schemaPath:"#/properties/onChange/anyOf/1/properties/process/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid3 = _errs100 === errors;
+valid16 = valid16 || _valid3;
+if(!valid16){
+const _errs115 = errors;
+if(errors === _errs115){
+if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
+let missing8;
+if((((data39.type === undefined) && (missing8 = "type")) || ((data39.process === undefined) && (missing8 = "process"))) || ((data39.signal === undefined) && (missing8 = "signal"))){
+const err32 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/1/required",keyword:"required",params:{missingProperty: missing8},message:"must have required property '"+missing8+"'"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1478,21 +1490,11 @@ vErrors.push(err32);
 }
 errors++;
 }
-}
-var valid18 = _errs114 === errors;
-}
 else {
-var valid18 = true;
-}
-if(valid18){
-if(data38.signal !== undefined){
-let data44 = data38.signal;
-const _errs116 = errors;
 const _errs117 = errors;
-let valid19 = false;
-const _errs118 = errors;
-if(typeof data44 !== "string"){
-const err33 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key8 in data39){
+if(!(((key8 === "type") || (key8 === "process")) || (key8 === "signal"))){
+const err33 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -1500,9 +1502,15 @@ else {
 vErrors.push(err33);
 }
 errors++;
+break;
 }
-if("SIGHUP" !== data44){
-const err34 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/0/const",keyword:"const",params:{allowedValue: "SIGHUP"},message:"must be equal to constant"};
+}
+if(_errs117 === errors){
+if(data39.type !== undefined){
+let data43 = data39.type;
+const _errs118 = errors;
+if(typeof data43 !== "string"){
+const err34 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/1/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -1511,12 +1519,8 @@ vErrors.push(err34);
 }
 errors++;
 }
-var _valid4 = _errs118 === errors;
-valid19 = valid19 || _valid4;
-if(!valid19){
-const _errs120 = errors;
-if(typeof data44 !== "string"){
-const err35 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("signal" !== data43){
+const err35 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/1/properties/type/const",keyword:"const",params:{allowedValue: "signal"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -1525,8 +1529,19 @@ vErrors.push(err35);
 }
 errors++;
 }
-if("SIGUSR1" !== data44){
-const err36 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/1/const",keyword:"const",params:{allowedValue: "SIGUSR1"},message:"must be equal to constant"};
+var valid19 = _errs118 === errors;
+}
+else {
+var valid19 = true;
+}
+if(valid19){
+if(data39.process !== undefined){
+let data44 = data39.process;
+const _errs120 = errors;
+if(errors === _errs120){
+if(typeof data44 === "string"){
+if(!pattern10.test(data44)){
+const err36 = {instancePath:instancePath+"/onChange/process",schemaPath:"#/properties/onChange/anyOf/1/properties/process/pattern",keyword:"pattern",params:{pattern: "^[^\\s/]{1,15}$"},message:"must match pattern \""+"^[^\\s/]{1,15}$"+"\""};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -1535,12 +1550,9 @@ vErrors.push(err36);
 }
 errors++;
 }
-var _valid4 = _errs120 === errors;
-valid19 = valid19 || _valid4;
-if(!valid19){
-const _errs122 = errors;
-if(typeof data44 !== "string"){
-const err37 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err37 = {instancePath:instancePath+"/onChange/process",schemaPath:"#/properties/onChange/anyOf/1/properties/process/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -1549,8 +1561,21 @@ vErrors.push(err37);
 }
 errors++;
 }
-if("SIGUSR2" !== data44){
-const err38 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/2/const",keyword:"const",params:{allowedValue: "SIGUSR2"},message:"must be equal to constant"};
+}
+var valid19 = _errs120 === errors;
+}
+else {
+var valid19 = true;
+}
+if(valid19){
+if(data39.signal !== undefined){
+let data45 = data39.signal;
+const _errs122 = errors;
+const _errs123 = errors;
+let valid20 = false;
+const _errs124 = errors;
+if(typeof data45 !== "string"){
+const err38 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -1559,12 +1584,8 @@ vErrors.push(err38);
 }
 errors++;
 }
-var _valid4 = _errs122 === errors;
-valid19 = valid19 || _valid4;
-if(!valid19){
-const _errs124 = errors;
-if(typeof data44 !== "string"){
-const err39 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("SIGHUP" !== data45){
+const err39 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/0/const",keyword:"const",params:{allowedValue: "SIGHUP"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -1573,8 +1594,12 @@ vErrors.push(err39);
 }
 errors++;
 }
-if("SIGTERM" !== data44){
-const err40 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/3/const",keyword:"const",params:{allowedValue: "SIGTERM"},message:"must be equal to constant"};
+var _valid5 = _errs124 === errors;
+valid20 = valid20 || _valid5;
+if(!valid20){
+const _errs126 = errors;
+if(typeof data45 !== "string"){
+const err40 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -1583,12 +1608,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-var _valid4 = _errs124 === errors;
-valid19 = valid19 || _valid4;
-if(!valid19){
-const _errs126 = errors;
-if(typeof data44 !== "string"){
-const err41 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("SIGUSR1" !== data45){
+const err41 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/1/const",keyword:"const",params:{allowedValue: "SIGUSR1"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -1597,8 +1618,12 @@ vErrors.push(err41);
 }
 errors++;
 }
-if("SIGINT" !== data44){
-const err42 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/4/const",keyword:"const",params:{allowedValue: "SIGINT"},message:"must be equal to constant"};
+var _valid5 = _errs126 === errors;
+valid20 = valid20 || _valid5;
+if(!valid20){
+const _errs128 = errors;
+if(typeof data45 !== "string"){
+const err42 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -1607,12 +1632,8 @@ vErrors.push(err42);
 }
 errors++;
 }
-var _valid4 = _errs126 === errors;
-valid19 = valid19 || _valid4;
-if(!valid19){
-const _errs128 = errors;
-if(typeof data44 !== "string"){
-const err43 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/5/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("SIGUSR2" !== data45){
+const err43 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/2/const",keyword:"const",params:{allowedValue: "SIGUSR2"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -1621,8 +1642,12 @@ vErrors.push(err43);
 }
 errors++;
 }
-if("SIGQUIT" !== data44){
-const err44 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/5/const",keyword:"const",params:{allowedValue: "SIGQUIT"},message:"must be equal to constant"};
+var _valid5 = _errs128 === errors;
+valid20 = valid20 || _valid5;
+if(!valid20){
+const _errs130 = errors;
+if(typeof data45 !== "string"){
+const err44 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -1631,12 +1656,8 @@ vErrors.push(err44);
 }
 errors++;
 }
-var _valid4 = _errs128 === errors;
-valid19 = valid19 || _valid4;
-if(!valid19){
-const _errs130 = errors;
-if(typeof data44 !== "string"){
-const err45 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/6/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("SIGTERM" !== data45){
+const err45 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/3/const",keyword:"const",params:{allowedValue: "SIGTERM"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -1645,8 +1666,12 @@ vErrors.push(err45);
 }
 errors++;
 }
-if("SIGWINCH" !== data44){
-const err46 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/6/const",keyword:"const",params:{allowedValue: "SIGWINCH"},message:"must be equal to constant"};
+var _valid5 = _errs130 === errors;
+valid20 = valid20 || _valid5;
+if(!valid20){
+const _errs132 = errors;
+if(typeof data45 !== "string"){
+const err46 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/4/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -1655,16 +1680,8 @@ vErrors.push(err46);
 }
 errors++;
 }
-var _valid4 = _errs130 === errors;
-valid19 = valid19 || _valid4;
-}
-}
-}
-}
-}
-}
-if(!valid19){
-const err47 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if("SIGINT" !== data45){
+const err47 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/4/const",keyword:"const",params:{allowedValue: "SIGINT"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -1673,29 +1690,12 @@ vErrors.push(err47);
 }
 errors++;
 }
-else {
-errors = _errs117;
-if(vErrors !== null){
-if(_errs117){
-vErrors.length = _errs117;
-}
-else {
-vErrors = null;
-}
-}
-}
-var valid18 = _errs116 === errors;
-}
-else {
-var valid18 = true;
-}
-}
-}
-}
-}
-}
-else {
-const err48 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var _valid5 = _errs132 === errors;
+valid20 = valid20 || _valid5;
+if(!valid20){
+const _errs134 = errors;
+if(typeof data45 !== "string"){
+const err48 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/5/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -1704,12 +1704,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-}
-var _valid2 = _errs109 === errors;
-valid15 = valid15 || _valid2;
-}
-if(!valid15){
-const err49 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if("SIGQUIT" !== data45){
+const err49 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/5/const",keyword:"const",params:{allowedValue: "SIGQUIT"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -1717,21 +1713,108 @@ else {
 vErrors.push(err49);
 }
 errors++;
-validate10.errors = vErrors;
-return false;
+}
+var _valid5 = _errs134 === errors;
+valid20 = valid20 || _valid5;
+if(!valid20){
+const _errs136 = errors;
+if(typeof data45 !== "string"){
+const err50 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/6/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err50];
 }
 else {
-errors = _errs93;
+vErrors.push(err50);
+}
+errors++;
+}
+if("SIGWINCH" !== data45){
+const err51 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/6/const",keyword:"const",params:{allowedValue: "SIGWINCH"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+var _valid5 = _errs136 === errors;
+valid20 = valid20 || _valid5;
+}
+}
+}
+}
+}
+}
+if(!valid20){
+const err52 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+else {
+errors = _errs123;
 if(vErrors !== null){
-if(_errs93){
-vErrors.length = _errs93;
+if(_errs123){
+vErrors.length = _errs123;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid0 = _errs92 === errors;
+var valid19 = _errs122 === errors;
+}
+else {
+var valid19 = true;
+}
+}
+}
+}
+}
+}
+else {
+const err53 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+var _valid3 = _errs115 === errors;
+valid16 = valid16 || _valid3;
+}
+if(!valid16){
+const err54 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+validate10.errors = vErrors;
+return false;
+}
+else {
+errors = _errs99;
+if(vErrors !== null){
+if(_errs99){
+vErrors.length = _errs99;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid0 = _errs98 === errors;
 }
 else {
 var valid0 = true;
