@@ -5,6 +5,7 @@
 // the exact field, because the one line the agent prints is all an operator will see.
 import { constants as osConstants } from 'node:os';
 import { AGENT_CONFIG_VERSION, type AgentConfig } from './agent-config.js';
+import { MAX_REFRESH_SECONDS, SIGNALS } from './agent-config-limits.js';
 import { providerMeta, providerNames } from './providers/registry.js';
 import { validate as generated } from './agent-config-validator.generated.js';
 
@@ -90,6 +91,13 @@ const ENUMS: [RegExp, string][] = [
   [/^\/stores\/[^/]+\/kind$/, 'must be SecretStore or ClusterSecretStore'],
 ];
 
+/** Numbers with a range: one message for a wrong type and for out of range. */
+const RANGES: Record<string, string> = {
+  '/fileMode': 'must be an integer between 0 and 511',
+  '/port': 'must be an integer between 0 and 65535',
+  '/refreshSeconds': `must be a number of seconds between 1 and ${MAX_REFRESH_SECONDS}`,
+};
+
 function problemOf(e: AjvError, raw: unknown): ConfigError {
   const p = e.params;
   const literal = ENUMS.find(([re]) => re.test(e.instancePath));
@@ -105,7 +113,7 @@ function problemOf(e: AjvError, raw: unknown): ConfigError {
     case 'additionalProperties':
       return new ConfigError(fieldOf(e.instancePath, String(p.additionalProperty).slice(0, 64)), 'is not a field of the agent configuration');
     case 'type':
-      return new ConfigError(fieldOf(e.instancePath), p.type === 'object' ? 'must be an object' : p.type === 'array' ? 'must be a list' : `must be a ${String(p.type)}`);
+      return new ConfigError(fieldOf(e.instancePath), RANGES[e.instancePath] ?? (p.type === 'object' ? 'must be an object' : p.type === 'array' ? 'must be a list' : `must be a ${String(p.type)}`));
     case 'const':
       return new ConfigError(fieldOf(e.instancePath), `must be ${JSON.stringify(p.allowedValue)}`);
     case 'minLength':
@@ -114,7 +122,7 @@ function problemOf(e: AjvError, raw: unknown): ConfigError {
       return new ConfigError(fieldOf(e.instancePath), `is longer than ${String(p.limit)} characters`);
     case 'minimum':
     case 'maximum':
-      return new ConfigError(fieldOf(e.instancePath), `must be ${e.keyword === 'minimum' ? '>=' : '<='} ${String(p.limit)}`);
+      return new ConfigError(fieldOf(e.instancePath), RANGES[e.instancePath] ?? `must be ${e.keyword === 'minimum' ? '>=' : '<='} ${String(p.limit)}`);
     case 'pattern':
       return new ConfigError(fieldOf(e.instancePath), patternProblem(e.instancePath, valueAt(raw, e.instancePath)));
     default:
@@ -140,8 +148,8 @@ function onChangeProblem(v: Record<string, unknown>): ConfigError {
     return new ConfigError('onChange', 'has a field other than type, url and method');
   }
   if (v.type === 'signal') {
-    if (typeof v.signal !== 'string' || !(v.signal in osConstants.signals) || !['SIGHUP', 'SIGUSR1', 'SIGUSR2', 'SIGTERM', 'SIGINT', 'SIGQUIT', 'SIGWINCH'].includes(v.signal)) {
-      return new ConfigError('onChange.signal', `must be SIGHUP, SIGUSR1, SIGUSR2, SIGTERM, SIGINT, SIGQUIT or SIGWINCH, got ${JSON.stringify(String(v.signal).slice(0, 32))}`);
+    if (typeof v.signal !== 'string' || !(v.signal in osConstants.signals) || !(SIGNALS as readonly string[]).includes(v.signal)) {
+      return new ConfigError('onChange.signal', `must be one of ${SIGNALS.join(', ')}, got ${JSON.stringify(String(v.signal).slice(0, 32))}`);
     }
     if (typeof v.process !== 'string' || !/^[^\s/]{1,15}$/.test(v.process)) return new ConfigError('onChange.process', 'must be a process name (1-15 characters, no "/" or spaces)');
     return new ConfigError('onChange', 'has a field other than type, process and signal');

@@ -13,26 +13,17 @@ import type {
   SecretStoreProvider,
 } from './api/types.js';
 
-/** Upper bound of the refresh period (24 h): far below Node's 32-bit timer limit
- *  (~24.8 days, beyond which a timer fires after 1 ms). */
-export const MAX_REFRESH_SECONDS = 24 * 3600;
-/** Signals the agent may send to a process of its pod. */
-export const SIGNALS = ['SIGHUP', 'SIGUSR1', 'SIGUSR2', 'SIGTERM', 'SIGINT', 'SIGQUIT', 'SIGWINCH'] as const;
-/** Characters of one template (also enforced by src/templating/syntax.ts). */
-export const MAX_TEMPLATE_LENGTH = 32 * 1024;
+import { FILE_NAME_PATTERN, MAX_REFRESH_SECONDS, MAX_TEMPLATE_LENGTH, SIGNALS } from './agent-config-limits.js';
 
 const NonEmpty = (o: object = {}) => Type.String({ minLength: 1, maxLength: 4096, ...o });
 /** Absolute, without a ".." segment (so `--root` confines it). */
 const AbsolutePath = NonEmpty({ pattern: '^/(?!(?:.*/)?\\.\\.(?:/|$))' });
-/** A name in the output directory: no "/", "\\", NUL; not ".", ".." or "..*" (the
- *  writer's own entries); the 255-byte limit is checked by fileNameProblem. */
-export const FILE_NAME_PATTERN = '^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$';
 const FileName = Type.String({ minLength: 1, maxLength: 255, pattern: FILE_NAME_PATTERN });
 const Loose = <T>(schema: TSchema) => Type.Unsafe<T>(schema);
 
-/** Exactly one provider key; which names the agent serves is the provider registry's
- *  business (src/providers/registry.ts), checked in src/agent-config-check.ts. */
-const Provider = Loose<SecretStoreProvider>(Type.Object({}, { additionalProperties: Type.Object({}), minProperties: 1, maxProperties: 1 }));
+/** Exactly one provider; that it is one the agent implements is checked against the
+ *  provider registry (src/providers/registry.ts, the only list of providers). */
+const Provider = Loose<SecretStoreProvider>(Type.Record(Type.String(), Type.Object({}), { minProperties: 1, maxProperties: 1 }));
 
 export const AgentStoreSchema = Type.Object({
   kind: Type.Union([Type.Literal('SecretStore'), Type.Literal('ClusterSecretStore')]),

@@ -4,14 +4,14 @@
 "use strict";
 export const validate = validate10;
 export default validate10;
-const schema11 = {"additionalProperties":false,"type":"object","required":["version","mode","pod","outputDir","fileMode","port","stores","secrets","templates"],"properties":{"version":{"const":1,"type":"number"},"mode":{"anyOf":[{"const":"native-sidecar","type":"string"},{"const":"init-only","type":"string"},{"const":"sidecar","type":"string"}]},"pod":{"additionalProperties":false,"type":"object","required":["namespace","name","serviceAccountName"],"properties":{"namespace":{"minLength":1,"maxLength":4096,"type":"string"},"name":{"minLength":1,"maxLength":4096,"type":"string"},"serviceAccountName":{"type":"string"}}},"outputDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"fileMode":{"minimum":0,"maximum":511,"type":"integer"},"refreshSeconds":{"minimum":1,"maximum":86400,"type":"number"},"tokenPath":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenAudience":{"minLength":1,"maxLength":4096,"type":"string"},"port":{"minimum":0,"maximum":65535,"type":"integer"},"stores":{"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","required":["kind","name","provider"],"properties":{"kind":{"anyOf":[{"const":"SecretStore","type":"string"},{"const":"ClusterSecretStore","type":"string"}]},"name":{"minLength":1,"maxLength":4096,"type":"string"},"provider":{"additionalProperties":{"type":"object","properties":{}},"minProperties":1,"maxProperties":1,"type":"object","properties":{}},"credentialsDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"configMapsDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenPath":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenAudience":{"minLength":1,"maxLength":4096,"type":"string"}}}}},"secrets":{"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","store","data","dataFrom"],"properties":{"name":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"store":{"minLength":1,"maxLength":4096,"type":"string"},"data":{"type":"array","items":{"type":"object","required":["secretKey","remoteRef"],"properties":{"secretKey":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"remoteRef":{"type":"object","required":["key"],"properties":{"key":{"minLength":1,"maxLength":4096,"type":"string"}}}}}},"dataFrom":{"type":"array","items":{"type":"object","properties":{}}},"template":{"type":"object","properties":{}},"templateEngine":{"anyOf":[{"const":"go","type":"string"},{"const":"handlebars","type":"string"}]}}}},"templates":{"type":"array","items":{"additionalProperties":false,"type":"object","required":["file","template"],"properties":{"file":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"template":{"maxLength":32768,"type":"string"}}}},"onChange":{"anyOf":[{"additionalProperties":false,"type":"object","required":["type","url","method"],"properties":{"type":{"const":"http","type":"string"},"url":{"minLength":1,"maxLength":4096,"type":"string"},"method":{"anyOf":[{"const":"POST","type":"string"},{"const":"PUT","type":"string"},{"const":"GET","type":"string"}]}}},{"additionalProperties":false,"type":"object","required":["type","process","signal"],"properties":{"type":{"const":"signal","type":"string"},"process":{"pattern":"^[^\\s/]{1,15}$","type":"string"},"signal":{"anyOf":[{"const":"SIGHUP","type":"string"},{"const":"SIGUSR1","type":"string"},{"const":"SIGUSR2","type":"string"},{"const":"SIGTERM","type":"string"},{"const":"SIGINT","type":"string"},{"const":"SIGQUIT","type":"string"},{"const":"SIGWINCH","type":"string"}]}}}]}}};
+const schema11 = {"additionalProperties":false,"type":"object","required":["version","mode","pod","outputDir","fileMode","port","stores","secrets","templates"],"properties":{"version":{"const":1,"type":"number"},"mode":{"anyOf":[{"const":"native-sidecar","type":"string"},{"const":"init-only","type":"string"},{"const":"sidecar","type":"string"}]},"pod":{"additionalProperties":false,"type":"object","required":["namespace","name","serviceAccountName"],"properties":{"namespace":{"minLength":1,"maxLength":4096,"type":"string"},"name":{"minLength":1,"maxLength":4096,"type":"string"},"serviceAccountName":{"type":"string"}}},"outputDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"fileMode":{"minimum":0,"maximum":511,"type":"integer"},"refreshSeconds":{"minimum":1,"maximum":86400,"type":"number"},"tokenPath":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenAudience":{"minLength":1,"maxLength":4096,"type":"string"},"port":{"minimum":0,"maximum":65535,"type":"integer"},"stores":{"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","required":["kind","name","provider"],"properties":{"kind":{"anyOf":[{"const":"SecretStore","type":"string"},{"const":"ClusterSecretStore","type":"string"}]},"name":{"minLength":1,"maxLength":4096,"type":"string"},"provider":{"minProperties":1,"maxProperties":1,"type":"object","patternProperties":{"^(.*)$":{"type":"object","properties":{}}}},"credentialsDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"configMapsDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenPath":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenAudience":{"minLength":1,"maxLength":4096,"type":"string"}}}}},"secrets":{"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","store","data","dataFrom"],"properties":{"name":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"store":{"minLength":1,"maxLength":4096,"type":"string"},"data":{"type":"array","items":{"type":"object","required":["secretKey","remoteRef"],"properties":{"secretKey":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"remoteRef":{"type":"object","required":["key"],"properties":{"key":{"minLength":1,"maxLength":4096,"type":"string"}}}}}},"dataFrom":{"type":"array","items":{"type":"object","properties":{}}},"template":{"type":"object","properties":{}},"templateEngine":{"anyOf":[{"const":"go","type":"string"},{"const":"handlebars","type":"string"}]}}}},"templates":{"type":"array","items":{"additionalProperties":false,"type":"object","required":["file","template"],"properties":{"file":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"template":{"maxLength":32768,"type":"string"}}}},"onChange":{"anyOf":[{"additionalProperties":false,"type":"object","required":["type","url","method"],"properties":{"type":{"const":"http","type":"string"},"url":{"minLength":1,"maxLength":4096,"type":"string"},"method":{"anyOf":[{"const":"POST","type":"string"},{"const":"PUT","type":"string"},{"const":"GET","type":"string"}]}}},{"additionalProperties":false,"type":"object","required":["type","process","signal"],"properties":{"type":{"const":"signal","type":"string"},"process":{"pattern":"^[^\\s/]{1,15}$","type":"string"},"signal":{"anyOf":[{"const":"SIGHUP","type":"string"},{"const":"SIGUSR1","type":"string"},{"const":"SIGUSR2","type":"string"},{"const":"SIGTERM","type":"string"},{"const":"SIGINT","type":"string"},{"const":"SIGQUIT","type":"string"},{"const":"SIGWINCH","type":"string"}]}}}]}}};
 const func2 = Object.prototype.hasOwnProperty;
 import func3_module from "ajv/dist/runtime/ucs2length.js";
 const func3 = func3_module.default ?? func3_module;
 const pattern0 = new RegExp("^/(?!(?:.*/)?\\.\\.(?:/|$))", "u");
 const pattern2 = new RegExp("^(.*)$", "u");
-const pattern6 = new RegExp("^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$", "u");
-const pattern9 = new RegExp("^[^\\s/]{1,15}$", "u");
+const pattern7 = new RegExp("^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$", "u");
+const pattern10 = new RegExp("^[^\\s/]{1,15}$", "u");
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -583,18 +583,21 @@ validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, 
 return false;
 }
 else {
+var valid6 = true;
 for(const key4 in data16){
+if(pattern2.test(key4)){
 let data17 = data16[key4];
-const _errs49 = errors;
-if(errors === _errs49){
+const _errs48 = errors;
+if(errors === _errs48){
 if(!(data17 && typeof data17 == "object" && !Array.isArray(data17))){
-validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/provider/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/provider/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/provider/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/provider/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid6 = _errs49 === errors;
+var valid6 = _errs48 === errors;
 if(!valid6){
 break;
+}
 }
 }
 }
@@ -613,8 +616,8 @@ var valid4 = true;
 if(valid4){
 if(data13.credentialsDir !== undefined){
 let data18 = data13.credentialsDir;
-const _errs51 = errors;
-if(errors === _errs51){
+const _errs50 = errors;
+if(errors === _errs50){
 if(typeof data18 === "string"){
 if(func3(data18) > 4096){
 validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/credentialsDir",schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/credentialsDir/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
@@ -638,7 +641,7 @@ validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, 
 return false;
 }
 }
-var valid4 = _errs51 === errors;
+var valid4 = _errs50 === errors;
 }
 else {
 var valid4 = true;
@@ -646,8 +649,8 @@ var valid4 = true;
 if(valid4){
 if(data13.configMapsDir !== undefined){
 let data19 = data13.configMapsDir;
-const _errs53 = errors;
-if(errors === _errs53){
+const _errs52 = errors;
+if(errors === _errs52){
 if(typeof data19 === "string"){
 if(func3(data19) > 4096){
 validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/configMapsDir",schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/configMapsDir/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
@@ -671,7 +674,7 @@ validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, 
 return false;
 }
 }
-var valid4 = _errs53 === errors;
+var valid4 = _errs52 === errors;
 }
 else {
 var valid4 = true;
@@ -679,8 +682,8 @@ var valid4 = true;
 if(valid4){
 if(data13.tokenPath !== undefined){
 let data20 = data13.tokenPath;
-const _errs55 = errors;
-if(errors === _errs55){
+const _errs54 = errors;
+if(errors === _errs54){
 if(typeof data20 === "string"){
 if(func3(data20) > 4096){
 validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenPath",schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/tokenPath/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
@@ -704,7 +707,7 @@ validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, 
 return false;
 }
 }
-var valid4 = _errs55 === errors;
+var valid4 = _errs54 === errors;
 }
 else {
 var valid4 = true;
@@ -712,8 +715,8 @@ var valid4 = true;
 if(valid4){
 if(data13.tokenAudience !== undefined){
 let data21 = data13.tokenAudience;
-const _errs57 = errors;
-if(errors === _errs57){
+const _errs56 = errors;
+if(errors === _errs56){
 if(typeof data21 === "string"){
 if(func3(data21) > 4096){
 validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokenAudience",schemaPath:"#/properties/stores/patternProperties/%5E(.*)%24/properties/tokenAudience/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
@@ -731,7 +734,7 @@ validate10.errors = [{instancePath:instancePath+"/stores/" + key2.replace(/~/g, 
 return false;
 }
 }
-var valid4 = _errs57 === errors;
+var valid4 = _errs56 === errors;
 }
 else {
 var valid4 = true;
@@ -770,15 +773,15 @@ var valid0 = true;
 if(valid0){
 if(data.secrets !== undefined){
 let data22 = data.secrets;
-const _errs59 = errors;
-if(errors === _errs59){
+const _errs58 = errors;
+if(errors === _errs58){
 if(Array.isArray(data22)){
 var valid7 = true;
 const len0 = data22.length;
 for(let i0=0; i0<len0; i0++){
 let data23 = data22[i0];
-const _errs61 = errors;
-if(errors === _errs61){
+const _errs60 = errors;
+if(errors === _errs60){
 if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
 let missing3;
 if(((((data23.name === undefined) && (missing3 = "name")) || ((data23.store === undefined) && (missing3 = "store"))) || ((data23.data === undefined) && (missing3 = "data"))) || ((data23.dataFrom === undefined) && (missing3 = "dataFrom"))){
@@ -786,7 +789,7 @@ validate10.errors = [{instancePath:instancePath+"/secrets/" + i0,schemaPath:"#/p
 return false;
 }
 else {
-const _errs63 = errors;
+const _errs62 = errors;
 for(const key5 in data23){
 if(!((((((key5 === "name") || (key5 === "store")) || (key5 === "data")) || (key5 === "dataFrom")) || (key5 === "template")) || (key5 === "templateEngine"))){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0,schemaPath:"#/properties/secrets/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"}];
@@ -794,11 +797,11 @@ return false;
 break;
 }
 }
-if(_errs63 === errors){
+if(_errs62 === errors){
 if(data23.name !== undefined){
 let data24 = data23.name;
-const _errs64 = errors;
-if(errors === _errs64){
+const _errs63 = errors;
+if(errors === _errs63){
 if(typeof data24 === "string"){
 if(func3(data24) > 255){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/name",schemaPath:"#/properties/secrets/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
@@ -810,7 +813,7 @@ validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/name",schemaP
 return false;
 }
 else {
-if(!pattern6.test(data24)){
+if(!pattern7.test(data24)){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/name",schemaPath:"#/properties/secrets/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"},message:"must match pattern \""+"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"+"\""}];
 return false;
 }
@@ -822,7 +825,7 @@ validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/name",schemaP
 return false;
 }
 }
-var valid8 = _errs64 === errors;
+var valid8 = _errs63 === errors;
 }
 else {
 var valid8 = true;
@@ -830,8 +833,8 @@ var valid8 = true;
 if(valid8){
 if(data23.store !== undefined){
 let data25 = data23.store;
-const _errs66 = errors;
-if(errors === _errs66){
+const _errs65 = errors;
+if(errors === _errs65){
 if(typeof data25 === "string"){
 if(func3(data25) > 4096){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/store",schemaPath:"#/properties/secrets/items/properties/store/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
@@ -849,7 +852,7 @@ validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/store",schema
 return false;
 }
 }
-var valid8 = _errs66 === errors;
+var valid8 = _errs65 === errors;
 }
 else {
 var valid8 = true;
@@ -857,15 +860,15 @@ var valid8 = true;
 if(valid8){
 if(data23.data !== undefined){
 let data26 = data23.data;
-const _errs68 = errors;
-if(errors === _errs68){
+const _errs67 = errors;
+if(errors === _errs67){
 if(Array.isArray(data26)){
 var valid9 = true;
 const len1 = data26.length;
 for(let i1=0; i1<len1; i1++){
 let data27 = data26[i1];
-const _errs70 = errors;
-if(errors === _errs70){
+const _errs69 = errors;
+if(errors === _errs69){
 if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
 let missing4;
 if(((data27.secretKey === undefined) && (missing4 = "secretKey")) || ((data27.remoteRef === undefined) && (missing4 = "remoteRef"))){
@@ -875,8 +878,8 @@ return false;
 else {
 if(data27.secretKey !== undefined){
 let data28 = data27.secretKey;
-const _errs72 = errors;
-if(errors === _errs72){
+const _errs71 = errors;
+if(errors === _errs71){
 if(typeof data28 === "string"){
 if(func3(data28) > 255){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/data/" + i1+"/secretKey",schemaPath:"#/properties/secrets/items/properties/data/items/properties/secretKey/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
@@ -888,7 +891,7 @@ validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/data/" + i1+"
 return false;
 }
 else {
-if(!pattern6.test(data28)){
+if(!pattern7.test(data28)){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/data/" + i1+"/secretKey",schemaPath:"#/properties/secrets/items/properties/data/items/properties/secretKey/pattern",keyword:"pattern",params:{pattern: "^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"},message:"must match pattern \""+"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"+"\""}];
 return false;
 }
@@ -900,7 +903,7 @@ validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/data/" + i1+"
 return false;
 }
 }
-var valid10 = _errs72 === errors;
+var valid10 = _errs71 === errors;
 }
 else {
 var valid10 = true;
@@ -908,8 +911,8 @@ var valid10 = true;
 if(valid10){
 if(data27.remoteRef !== undefined){
 let data29 = data27.remoteRef;
-const _errs74 = errors;
-if(errors === _errs74){
+const _errs73 = errors;
+if(errors === _errs73){
 if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
 let missing5;
 if((data29.key === undefined) && (missing5 = "key")){
@@ -919,8 +922,8 @@ return false;
 else {
 if(data29.key !== undefined){
 let data30 = data29.key;
-const _errs76 = errors;
-if(errors === _errs76){
+const _errs75 = errors;
+if(errors === _errs75){
 if(typeof data30 === "string"){
 if(func3(data30) > 4096){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/data/" + i1+"/remoteRef/key",schemaPath:"#/properties/secrets/items/properties/data/items/properties/remoteRef/properties/key/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
@@ -946,7 +949,7 @@ validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/data/" + i1+"
 return false;
 }
 }
-var valid10 = _errs74 === errors;
+var valid10 = _errs73 === errors;
 }
 else {
 var valid10 = true;
@@ -959,7 +962,7 @@ validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/data/" + i1,s
 return false;
 }
 }
-var valid9 = _errs70 === errors;
+var valid9 = _errs69 === errors;
 if(!valid9){
 break;
 }
@@ -970,7 +973,7 @@ validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/data",schemaP
 return false;
 }
 }
-var valid8 = _errs68 === errors;
+var valid8 = _errs67 === errors;
 }
 else {
 var valid8 = true;
@@ -978,21 +981,21 @@ var valid8 = true;
 if(valid8){
 if(data23.dataFrom !== undefined){
 let data31 = data23.dataFrom;
-const _errs78 = errors;
-if(errors === _errs78){
+const _errs77 = errors;
+if(errors === _errs77){
 if(Array.isArray(data31)){
 var valid12 = true;
 const len2 = data31.length;
 for(let i2=0; i2<len2; i2++){
 let data32 = data31[i2];
-const _errs80 = errors;
-if(errors === _errs80){
+const _errs79 = errors;
+if(errors === _errs79){
 if(!(data32 && typeof data32 == "object" && !Array.isArray(data32))){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/dataFrom/" + i2,schemaPath:"#/properties/secrets/items/properties/dataFrom/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid12 = _errs80 === errors;
+var valid12 = _errs79 === errors;
 if(!valid12){
 break;
 }
@@ -1003,7 +1006,7 @@ validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/dataFrom",sch
 return false;
 }
 }
-var valid8 = _errs78 === errors;
+var valid8 = _errs77 === errors;
 }
 else {
 var valid8 = true;
@@ -1011,14 +1014,14 @@ var valid8 = true;
 if(valid8){
 if(data23.template !== undefined){
 let data33 = data23.template;
-const _errs82 = errors;
-if(errors === _errs82){
+const _errs81 = errors;
+if(errors === _errs81){
 if(!(data33 && typeof data33 == "object" && !Array.isArray(data33))){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/template",schemaPath:"#/properties/secrets/items/properties/template/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid8 = _errs82 === errors;
+var valid8 = _errs81 === errors;
 }
 else {
 var valid8 = true;
@@ -1026,10 +1029,10 @@ var valid8 = true;
 if(valid8){
 if(data23.templateEngine !== undefined){
 let data34 = data23.templateEngine;
+const _errs83 = errors;
 const _errs84 = errors;
-const _errs85 = errors;
 let valid13 = false;
-const _errs86 = errors;
+const _errs85 = errors;
 if(typeof data34 !== "string"){
 const err12 = {instancePath:instancePath+"/secrets/" + i0+"/templateEngine",schemaPath:"#/properties/secrets/items/properties/templateEngine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -1050,10 +1053,10 @@ vErrors.push(err13);
 }
 errors++;
 }
-var _valid2 = _errs86 === errors;
+var _valid2 = _errs85 === errors;
 valid13 = valid13 || _valid2;
 if(!valid13){
-const _errs88 = errors;
+const _errs87 = errors;
 if(typeof data34 !== "string"){
 const err14 = {instancePath:instancePath+"/secrets/" + i0+"/templateEngine",schemaPath:"#/properties/secrets/items/properties/templateEngine/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -1074,7 +1077,7 @@ vErrors.push(err15);
 }
 errors++;
 }
-var _valid2 = _errs88 === errors;
+var _valid2 = _errs87 === errors;
 valid13 = valid13 || _valid2;
 }
 if(!valid13){
@@ -1090,17 +1093,17 @@ validate10.errors = vErrors;
 return false;
 }
 else {
-errors = _errs85;
+errors = _errs84;
 if(vErrors !== null){
-if(_errs85){
-vErrors.length = _errs85;
+if(_errs84){
+vErrors.length = _errs84;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid8 = _errs84 === errors;
+var valid8 = _errs83 === errors;
 }
 else {
 var valid8 = true;
@@ -1118,7 +1121,7 @@ validate10.errors = [{instancePath:instancePath+"/secrets/" + i0,schemaPath:"#/p
 return false;
 }
 }
-var valid7 = _errs61 === errors;
+var valid7 = _errs60 === errors;
 if(!valid7){
 break;
 }
@@ -1129,7 +1132,7 @@ validate10.errors = [{instancePath:instancePath+"/secrets",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs59 === errors;
+var valid0 = _errs58 === errors;
 }
 else {
 var valid0 = true;
@@ -1137,15 +1140,15 @@ var valid0 = true;
 if(valid0){
 if(data.templates !== undefined){
 let data35 = data.templates;
-const _errs90 = errors;
-if(errors === _errs90){
+const _errs89 = errors;
+if(errors === _errs89){
 if(Array.isArray(data35)){
 var valid14 = true;
 const len3 = data35.length;
 for(let i3=0; i3<len3; i3++){
 let data36 = data35[i3];
-const _errs92 = errors;
-if(errors === _errs92){
+const _errs91 = errors;
+if(errors === _errs91){
 if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
 let missing6;
 if(((data36.file === undefined) && (missing6 = "file")) || ((data36.template === undefined) && (missing6 = "template"))){
@@ -1153,7 +1156,7 @@ validate10.errors = [{instancePath:instancePath+"/templates/" + i3,schemaPath:"#
 return false;
 }
 else {
-const _errs94 = errors;
+const _errs93 = errors;
 for(const key6 in data36){
 if(!((key6 === "file") || (key6 === "template"))){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3,schemaPath:"#/properties/templates/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"}];
@@ -1161,11 +1164,11 @@ return false;
 break;
 }
 }
-if(_errs94 === errors){
+if(_errs93 === errors){
 if(data36.file !== undefined){
 let data37 = data36.file;
-const _errs95 = errors;
-if(errors === _errs95){
+const _errs94 = errors;
+if(errors === _errs94){
 if(typeof data37 === "string"){
 if(func3(data37) > 255){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/file",schemaPath:"#/properties/templates/items/properties/file/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
@@ -1177,7 +1180,7 @@ validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/file",schem
 return false;
 }
 else {
-if(!pattern6.test(data37)){
+if(!pattern7.test(data37)){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/file",schemaPath:"#/properties/templates/items/properties/file/pattern",keyword:"pattern",params:{pattern: "^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"},message:"must match pattern \""+"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"+"\""}];
 return false;
 }
@@ -1189,7 +1192,7 @@ validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/file",schem
 return false;
 }
 }
-var valid15 = _errs95 === errors;
+var valid15 = _errs94 === errors;
 }
 else {
 var valid15 = true;
@@ -1197,8 +1200,8 @@ var valid15 = true;
 if(valid15){
 if(data36.template !== undefined){
 let data38 = data36.template;
-const _errs97 = errors;
-if(errors === _errs97){
+const _errs96 = errors;
+if(errors === _errs96){
 if(typeof data38 === "string"){
 if(func3(data38) > 32768){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/template",schemaPath:"#/properties/templates/items/properties/template/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters"}];
@@ -1210,7 +1213,7 @@ validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/template",s
 return false;
 }
 }
-var valid15 = _errs97 === errors;
+var valid15 = _errs96 === errors;
 }
 else {
 var valid15 = true;
@@ -1224,7 +1227,7 @@ validate10.errors = [{instancePath:instancePath+"/templates/" + i3,schemaPath:"#
 return false;
 }
 }
-var valid14 = _errs92 === errors;
+var valid14 = _errs91 === errors;
 if(!valid14){
 break;
 }
@@ -1235,7 +1238,7 @@ validate10.errors = [{instancePath:instancePath+"/templates",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs90 === errors;
+var valid0 = _errs89 === errors;
 }
 else {
 var valid0 = true;
@@ -1243,11 +1246,11 @@ var valid0 = true;
 if(valid0){
 if(data.onChange !== undefined){
 let data39 = data.onChange;
+const _errs98 = errors;
 const _errs99 = errors;
-const _errs100 = errors;
 let valid16 = false;
-const _errs101 = errors;
-if(errors === _errs101){
+const _errs100 = errors;
+if(errors === _errs100){
 if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
 let missing7;
 if((((data39.type === undefined) && (missing7 = "type")) || ((data39.url === undefined) && (missing7 = "url"))) || ((data39.method === undefined) && (missing7 = "method"))){
@@ -1261,7 +1264,7 @@ vErrors.push(err17);
 errors++;
 }
 else {
-const _errs103 = errors;
+const _errs102 = errors;
 for(const key7 in data39){
 if(!(((key7 === "type") || (key7 === "url")) || (key7 === "method"))){
 const err18 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
@@ -1275,10 +1278,10 @@ errors++;
 break;
 }
 }
-if(_errs103 === errors){
+if(_errs102 === errors){
 if(data39.type !== undefined){
 let data40 = data39.type;
-const _errs104 = errors;
+const _errs103 = errors;
 if(typeof data40 !== "string"){
 const err19 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/0/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -1299,7 +1302,7 @@ vErrors.push(err20);
 }
 errors++;
 }
-var valid17 = _errs104 === errors;
+var valid17 = _errs103 === errors;
 }
 else {
 var valid17 = true;
@@ -1307,8 +1310,8 @@ var valid17 = true;
 if(valid17){
 if(data39.url !== undefined){
 let data41 = data39.url;
-const _errs106 = errors;
-if(errors === _errs106){
+const _errs105 = errors;
+if(errors === _errs105){
 if(typeof data41 === "string"){
 if(func3(data41) > 4096){
 const err21 = {instancePath:instancePath+"/onChange/url",schemaPath:"#/properties/onChange/anyOf/0/properties/url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
@@ -1344,7 +1347,7 @@ vErrors.push(err23);
 errors++;
 }
 }
-var valid17 = _errs106 === errors;
+var valid17 = _errs105 === errors;
 }
 else {
 var valid17 = true;
@@ -1352,10 +1355,10 @@ var valid17 = true;
 if(valid17){
 if(data39.method !== undefined){
 let data42 = data39.method;
+const _errs107 = errors;
 const _errs108 = errors;
-const _errs109 = errors;
 let valid18 = false;
-const _errs110 = errors;
+const _errs109 = errors;
 if(typeof data42 !== "string"){
 const err24 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -1376,10 +1379,10 @@ vErrors.push(err25);
 }
 errors++;
 }
-var _valid4 = _errs110 === errors;
+var _valid4 = _errs109 === errors;
 valid18 = valid18 || _valid4;
 if(!valid18){
-const _errs112 = errors;
+const _errs111 = errors;
 if(typeof data42 !== "string"){
 const err26 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -1400,10 +1403,10 @@ vErrors.push(err27);
 }
 errors++;
 }
-var _valid4 = _errs112 === errors;
+var _valid4 = _errs111 === errors;
 valid18 = valid18 || _valid4;
 if(!valid18){
-const _errs114 = errors;
+const _errs113 = errors;
 if(typeof data42 !== "string"){
 const err28 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -1424,7 +1427,7 @@ vErrors.push(err29);
 }
 errors++;
 }
-var _valid4 = _errs114 === errors;
+var _valid4 = _errs113 === errors;
 valid18 = valid18 || _valid4;
 }
 }
@@ -1439,17 +1442,17 @@ vErrors.push(err30);
 errors++;
 }
 else {
-errors = _errs109;
+errors = _errs108;
 if(vErrors !== null){
-if(_errs109){
-vErrors.length = _errs109;
+if(_errs108){
+vErrors.length = _errs108;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid17 = _errs108 === errors;
+var valid17 = _errs107 === errors;
 }
 else {
 var valid17 = true;
@@ -1470,11 +1473,11 @@ vErrors.push(err31);
 errors++;
 }
 }
-var _valid3 = _errs101 === errors;
+var _valid3 = _errs100 === errors;
 valid16 = valid16 || _valid3;
 if(!valid16){
-const _errs116 = errors;
-if(errors === _errs116){
+const _errs115 = errors;
+if(errors === _errs115){
 if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
 let missing8;
 if((((data39.type === undefined) && (missing8 = "type")) || ((data39.process === undefined) && (missing8 = "process"))) || ((data39.signal === undefined) && (missing8 = "signal"))){
@@ -1488,7 +1491,7 @@ vErrors.push(err32);
 errors++;
 }
 else {
-const _errs118 = errors;
+const _errs117 = errors;
 for(const key8 in data39){
 if(!(((key8 === "type") || (key8 === "process")) || (key8 === "signal"))){
 const err33 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
@@ -1502,10 +1505,10 @@ errors++;
 break;
 }
 }
-if(_errs118 === errors){
+if(_errs117 === errors){
 if(data39.type !== undefined){
 let data43 = data39.type;
-const _errs119 = errors;
+const _errs118 = errors;
 if(typeof data43 !== "string"){
 const err34 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/1/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -1526,7 +1529,7 @@ vErrors.push(err35);
 }
 errors++;
 }
-var valid19 = _errs119 === errors;
+var valid19 = _errs118 === errors;
 }
 else {
 var valid19 = true;
@@ -1534,10 +1537,10 @@ var valid19 = true;
 if(valid19){
 if(data39.process !== undefined){
 let data44 = data39.process;
-const _errs121 = errors;
-if(errors === _errs121){
+const _errs120 = errors;
+if(errors === _errs120){
 if(typeof data44 === "string"){
-if(!pattern9.test(data44)){
+if(!pattern10.test(data44)){
 const err36 = {instancePath:instancePath+"/onChange/process",schemaPath:"#/properties/onChange/anyOf/1/properties/process/pattern",keyword:"pattern",params:{pattern: "^[^\\s/]{1,15}$"},message:"must match pattern \""+"^[^\\s/]{1,15}$"+"\""};
 if(vErrors === null){
 vErrors = [err36];
@@ -1559,7 +1562,7 @@ vErrors.push(err37);
 errors++;
 }
 }
-var valid19 = _errs121 === errors;
+var valid19 = _errs120 === errors;
 }
 else {
 var valid19 = true;
@@ -1567,10 +1570,10 @@ var valid19 = true;
 if(valid19){
 if(data39.signal !== undefined){
 let data45 = data39.signal;
+const _errs122 = errors;
 const _errs123 = errors;
-const _errs124 = errors;
 let valid20 = false;
-const _errs125 = errors;
+const _errs124 = errors;
 if(typeof data45 !== "string"){
 const err38 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -1591,10 +1594,10 @@ vErrors.push(err39);
 }
 errors++;
 }
-var _valid5 = _errs125 === errors;
+var _valid5 = _errs124 === errors;
 valid20 = valid20 || _valid5;
 if(!valid20){
-const _errs127 = errors;
+const _errs126 = errors;
 if(typeof data45 !== "string"){
 const err40 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -1615,10 +1618,10 @@ vErrors.push(err41);
 }
 errors++;
 }
-var _valid5 = _errs127 === errors;
+var _valid5 = _errs126 === errors;
 valid20 = valid20 || _valid5;
 if(!valid20){
-const _errs129 = errors;
+const _errs128 = errors;
 if(typeof data45 !== "string"){
 const err42 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -1639,10 +1642,10 @@ vErrors.push(err43);
 }
 errors++;
 }
-var _valid5 = _errs129 === errors;
+var _valid5 = _errs128 === errors;
 valid20 = valid20 || _valid5;
 if(!valid20){
-const _errs131 = errors;
+const _errs130 = errors;
 if(typeof data45 !== "string"){
 const err44 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -1663,10 +1666,10 @@ vErrors.push(err45);
 }
 errors++;
 }
-var _valid5 = _errs131 === errors;
+var _valid5 = _errs130 === errors;
 valid20 = valid20 || _valid5;
 if(!valid20){
-const _errs133 = errors;
+const _errs132 = errors;
 if(typeof data45 !== "string"){
 const err46 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/4/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -1687,10 +1690,10 @@ vErrors.push(err47);
 }
 errors++;
 }
-var _valid5 = _errs133 === errors;
+var _valid5 = _errs132 === errors;
 valid20 = valid20 || _valid5;
 if(!valid20){
-const _errs135 = errors;
+const _errs134 = errors;
 if(typeof data45 !== "string"){
 const err48 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/5/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -1711,10 +1714,10 @@ vErrors.push(err49);
 }
 errors++;
 }
-var _valid5 = _errs135 === errors;
+var _valid5 = _errs134 === errors;
 valid20 = valid20 || _valid5;
 if(!valid20){
-const _errs137 = errors;
+const _errs136 = errors;
 if(typeof data45 !== "string"){
 const err50 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/6/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -1735,7 +1738,7 @@ vErrors.push(err51);
 }
 errors++;
 }
-var _valid5 = _errs137 === errors;
+var _valid5 = _errs136 === errors;
 valid20 = valid20 || _valid5;
 }
 }
@@ -1754,17 +1757,17 @@ vErrors.push(err52);
 errors++;
 }
 else {
-errors = _errs124;
+errors = _errs123;
 if(vErrors !== null){
-if(_errs124){
-vErrors.length = _errs124;
+if(_errs123){
+vErrors.length = _errs123;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid19 = _errs123 === errors;
+var valid19 = _errs122 === errors;
 }
 else {
 var valid19 = true;
@@ -1785,7 +1788,7 @@ vErrors.push(err53);
 errors++;
 }
 }
-var _valid3 = _errs116 === errors;
+var _valid3 = _errs115 === errors;
 valid16 = valid16 || _valid3;
 }
 if(!valid16){
@@ -1801,17 +1804,17 @@ validate10.errors = vErrors;
 return false;
 }
 else {
-errors = _errs100;
+errors = _errs99;
 if(vErrors !== null){
-if(_errs100){
-vErrors.length = _errs100;
+if(_errs99){
+vErrors.length = _errs99;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid0 = _errs99 === errors;
+var valid0 = _errs98 === errors;
 }
 else {
 var valid0 = true;

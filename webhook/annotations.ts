@@ -3,7 +3,7 @@
 // reference page docs/annotations.md are all derived from it.
 import type { InjectionMode, OnChange } from '../src/agent-config.js';
 import { onChangeUrlProblem } from '../src/agent-config-check.js';
-import { MAX_REFRESH_SECONDS, SIGNALS } from '../src/agent-config-schema.js';
+import { MAX_REFRESH_SECONDS, SIGNALS } from '../src/agent-config-limits.js';
 import { parseDuration, parseQuantity } from './values.js';
 
 export const PREFIX = 'esi.dev/';

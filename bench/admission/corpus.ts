@@ -12,7 +12,7 @@ import type { AdmissionReview } from '../../webhook/server.js';
 import { Rng } from '../lib/rng.js';
 import { buildCluster, ENVS, ES_NAMES, FORBIDDEN_ES, IndexedLookup, TEAMS, WORKLOAD_SA } from './cluster.js';
 
-export type Shape = 'small' | 'deployment' | 'job' | 'mesh' | 'many-secrets' | 'legacy-sidecar' | 'unlabelled' | 'deny-missing' | 'deny-condition';
+export type Shape = 'small' | 'deployment' | 'job' | 'mesh' | 'many-secrets' | 'legacy-sidecar' | 'unlabelled' | 'deny-missing' | 'deny-condition' | 'adversarial';
 export type Expect = 'inject' | 'skip' | 'deny';
 
 export interface CorpusEntry {
@@ -27,17 +27,28 @@ export interface CorpusEntry {
 /** Share of each shape in the corpus (and so in the traffic, which cycles through it). */
 export const MIX: Record<Shape, number> = {
   small: 22, deployment: 25, job: 10, mesh: 10, 'many-secrets': 10, 'legacy-sidecar': 5, unlabelled: 8, 'deny-missing': 6, 'deny-condition': 4,
+  // The most expensive pod admission accepts (SECURITY.md): templates at the per-pod limit,
+  // densest valid syntax. Its max is compared with the p99 of the other shapes.
+  adversarial: 1,
 };
 
 const EXPECT: Record<Shape, Expect> = {
   small: 'inject', deployment: 'inject', job: 'inject', mesh: 'inject', 'many-secrets': 'inject', 'legacy-sidecar': 'inject',
-  unlabelled: 'skip', 'deny-missing': 'deny', 'deny-condition': 'deny',
+  unlabelled: 'skip', 'deny-missing': 'deny', 'deny-condition': 'deny', adversarial: 'inject',
 };
 
 /** ExternalSecrets per shape: 1, 3 or 10 (denials add one that cannot resolve). */
 const SECRET_COUNT: Record<Shape, number> = {
-  small: 1, deployment: 3, job: 1, mesh: 3, 'many-secrets': 10, 'legacy-sidecar': 3, unlabelled: 0, 'deny-missing': 2, 'deny-condition': 2,
+  small: 1, deployment: 3, job: 1, mesh: 3, 'many-secrets': 10, 'legacy-sidecar': 3, unlabelled: 0, 'deny-missing': 2, 'deny-condition': 2, adversarial: 3,
 };
+
+/** A template of `length` characters of the densest syntax the check accepts: every
+ *  expression at the parts limit, nested sub-expressions, blocks at depth. */
+function adversarialTemplate(a: string, length: number): string {
+  const args = Array.from({ length: 15 }, (_, i) => `[${a}].k${i}`).join(' ');
+  const unit = `{{#if [${a}].x}}{{#each [${a}]}}{{join "," ${args} (concat (upper (lower (trim "x"))))}}{{/each}}{{/if}}\n`;
+  return unit.repeat(Math.floor(length / unit.length));
+}
 
 function envVars(rng: Rng, n: number, app: string): V1EnvVar[] {
   const env: V1EnvVar[] = [
@@ -114,6 +125,11 @@ function annotationsFor(rng: Rng, shape: Shape, secrets: string[]): Record<strin
     ann['esi.dev/on-change'] = 'http://127.0.0.1:8080/-/reload';
   }
   if (shape === 'deployment') ann['esi.dev/containers'] = 'app,worker';
+  if (shape === 'adversarial') {
+    // Two templates at the per-template limit fill the per-pod limit (webhook/parse.ts).
+    ann['esi.dev/template-a.conf'] = adversarialTemplate(secrets[0]!, 32 * 1024 - 64);
+    ann['esi.dev/template-b.conf'] = adversarialTemplate(secrets[1]!, 32 * 1024 - 64);
+  }
   if (shape === 'mesh') {
     Object.assign(ann, {
       'sidecar.istio.io/status': `{"initContainers":["istio-init","istio-proxy"],"containers":null,"volumes":["workload-socket","istio-envoy","istio-data","istio-podinfo","istio-token","istiod-ca-cert"],"revision":"default"}`,

@@ -1,7 +1,7 @@
 // `dataFrom[].rewrite`: Go regexp rewrites of the keys a dataFrom entry produced.
 import type { ExternalSecretRewrite } from '../api/types.js';
 import { RemoteRefError } from '../providers/errors.js';
-import { compileGoRegexp } from '../providers/regexp.js';
+import { compileGoRegexp, type GoRegexp } from '../providers/regexp.js';
 import { emptySecretMap, type SecretMap } from '../providers/types.js';
 import { transformKeys } from '../templating/go/index.js';
 
@@ -16,14 +16,8 @@ export function expandGoTemplate(target: string, groups: (string | undefined)[],
   });
 }
 
-function rewriteKey(re: RegExp, target: string, key: string): string {
-  return key.replace(re, (...args: unknown[]) => {
-    const last = args[args.length - 1];
-    const hasNamed = typeof last === 'object' && last !== null;
-    const named = (hasNamed ? last : {}) as Record<string, string | undefined>;
-    const groups = args.slice(0, hasNamed ? -3 : -2) as (string | undefined)[];
-    return expandGoTemplate(target, groups, named);
-  });
+function rewriteKey(re: GoRegexp, target: string, key: string): string {
+  return re.replaceAll(key, (groups, named) => expandGoTemplate(target, groups, named));
 }
 
 /** `dataFrom[].rewrite`: each step rewrites every key, in order. */

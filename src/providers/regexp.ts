@@ -1,30 +1,85 @@
 // Go (RE2) regular expressions as ESO's API carries them (`find.name.regexp`,
-// `rewrite.regexp.source`), compiled for JavaScript. Shared by the providers (find by
-// name) and the ExternalSecret layer (rewrites).
+// `rewrite.regexp.source`, ClusterSecretStore `namespaceRegexes`), with RE2's syntax and
+// linear-time matching (re2js, a port of RE2): a user's pattern can neither backtrack for
+// seconds nor use JavaScript-only syntax. Compiled once per pattern (bounded cache).
+// See docs/decisions/0012-re2-regexps.md.
+import { RE2JS } from 're2js';
 import { RemoteRefError } from './errors.js';
 import { ProviderError } from './types.js';
 
-/** Compiles an RE2 (Go) pattern for JavaScript: `(?P<name>` is Go's named group. */
-export function compileGoRegexp(source: string): RegExp {
-  try {
-    return new RegExp(source.replace(/\(\?P</g, '(?<'), 'gu');
-  } catch (err) {
-    throw new RemoteRefError(`invalid rewrite regexp "${source}": ${(err as Error).message}`, 'InvalidSpec');
+export interface GoRegexp {
+  readonly source: string;
+  /** Go's MatchString: does the pattern match anywhere in `s`? */
+  test(s: string): boolean;
+  /** Does the pattern match the whole of `s`? */
+  matchesWhole(s: string): boolean;
+  /** Go's ReplaceAllString: `expand` turns a match's groups into its replacement. */
+  replaceAll(s: string, expand: (groups: (string | undefined)[], named: Record<string, string | undefined>) => string): string;
+}
+
+/** Longest pattern accepted (RE2 bounds the compiled program as well). */
+const MAX_PATTERN = 4096;
+const MAX_CACHED = 512;
+const cache = new Map<string, GoRegexp>();
+
+/** Go's replaceAll loop (regexp.go): an empty match right after a previous match is not
+ *  replaced, and the search always advances by at least one character. */
+function replaceAll(re: RE2JS, src: string, expand: Parameters<GoRegexp['replaceAll']>[1]): string {
+  const m = re.matcher(src);
+  const names = Object.entries(re.namedGroups() as Record<string, number>);
+  let out = '';
+  let lastMatchEnd = 0;
+  let searchPos = 0;
+  while (searchPos <= src.length && m.find(searchPos)) {
+    const [start, end] = [m.start(), m.end()];
+    out += src.slice(lastMatchEnd, start);
+    if (end > lastMatchEnd || start === 0) {
+      const groups = Array.from({ length: re.groupCount() + 1 }, (_, i) => m.group(i) ?? undefined);
+      out += expand(groups, Object.fromEntries(names.map(([n, i]) => [n, groups[i]])));
+    }
+    lastMatchEnd = end;
+    const width = (src.codePointAt(searchPos) ?? 0) > 0xffff ? 2 : 1;
+    searchPos = searchPos + width > end ? searchPos + width : end;
   }
+  return out + src.slice(lastMatchEnd);
+}
+
+function compile(source: string): GoRegexp {
+  if (source.length > MAX_PATTERN) throw new Error(`longer than ${MAX_PATTERN} characters`);
+  const re = RE2JS.compile(source);
+  return {
+    source,
+    test: (s) => re.matcher(s).find(),
+    matchesWhole: (s) => re.matches(s),
+    replaceAll: (s, expand) => replaceAll(re, s, expand),
+  };
+}
+
+/** Compiles (or returns the cached) RE2 pattern; throws RemoteRefError (InvalidSpec). */
+export function compileGoRegexp(source: string): GoRegexp {
+  const hit = cache.get(source);
+  if (hit) return hit;
+  let re: GoRegexp;
+  try {
+    re = compile(source);
+  } catch (err) {
+    const shown = source.length > 128 ? `${source.slice(0, 128)}…` : source;
+    throw new RemoteRefError(`invalid rewrite regexp "${shown}": ${(err as Error).message.slice(0, 200)}`, 'InvalidSpec');
+  }
+  if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
+  cache.set(source, re);
+  return re;
 }
 
 /** `find.name.regexp` as a test of remote names (unanchored, as Go's MatchString); every
  *  name passes when the find names none. A bad pattern is InvalidSpec naming the field. */
 export function findNameTest(find: { name?: { regexp: string } }, storeId: string): (name: string) => boolean {
   if (!find.name) return () => true;
-  let re: RegExp;
+  let re: GoRegexp;
   try {
     re = compileGoRegexp(find.name.regexp);
   } catch {
-    throw new ProviderError('InvalidSpec', storeId, `invalid find.name.regexp "${find.name.regexp}"`);
+    throw new ProviderError('InvalidSpec', storeId, `invalid find.name.regexp "${find.name.regexp.slice(0, 128)}"`);
   }
-  return (name) => {
-    re.lastIndex = 0;
-    return re.test(name);
-  };
+  return (name) => re.test(name);
 }

@@ -4,6 +4,7 @@
 // store references, whether it needs the workload's identity, and whether its spec is valid.
 import type { V1LabelSelector, V1Namespace } from '@kubernetes/client-node';
 import type { AnySecretStore, SecretStoreProvider } from '../api/types.js';
+import { compileGoRegexp } from '../providers/regexp.js';
 import { storeProvider } from '../providers/registry.js';
 import type { StoreReferences } from '../providers/types.js';
 
@@ -31,17 +32,19 @@ export function clusterStoreAdmits(store: AnySecretStore, ns: V1Namespace): { ok
   const name = ns.metadata?.name ?? '';
   for (const c of conditions) {
     if (c.namespaces?.includes(name)) return { ok: true };
-    if (c.namespaceRegexes?.some((re) => safeRegex(re)?.test(name))) return { ok: true };
+    if (c.namespaceRegexes?.some((re) => wholeMatch(re, name))) return { ok: true };
     if (c.namespaceSelector && matchesLabelSelector(c.namespaceSelector, ns.metadata?.labels)) return { ok: true };
   }
   return { ok: false, why: `its spec.conditions do not admit namespace "${name}"` };
 }
 
-function safeRegex(source: string): RegExp | undefined {
+/** Each entry is its own RE2 pattern matched against the whole name (never spliced into
+ *  a bigger pattern); an invalid entry admits nothing. */
+function wholeMatch(source: string, name: string): boolean {
   try {
-    return new RegExp(`^(?:${source})$`);
+    return compileGoRegexp(source).matchesWhole(name);
   } catch {
-    return undefined;
+    return false;
   }
 }
 

@@ -248,6 +248,9 @@ const DESCRIBE: Partial<Record<Kind, string>> = {
   EOF: 'the end of the template', CLOSE: '"}}"', CLOSE_UNESCAPED: '"}}}"', INVERSE: '"{{else}}"',
   OPEN_ENDBLOCK: 'a block close "{{/…}}"', OPEN_INVERSE_CHAIN: '"{{else …}}"', EQUALS: '"="',
   OPEN_SEXPR: '"("', CLOSE_SEXPR: '")"', INVALID: 'an unexpected character', CLOSE_RAW_BLOCK: '"}}}}"',
+  SEP: 'a path separator', ID: 'a name', STRING: 'a string', LITERAL: 'a literal', DATA: '"@"', OPEN: '"{{"',
+  OPEN_UNESCAPED: '"{{{"', OPEN_BLOCK: '"{{#"', OPEN_INVERSE: '"{{^"', OPEN_BLOCK_PARAMS: '"as |"', CLOSE_BLOCK_PARAMS: '"|"',
+  CONTENT: 'text', COMMENT: 'a comment',
 };
 
 /** Recursive descent over the token list; depth is bounded by maxDepth (no stack risk). */
