@@ -8,6 +8,7 @@ import type { AnySecretStore, ClusterSecretStore, ExternalSecret, SecretStore, S
 import { admissionWarning, clusterStoreAdmits, podIdentity, referencedObjects, servesControllerClass, storeSpecProblems, type CredentialRef } from '../src/stores/access.js';
 import { selectTemplateEngine, type TemplateEngineChoice } from '../src/templating/eso.js';
 import type { InjectionRequest } from './annotations.js';
+import { externalSecretProblems } from './es-checks.js';
 
 export interface ObjectLookup {
   externalSecret(namespace: string, name: string): ExternalSecret | undefined;
@@ -75,9 +76,11 @@ function checkEntries(es: ExternalSecret, problems: string[]): void {
     if (d.sourceRef) problems.push(`${where}: spec.dataFrom[${i}].sourceRef (generators, other stores) is not supported by ESI`);
   });
   if (!es.spec.data?.length && !es.spec.dataFrom?.length) problems.push(`${where}: has neither spec.data nor spec.dataFrom; nothing to mount`);
+  problems.push(...externalSecretProblems(es));
 }
 
-function checkStore(store: AnySecretStore, pod: PodFacts, lookup: ObjectLookup, opts: ResolveOptions, problems: string[]): ResolvedStore | undefined {
+function checkStore(store: AnySecretStore, env: { pod: PodFacts; lookup: ObjectLookup; opts: ResolveOptions }, problems: string[]): ResolvedStore | undefined {
+  const { pod, lookup, opts } = env;
   const what = describe(store, pod.namespace);
   const before = problems.length;
   // The provider's own spec rules, so a bad store is denied here, not found in the pod.
@@ -128,7 +131,7 @@ export function resolve(pod: PodFacts, request: InjectionRequest, lookup: Object
     const store = findStore(es, pod.namespace, lookup, problems);
     if (!store) continue;
     const key = storeKey(store.kind, store.metadata.name!, pod.namespace);
-    const resolved = stores.get(key) ?? checkStore(store, pod, lookup, opts, problems);
+    const resolved = stores.get(key) ?? checkStore(store, { pod, lookup, opts }, problems);
     if (!resolved) continue;
     stores.set(key, resolved);
     let engine: TemplateEngineChoice;
@@ -140,7 +143,7 @@ export function resolve(pod: PodFacts, request: InjectionRequest, lookup: Object
     }
     secrets.push({
       name, store: key, data: es.spec.data ?? [], dataFrom: es.spec.dataFrom ?? [],
-      ...(engine === 'handlebars' ? { template: es.spec.target!.template! } : {}),
+      ...(engine !== 'none' ? { template: es.spec.target!.template!, templateEngine: engine } : {}),
     });
   }
   // A store that failed its checks is reported once per ExternalSecret using it; dedupe.

@@ -126,6 +126,16 @@ export function valueAsMap(value: Uint8Array, ref: RemoteRef, storeId: string): 
   return guard({ storeId, key: ref.key }, () => jsonToSecretMap(value, ref.property));
 }
 
+/** The JSON object a value holds, or undefined when it is not JSON or not an object. */
+export function asJsonObject(value: Uint8Array | string): Record<string, unknown> | undefined {
+  try {
+    const node = parseJson(value);
+    return isObj(node) ? node : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 // ---------------------------------------------------------------- writes
 
 /** The JSON object of the current remote value; empty or absent = a new object. */

@@ -1,9 +1,10 @@
-// The provider contract: every store backend (fake, kubernetes, vault, aws, azurekv,
-// gcpsm, grpc) is one folder under src/providers/ exporting a `Provider`.
+// The provider contract: every store backend is one folder under src/providers/ with a
+// light `meta.ts` (ProviderMeta) and an `index.ts` exporting its `Provider`; the registry
+// lists them (docs/decisions/0009-provider-contract-and-lazy-registry.md).
 // Values travel as bytes end to end; they are never logged or put in errors.
 import type { Logger } from 'pino';
 
-/** What to read: ExternalSecret `data[].remoteRef` / `dataFrom[].extract` (seed 000). */
+/** What to read: ExternalSecret `data[].remoteRef` / `dataFrom[].extract` (docs/design.md, "The external-secrets.io API"). */
 export interface RemoteRef {
   key: string;
   property?: string;
@@ -23,7 +24,7 @@ export interface FindRef {
   decodingStrategy?: 'None' | 'Base64' | 'Base64URL' | 'Auto';
 }
 
-/** Where to write (PushSecret `remoteRef`, seed 003 / 004 `PushRemoteRef`). */
+/** Where to write: PushSecret `remoteRef`, the grpc contract's `PushRemoteRef`. */
 export interface PushRemoteRef {
   remoteKey: string;
   property?: string;
@@ -177,6 +178,7 @@ export type ProviderErrorCode =
 /** The one error type providers throw. The message names the store and key and the
  *  cause, and never contains a secret value. */
 export class ProviderError extends Error {
+  // eslint-disable-next-line max-params -- Error's (message, options) plus what every message names: code, store, key.
   constructor(
     readonly code: ProviderErrorCode,
     readonly storeId: string,

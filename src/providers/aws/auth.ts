@@ -107,7 +107,8 @@ function webIdentityCredentials(s: StsClients, ctx: ProviderContext, spec: AWSPr
   };
 }
 
-function assumeRole(s: StsClients, ctx: ProviderContext, spec: AWSProvider, step: Step, previous: AwsCredentialIdentityProvider): AwsCredentialIdentityProvider {
+function assumeRole(store: { s: StsClients; ctx: ProviderContext; spec: AWSProvider }, step: Step, previous: AwsCredentialIdentityProvider): AwsCredentialIdentityProvider {
+  const { s, ctx, spec } = store;
   const client = s.make(previous);
   const opts = step.withOptions;
   return async () => {
@@ -142,7 +143,7 @@ export async function buildCredentials(ctx: ProviderContext, spec: AWSProvider):
     keys.catch(() => undefined);
     current = () => keys;
   }
-  for (const step of steps) current = assumeRole(s!, ctx, spec, step, current);
+  for (const step of steps) current = assumeRole({ s: s!, ctx, spec }, step, current);
   const provider = s ? cachedCredentials(current) : current;
 
   return {

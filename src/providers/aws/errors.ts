@@ -30,19 +30,15 @@ interface ErrorLike {
 
 const SAFE_NAME = /^[A-Za-z0-9_.:-]{1,80}$/;
 
-/** Whether a service error names a secret that is scheduled for deletion (reads treat
- *  it as absent, as ESO does). */
-export function isMarkedForDeletion(err: unknown): boolean {
-  const e = err as ErrorLike | undefined;
-  return (
-    (e?.name === 'InvalidRequestException' || e?.name === 'InvalidParameterException') &&
-    /marked (for )?delet/i.test(e.message ?? '')
-  );
-}
-
 export function isNotFound(err: unknown): boolean {
   const name = (err as ErrorLike | undefined)?.name;
-  return (name !== undefined && NOT_FOUND.has(name)) || isMarkedForDeletion(err);
+  return name !== undefined && NOT_FOUND.has(name);
+}
+
+/** The exception Secrets Manager answers for a secret scheduled for deletion (among other
+ *  invalid requests: the client asks DescribeSecret which one it is). */
+export function isInvalidRequest(err: unknown): boolean {
+  return (err as ErrorLike | undefined)?.name === 'InvalidRequestException';
 }
 
 /** An authorization message is kept when it reads like one (principal/action/resource)
@@ -78,7 +74,6 @@ export function classifyAws(err: unknown): Classified | undefined {
   const e = (err ?? {}) as ErrorLike;
   const net = networkCode(e);
   if (net) return { code: TIMEOUT_CODES.has(net) ? 'Timeout' : 'Unreachable', message: `cannot reach AWS (${net})` };
-  if (isMarkedForDeletion(e)) return { code: 'NotFound', message: 'the secret is scheduled for deletion' };
   const name = typeof e.name === 'string' && SAFE_NAME.test(e.name) ? e.name : 'Error';
   const [code, message] = classify(e, name, e.$metadata?.httpStatusCode);
   return { code, message };

@@ -1,19 +1,14 @@
 // What ESI knows about the `aws` provider without loading an AWS SDK.
 import type { AWSProvider } from '../../api/types.js';
 import { References } from '../refs.js';
+import { capabilities } from '../define.js';
 import type { ProviderMeta } from '../types.js';
 import { STS_AUDIENCE, usesWebIdentity, validateSpec } from './spec.js';
 
 export const meta: ProviderMeta = {
   name: 'aws',
-  capabilities: {
-    read: true,
-    write: true,
-    find: { name: true, tags: true, path: true },
-    versions: true,
-    // ESO sets a pushed property with sjson: a dotted path into a nested object.
-    pushProperty: 'path',
-  },
+  // ESO sets a pushed property with sjson: a dotted path into a nested object.
+  capabilities: capabilities(['name', 'tags', 'path'], { versions: true, pushProperty: 'path' }),
   validateSpec,
   references: (spec) =>
     new References('aws', spec)

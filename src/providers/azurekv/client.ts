@@ -12,17 +12,9 @@
 import type { KeyVaultSecret, SecretClient, SecretProperties } from '@azure/keyvault-secrets';
 import type { Logger } from 'pino';
 import { RemoteRefError, toProviderError } from '../errors.js';
-import { deleteProperty, extractProperty, hasProperty, jsonToSecretMap, parseJsonObject, propertySegments, setProperty } from '../json-path.js';
-import { compileGoRegexp } from '../regexp.js';
-import {
-  emptySecretMap,
-  ProviderError,
-  type FindRef,
-  type PushRemoteRef,
-  type RemoteRef,
-  type SecretMap,
-  type SecretsClient,
-} from '../types.js';
+import { asJsonObject, deleteProperty, extractProperty, hasProperty, jsonToSecretMap, propertySegments, setProperty } from '../json-path.js';
+import { findNameTest } from '../regexp.js';
+import { emptySecretMap, ProviderError, type FindRef, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 import { classifyAzure, DeadlineError } from './errors.js';
 
 export const MANAGED_BY_TAG = 'managed-by';
@@ -121,7 +113,7 @@ export class AzureKVClient implements SecretsClient {
     if (find.path) {
       throw new ProviderError('Unsupported', this.storeId, 'find.path: Key Vault secret names are flat, there are no paths (use find.name)');
     }
-    const re = compileFindRegexp(this.storeId, find.name?.regexp);
+    const re = findNameTest(find, this.storeId);
     return this.run(undefined, async (op) => {
       const names: string[] = [];
       for await (const p of this.kv.listPropertiesOfSecrets({ abortSignal: op.signal })) {
@@ -221,29 +213,10 @@ export class AzureKVClient implements SecretsClient {
   }
 }
 
-function compileFindRegexp(storeId: string, source: string | undefined): RegExp | undefined {
-  if (!source) return undefined;
-  try {
-    // Unanchored like Go's MatchString: without the `g` flag, test() keeps no state.
-    return new RegExp(compileGoRegexp(source).source, 'u');
-  } catch {
-    throw new ProviderError('InvalidSpec', storeId, `invalid find.name.regexp "${source}"`);
-  }
-}
-
-function matches(p: SecretProperties, re: RegExp | undefined, tags: Record<string, string> | undefined): boolean {
+function matches(p: SecretProperties, re: (name: string) => boolean, tags: Record<string, string> | undefined): boolean {
   if (p.enabled === false) return false;
   for (const [k, v] of Object.entries(tags ?? {})) if (p.tags?.[k] !== v) return false;
-  return !re || re.test(p.name);
-}
-
-/** A tag value's JSON object, if it is one. */
-function parseObject(value: string): Record<string, unknown> | undefined {
-  try {
-    return parseJsonObject(value);
-  } catch {
-    return undefined;
-  }
+  return re(p.name);
 }
 
 /** metadataPolicy Fetch with getSecret: one tag (`property`, or `tag.path` into a JSON
@@ -263,7 +236,7 @@ function tagValue(tags: Record<string, string>, property: string | undefined): U
 function tagMap(name: string, tags: Record<string, string>, property: string | undefined): SecretMap {
   const flat: Record<string, string> = {};
   for (const [tag, v] of Object.entries(tags)) {
-    const obj = parseObject(v);
+    const obj = asJsonObject(v);
     if (obj && Object.values(obj).every((x) => typeof x === 'string')) {
       for (const [k, x] of Object.entries(obj)) flat[`${name}_${tag}_${k}`] = x as string;
     } else {

@@ -1,18 +1,13 @@
 // What ESI knows about the `azurekv` provider without loading the Azure SDK.
 import { References } from '../refs.js';
+import { capabilities } from '../define.js';
 import type { ProviderMeta } from '../types.js';
 import { validateSpec, WORKLOAD_IDENTITY_AUDIENCE } from './spec.js';
 
 export const meta: ProviderMeta = {
   name: 'azurekv',
-  capabilities: {
-    read: true,
-    write: true,
-    find: { name: true, tags: true, path: false },
-    versions: true,
-    // A pushed property is one flat key of the JSON object value.
-    pushProperty: 'key',
-  },
+  // Secret names are flat (no find by path); a pushed property is one key of the JSON value.
+  capabilities: capabilities(['name', 'tags'], { versions: true, pushProperty: 'key' }),
   validateSpec,
   references: (spec) =>
     new References('azurekv', spec)

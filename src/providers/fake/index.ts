@@ -6,16 +6,9 @@ import type { FakeProvider, FakeProviderData } from '../../api/types.js';
 import { defineProvider } from '../define.js';
 import { guard } from '../errors.js';
 import { deleteProperty, hasProperty, jsonToSecretMap, selectProperty, setProperty } from '../json-path.js';
+import { findNameTest } from '../regexp.js';
 import { meta, validateSpec } from './meta.js';
-import {
-  emptySecretMap,
-  ProviderError,
-  type FindRef,
-  type PushRemoteRef,
-  type RemoteRef,
-  type SecretMap,
-  type SecretsClient,
-} from '../types.js';
+import { emptySecretMap, ProviderError, type FindRef, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 
 interface Entry {
   value: string;
@@ -81,19 +74,14 @@ export class FakeClient implements SecretsClient {
     if (find.tags && Object.keys(find.tags).length > 0) {
       throw new ProviderError('Unsupported', this.storeId, 'find by tags is not supported by the fake provider');
     }
-    let re: RegExp | undefined;
-    try {
-      re = find.name ? new RegExp(find.name.regexp, 'u') : undefined;
-    } catch {
-      throw new ProviderError('InvalidSpec', this.storeId, `invalid find.name.regexp "${find.name?.regexp}"`);
-    }
+    const re = findNameTest(find, this.storeId);
     const out = emptySecretMap();
     for (const [id, entry] of this.entries) {
       const [key, version] = id.split('\u0000') as [string, string];
       // Only unversioned entries: a find returns the current value of each secret.
       if (version !== '') continue;
       if (find.path && !key.startsWith(find.path)) continue;
-      if (re && !re.test(key)) continue;
+      if (!re(key)) continue;
       out[key] = enc.encode(entry.value);
     }
     return out;

@@ -2,6 +2,7 @@
 // spec validation. Its values travel in the store spec itself (docs/providers/fake.md).
 import type { FakeProvider, FakeProviderData } from '../../api/types.js';
 import { NO_REFERENCES } from '../refs.js';
+import { capabilities } from '../define.js';
 import type { ProviderMeta } from '../types.js';
 
 export function validateSpec(spec: unknown): string[] {
@@ -21,14 +22,8 @@ export function validateSpec(spec: unknown): string[] {
 
 export const meta: ProviderMeta = {
   name: 'fake',
-  capabilities: {
-    read: true,
-    write: true,
-    find: { name: true, tags: false, path: true },
-    versions: true,
-    // A pushed property is one flat key of the JSON object value.
-    pushProperty: 'key',
-  },
+  // A pushed property is one flat key of the JSON object value.
+  capabilities: capabilities(['name', 'path'], { versions: true, pushProperty: 'key' }),
   validateSpec,
   references: NO_REFERENCES,
   admissionWarning: 'uses the fake provider: its values are part of the store spec and travel in the agent configuration; use it for tests only',

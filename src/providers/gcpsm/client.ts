@@ -11,16 +11,8 @@ import type { protos, SecretManagerServiceClient } from '@google-cloud/secret-ma
 import type { AuthClient } from 'google-auth-library';
 import { toProviderError } from '../errors.js';
 import { deleteProperty, extractProperty, hasProperty, jsonToSecretMap, setProperty } from '../json-path.js';
-import {
-  emptySecretMap,
-  ProviderError,
-  type FindRef,
-  type ProviderContext,
-  type PushRemoteRef,
-  type RemoteRef,
-  type SecretMap,
-  type SecretsClient,
-} from '../types.js';
+import { findNameTest } from '../regexp.js';
+import { emptySecretMap, ProviderError, type FindRef, type ProviderContext, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 import { classifyGcpsm, Code, CredentialFailure, grpcCode, withRetries, type CallPolicy } from './errors.js';
 import { isFullName, parentName, secretIdOf, secretName, versionName, type Scope } from './names.js';
 
@@ -36,15 +28,6 @@ function bytesOf(data: Uint8Array | string | null | undefined): Uint8Array {
 }
 
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => Buffer.from(a).equals(Buffer.from(b));
-
-/** A Go (RE2) pattern as a JavaScript RegExp: unanchored, `(?P<name>` groups. */
-function findRegexp(storeId: string, source: string): RegExp {
-  try {
-    return new RegExp(source.replace(/\(\?P</g, '(?<'), 'u');
-  } catch {
-    throw new ProviderError('InvalidSpec', storeId, `invalid find.name.regexp "${source}"`);
-  }
-}
 
 export interface ClientParts {
   sm: SecretManagerServiceClient;
@@ -162,8 +145,8 @@ export class GcpsmClient implements SecretsClient {
     if (!find.name && !hasTags && !find.path) {
       throw new ProviderError('InvalidSpec', this.storeId, 'dataFrom.find needs name, tags or path');
     }
-    const re = find.name ? findRegexp(this.storeId, find.name.regexp) : undefined;
-    const ids = (await this.list(find)).filter((id) => (!find.path || id.startsWith(find.path)) && (!re || re.test(id)));
+    const re = findNameTest(find, this.storeId);
+    const ids = (await this.list(find)).filter((id) => (!find.path || id.startsWith(find.path)) && re(id));
     const out = emptySecretMap();
     for (let i = 0; i < ids.length; i += FIND_CONCURRENCY) {
       const batch = ids.slice(i, i + FIND_CONCURRENCY);

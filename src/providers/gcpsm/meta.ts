@@ -1,18 +1,13 @@
 // What ESI knows about the `gcpsm` provider without loading the Google SDKs.
 import { field, References } from '../refs.js';
+import { capabilities } from '../define.js';
 import type { ProviderMeta } from '../types.js';
 import { federationPlan, validateSpec } from './spec.js';
 
 export const meta: ProviderMeta = {
   name: 'gcpsm',
-  capabilities: {
-    read: true,
-    write: true,
-    find: { name: true, tags: true, path: true },
-    versions: true,
-    // ESO sets a pushed property with sjson: a dotted path into a nested object.
-    pushProperty: 'path',
-  },
+  // ESO sets a pushed property with sjson: a dotted path into a nested object.
+  capabilities: capabilities(['name', 'tags', 'path'], { versions: true, pushProperty: 'path' }),
   validateSpec,
   references: (spec) =>
     new References('gcpsm', spec)

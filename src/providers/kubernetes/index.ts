@@ -7,16 +7,8 @@ import type { KubernetesProvider } from '../../api/types.js';
 import { defineProvider } from '../define.js';
 import { guard } from '../errors.js';
 import { propertySegments } from '../json-path.js';
-import { compileGoRegexp } from '../regexp.js';
-import {
-  emptySecretMap,
-  ProviderError,
-  type FindRef,
-  type PushRemoteRef,
-  type RemoteRef,
-  type SecretMap,
-  type SecretsClient,
-} from '../types.js';
+import { findNameTest } from '../regexp.js';
+import { emptySecretMap, ProviderError, type FindRef, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 import { ConflictError, KubeApi, type Op } from './api.js';
 import { resolveConnection } from './connection.js';
 import { dataOf, labelSelector, mapOf, mapToJson, valueOf, type KubeSecret } from './secret.js';
@@ -97,15 +89,13 @@ export class KubernetesClient implements SecretsClient {
     const hasTags = !!find.tags && Object.keys(find.tags).length > 0;
     if (!find.name && !hasTags) throw new ProviderError('InvalidSpec', this.storeId, 'find needs name.regexp or tags');
     const { re, selector } = this.semantic('', () => ({
-      // Go's regexp.MatchString: unanchored. compileGoRegexp's `g` flag is dropped so
-      // `test` keeps no state between names.
-      re: find.name ? new RegExp(compileGoRegexp(find.name.regexp).source, 'u') : undefined,
+      re: findNameTest(find, this.storeId),
       selector: hasTags ? labelSelector(find.tags!) : '',
     }));
     const out = emptySecretMap();
     for await (const secret of this.list(selector)) {
       const name = secret.metadata?.name ?? '';
-      if (re && !re.test(name)) continue;
+      if (!re(name)) continue;
       out[name] = mapToJson(dataOf(secret));
     }
     return out;

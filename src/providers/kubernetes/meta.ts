@@ -1,18 +1,13 @@
 // What ESI knows about the `kubernetes` provider without loading its client.
 import { field, References } from '../refs.js';
+import { capabilities } from '../define.js';
 import type { ProviderMeta } from '../types.js';
 import { validateSpec } from './spec.js';
 
 export const meta: ProviderMeta = {
   name: 'kubernetes',
-  capabilities: {
-    read: true,
-    write: true,
-    find: { name: true, tags: true, path: false },
-    versions: false,
-    // A pushed property is the data key of the Secret.
-    pushProperty: 'key',
-  },
+  // Find by name or labels; a pushed property is the data key of the Secret.
+  capabilities: capabilities(['name', 'tags'], { versions: false, pushProperty: 'key' }),
   validateSpec,
   references: (spec) =>
     new References('kubernetes', spec)

@@ -3,17 +3,9 @@
 // cause; no value, token or credential is ever part of a message.
 import type { Logger } from 'pino';
 import { guard, toProviderError } from '../errors.js';
-import { propertySegments, selectNode } from '../json-path.js';
-import { compileGoRegexp } from '../regexp.js';
-import {
-  emptySecretMap,
-  ProviderError,
-  type FindRef,
-  type PushRemoteRef,
-  type RemoteRef,
-  type SecretMap,
-  type SecretsClient,
-} from '../types.js';
+import { asJsonObject, propertySegments, selectNode } from '../json-path.js';
+import { findNameTest } from '../regexp.js';
+import { emptySecretMap, ProviderError, type FindRef, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 import { classifyVault, type TokenSource } from './auth.js';
 import { VaultCallError, type Method, type VaultHttp } from './http.js';
 import { goJson, metadataMap, MANAGED_BY, valueBytes, type DataMap, type KvLayout } from './kv.js';
@@ -32,13 +24,17 @@ interface CallSpec {
 }
 
 export class VaultClient implements SecretsClient {
+  private readonly http: VaultHttp;
+  private readonly tokens: TokenSource;
+  private readonly kv: KvLayout;
+  private readonly logger: Logger;
+
   constructor(
     private readonly storeId: string,
-    private readonly http: VaultHttp,
-    private readonly tokens: TokenSource,
-    private readonly kv: KvLayout,
-    private readonly logger: Logger,
-  ) {}
+    parts: { http: VaultHttp; tokens: TokenSource; kv: KvLayout; logger: Logger },
+  ) {
+    ({ http: this.http, tokens: this.tokens, kv: this.kv, logger: this.logger } = parts);
+  }
 
   /** Logins and renewals of this client's token so far (tests and metrics read it). */
   get tokenStats(): { logins: number; renewals: number } {
@@ -133,14 +129,8 @@ export class VaultClient implements SecretsClient {
   }
 
   async getSecretMap(ref: RemoteRef): Promise<SecretMap> {
-    const raw = await this.getSecret(ref);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(Buffer.from(raw).toString('utf8'));
-    } catch {
-      parsed = undefined;
-    }
-    if (!isMap(parsed)) {
+    const parsed = asJsonObject(await this.getSecret(ref));
+    if (!parsed) {
       throw new ProviderError('Unknown', this.storeId, ref.property ? `property "${ref.property}" is not a JSON object` : 'value is not a JSON object', ref.key);
     }
     const out = emptySecretMap();
@@ -179,15 +169,8 @@ export class VaultClient implements SecretsClient {
       throw new ProviderError('Unsupported', this.storeId, 'find by tags needs KV v2 (tags are custom_metadata)');
     }
     if (!this.kv.mount) throw new ProviderError('InvalidSpec', this.storeId, 'find needs the store to set vault.path (the KV mount)');
-    let re: RegExp | undefined;
-    if (find.name) {
-      try {
-        re = new RegExp(compileGoRegexp(find.name.regexp).source, 'u');
-      } catch {
-        throw new ProviderError('InvalidSpec', this.storeId, `invalid find.name.regexp "${find.name.regexp}"`);
-      }
-    }
-    const candidates = (await this.list(find.path ? find.path.replace(/\/+$/, '') : '')).filter((k) => !re || re.test(k));
+    const re = findNameTest(find, this.storeId);
+    const candidates = (await this.list(find.path ? find.path.replace(/\/+$/, '') : '')).filter((k) => re(k));
     const out = emptySecretMap();
     let next = 0;
     const worker = async () => {
@@ -222,13 +205,8 @@ export class VaultClient implements SecretsClient {
       const [k] = guard({ storeId: this.storeId, key: ref.remoteKey }, () => propertySegments(ref.property!, 'key'));
       return { ...(existing ?? {}), [k!]: Buffer.from(value).toString('utf8') };
     }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(Buffer.from(value).toString('utf8'));
-    } catch {
-      parsed = undefined;
-    }
-    if (!isMap(parsed)) {
+    const parsed = asJsonObject(value);
+    if (!parsed) {
       throw new ProviderError('InvalidSpec', this.storeId, 'a push without property needs a JSON object value (a Vault KV entry is a map); set remoteRef.property to push one field', ref.remoteKey);
     }
     return parsed;

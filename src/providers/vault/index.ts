@@ -64,7 +64,7 @@ async function connect(ctx: ProviderContext, spec: VaultProvider): Promise<Vault
     ...(login ? { login } : {}),
     staticToken: () => credential(ctx, tokenRef!, 'vault.auth.tokenSecretRef'),
   });
-  return new VaultClient(ctx.storeId, http, tokens, new KvLayout(spec.path, spec.version ?? 'v2'), ctx.logger);
+  return new VaultClient(ctx.storeId, { http, tokens, kv: new KvLayout(spec.path, spec.version ?? 'v2'), logger: ctx.logger });
 }
 
 export const provider = defineProvider(meta, connect);

@@ -1,19 +1,14 @@
 // What ESI knows about the `vault` provider without loading its client.
 import { field, References } from '../refs.js';
+import { capabilities } from '../define.js';
 import type { ProviderMeta } from '../types.js';
 import { validateSpec } from './spec.js';
 
 export const meta: ProviderMeta = {
   name: 'vault',
-  capabilities: {
-    read: true,
-    write: true,
-    // Tags are KV v2 custom_metadata; a KV v1 store reports find-by-tags as Unsupported.
-    find: { name: true, tags: true, path: true },
-    versions: true,
-    // A pushed property is one key of the KV data map, as ESO.
-    pushProperty: 'key',
-  },
+  // Tags are KV v2 custom_metadata (KV v1 reports find-by-tags Unsupported); a pushed
+  // property is one key of the KV data map, as ESO.
+  capabilities: capabilities(['name', 'tags', 'path'], { versions: true, pushProperty: 'key' }),
   validateSpec,
   references: (spec) =>
     new References('vault', spec)
