@@ -24,7 +24,7 @@ t.test('templateFrom literal keys are never quoted once rendered', async (t) => 
   for (const literal of ['{{password}}/x: 1', '"{{password}} x": 1', '..{{password}}: 1']) {
     const data = { password: enc(CANARY) };
     const err = failure(() => {
-      const out = applyExternalSecretTemplate(engine, 'db', { templateFrom: [{ literal }] }, data);
+      const out = applyExternalSecretTemplate(engine, { name: 'db', template: { templateFrom: [{ literal }] }, choice: 'handlebars' }, data);
       // A key the template accepts must still become a file the writer accepts.
       renderFiles({ secrets: [{ name: 'db', store: 's', data: [], dataFrom: [{}] }], templates: [] } as unknown as AgentConfig,
         new Map([['db', out]]), engine);

@@ -185,22 +185,22 @@ t.test('compiled templates are cached', async (tt) => {
 
 t.test('ExternalSecret target.template (handlebars)', async (tt) => {
   const data = { username: enc('u'), password: enc(CANARY) };
-  const out = applyExternalSecretTemplate(engine, 'db', {
+  const out = applyExternalSecretTemplate(engine, { name: 'db', template: {
     data: { 'dsn': 'postgres://{{username}}:{{password}}@db/app' },
     templateFrom: [{ literal: 'a: "{{upper username}}"\nb: x' }, { target: 'Labels', literal: 'l: v' }],
-  }, data);
+  }, choice: 'handlebars' }, data);
   tt.same(Object.keys(out).sort(), ['a', 'b', 'dsn']);
   tt.equal(dec(out.dsn), `postgres://u:${CANARY}@db/app`);
   tt.equal(dec(out.a), 'U');
-  const merged = applyExternalSecretTemplate(engine, 'db', { mergePolicy: 'Merge', data: { x: '{{username}}' } }, data);
+  const merged = applyExternalSecretTemplate(engine, { name: 'db', template: { mergePolicy: 'Merge', data: { x: '{{username}}' } }, choice: 'handlebars' }, data);
   tt.same(Object.keys(merged).sort(), ['password', 'username', 'x']);
-  tt.equal(applyExternalSecretTemplate(engine, 'db', {}, data), data, 'no template: data unchanged');
+  tt.equal(applyExternalSecretTemplate(engine, { name: 'db', template: {}, choice: 'handlebars' }, data), data, 'no template: data unchanged');
   tt.throws(
-    () => applyExternalSecretTemplate(engine, 'db', { data: { k: '{{ .password }}' } }, data),
+    () => applyExternalSecretTemplate(engine, { name: 'db', template: { data: { k: '{{ .password }}' } }, choice: 'handlebars' }, data),
     /template ExternalSecret db target\.template\.data\.k line 1, column 1: looks like a Go template/,
   );
-  tt.throws(() => applyExternalSecretTemplate(engine, 'db', { templateFrom: [{ configMap: { name: 'c' } }] }, data), /not supported by the agent/);
-  tt.throws(() => applyExternalSecretTemplate(engine, 'db', { data: { 'a/b': 'x' } }, data), /output key "a\/b" is not a valid key/);
+  tt.throws(() => applyExternalSecretTemplate(engine, { name: 'db', template: { templateFrom: [{ configMap: { name: 'c' } }] }, choice: 'handlebars' }, data), /not supported by the agent/);
+  tt.throws(() => applyExternalSecretTemplate(engine, { name: 'db', template: { data: { 'a/b': 'x' } }, choice: 'handlebars' }, data), /output key "a\/b" is not a valid key/);
 });
 
 t.test('engine selection for ExternalSecret templates', async (tt) => {
