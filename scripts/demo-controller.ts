@@ -4,6 +4,7 @@
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { formatTable, getTable } from '../src/kube/table.js';
 import { startController } from '../test/controller/fixture.js';
+import { runPushStep } from './demo-push.js';
 
 const GROUP = 'external-secrets.io';
 
@@ -38,6 +39,7 @@ export async function runControllerStep(opts: { kc: KubeConfig; kubeconfigPath: 
     console.log(`type: ${s.type}   labels: ${Object.entries(s.metadata?.labels ?? {}).map(([k, v]) => `${k}=${v}`).join(', ')}`);
     console.log(`owner: ${s.metadata?.ownerReferences?.map((o) => `${o.kind}/${o.name}`).join(', ')}`);
     for (const [k, v] of Object.entries(s.data ?? {})) console.log(`  ${k.padEnd(16)} ${'*'.repeat(8)} (${Buffer.from(v, 'base64').length} bytes)`);
+    await runPushStep({ kc, step, store: 'fake-synced', logs: ctl.output });
   } finally {
     await ctl.stop();
   }

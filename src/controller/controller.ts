@@ -1,7 +1,7 @@
 // The reconciler assembled: informers feed the work queue (status-only updates are
 // ignored: only generation, label and annotation changes count), the timer heap feeds
 // refreshes and retries, workers run store and ExternalSecret reconciles.
-// Queue keys: `es/<ns>/<name>`, `ss/<ns>/<name>`, `css/<name>`.
+// Queue keys: `es/<ns>/<name>`, `ps/<ns>/<name>` (PushSecrets), `ss/<ns>/<name>`, `css/<name>`.
 import type { KubeConfig, KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { AnySecretStore } from '../api/types.js';
@@ -13,6 +13,8 @@ import { Informers, type Kind } from './informers.js';
 import { EXTERNAL_SECRET_ANNOTATION } from './labels.js';
 import type { ControllerMetrics } from './metrics.js';
 import { WorkQueue } from './queue.js';
+import { PushSecretReconciler } from './push/reconcile.js';
+import { pushSecretChanged } from './push/spec.js';
 import { ExternalSecretReconciler } from './reconcile-es.js';
 import { Schedule } from './schedule.js';
 import { editedByHand } from './secret.js';
@@ -50,6 +52,7 @@ export class Controller {
   readonly clients: ClientCache;
   private readonly stores: StoreReconciler;
   private readonly es: ExternalSecretReconciler;
+  private readonly push: PushSecretReconciler;
   /** store id → ExternalSecret keys using it, and the reverse. */
   private readonly dependents = new Map<string, Set<string>>();
   private readonly usesStore = new Map<string, string>();
@@ -78,6 +81,16 @@ export class Controller {
       informers: this.informers, stores: this.stores, clients: this.clients, rest, events, schedule: this.schedule,
       engine: new TemplateEngine(), logger, jitterMaxMs: o.windowMs / 2,
       uses: (key, store) => this.track(key, store),
+      retry: (key) => this.queue.retry(key),
+      forget: (key) => this.queue.forget(key),
+    });
+    this.push = new PushSecretReconciler({
+      informers: this.informers, stores: this.stores, clients: this.clients, rest, events, schedule: this.schedule,
+      engine: new TemplateEngine(), logger, jitterMaxMs: o.windowMs / 2,
+      metrics: {
+        push: (result) => (result === 'equal' ? metrics.pushSkippedEqual.inc() : metrics.pushes.inc({ result })),
+        deleted: (result) => metrics.pushDeletes.inc({ result }),
+      },
       retry: (key) => this.queue.retry(key),
       forget: (key) => this.queue.forget(key),
     });
@@ -135,6 +148,8 @@ export class Controller {
       if (changed) this.queue.add(`es/${ns}/${name}`);
     } else if (kind === 'secretstores' || kind === 'clustersecretstores') {
       if (changed) this.queue.add(kind === 'secretstores' ? `ss/${ns}/${name}` : `css/${name}`);
+    } else if (kind === 'pushsecrets') {
+      if (verb !== 'update' || pushSecretChanged(old, obj)) this.queue.add(`ps/${ns}/${name}`);
     } else if (kind === 'namespaces') {
       this.onNamespace(obj, old, verb);
     } else {
@@ -173,6 +188,10 @@ export class Controller {
       } finally {
         end();
       }
+      return;
+    }
+    if (kind === 'ps') {
+      await this.push.reconcile(a, b!);
       return;
     }
     const store: AnySecretStore | undefined = kind === 'css' ? this.informers.clusterSecretStore(a) : this.informers.secretStore(a, b!);

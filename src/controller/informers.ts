@@ -4,13 +4,13 @@
 // backoff: a controller that silently stops watching is the failure mode to avoid.
 import { makeInformer, type Informer, type KubeConfig, type KubernetesObject, type ObjectCache, type V1Namespace, type V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { API_GROUP, type ClusterSecretStore, type ExternalSecret, type SecretStore } from '../api/types.js';
+import { API_GROUP, API_VERSION_V1ALPHA1, type ClusterSecretStore, type ExternalSecret, type PushSecret, type SecretStore } from '../api/types.js';
 import type { KubeRest } from '../kube/rest.js';
 import { MANAGED_LABEL } from './labels.js';
 
 type Cache<T extends KubernetesObject> = Informer<T> & ObjectCache<T>;
 
-export type Kind = 'externalsecrets' | 'secretstores' | 'clustersecretstores' | 'namespaces' | 'secrets';
+export type Kind = 'externalsecrets' | 'secretstores' | 'clustersecretstores' | 'namespaces' | 'secrets' | 'pushsecrets';
 
 export interface Handlers {
   add(kind: Kind, obj: KubernetesObject): void;
@@ -43,6 +43,8 @@ export class Informers {
     this.add('secretstores', crd('secretstores'), list(crd('secretstores')));
     this.add('clustersecretstores', crd('clustersecretstores'), list(crd('clustersecretstores')));
     this.add('namespaces', '/api/v1/namespaces', list('/api/v1/namespaces'));
+    const push = `/apis/${API_GROUP}/${API_VERSION_V1ALPHA1}/pushsecrets`;
+    this.add('pushsecrets', push, list(push));
     this.add('secrets', '/api/v1/secrets', list(`/api/v1/secrets?labelSelector=${encodeURIComponent(selector)}`), selector);
   }
 
@@ -103,7 +105,7 @@ export class Informers {
   async start(): Promise<void> {
     const first: Kind[] = ['namespaces', 'secretstores', 'clustersecretstores', 'secrets'];
     await Promise.all(first.map((k) => this.startOne(this.watched.get(k)!)));
-    await this.startOne(this.watched.get('externalsecrets')!);
+    await Promise.all((['externalsecrets', 'pushsecrets'] as const).map((k) => this.startOne(this.watched.get(k)!)));
   }
 
   synced(): boolean {
@@ -133,6 +135,18 @@ export class Informers {
   }
   clusterSecretStore(name: string): ClusterSecretStore | undefined {
     return this.get<ClusterSecretStore>('clustersecretstores', name);
+  }
+  secretStores(ns: string): readonly SecretStore[] {
+    return this.watched.get('secretstores')!.informer.list(ns) as unknown as SecretStore[];
+  }
+  clusterSecretStores(): readonly ClusterSecretStore[] {
+    return this.watched.get('clustersecretstores')!.informer.list() as unknown as ClusterSecretStore[];
+  }
+  pushSecret(ns: string, name: string): PushSecret | undefined {
+    return this.get<PushSecret>('pushsecrets', name, ns);
+  }
+  pushSecrets(ns?: string): readonly PushSecret[] {
+    return this.watched.get('pushsecrets')!.informer.list(ns) as unknown as PushSecret[];
   }
   namespace(name: string): V1Namespace | undefined {
     return this.get<V1Namespace>('namespaces', name);

@@ -235,9 +235,11 @@ export class ExternalSecretReconciler {
       if (gone) return { outcome: gone };
       throw new Failure('SecretSyncedError', (err as Error).message, true);
     }
-    if (selectTemplateEngine(es.metadata.name!, es.metadata.annotations, es.spec.target?.template) !== 'handlebars') return { values };
+    // The same engine choice as the agent: ESO's Go templates, or handlebars when opted in.
+    const choice = selectTemplateEngine(es.metadata.name!, es.metadata.annotations, es.spec.target?.template);
+    if (choice === 'none') return { values };
     try {
-      return { values: applyExternalSecretTemplate(this.d.engine, es.metadata.name!, es.spec.target!.template, values) };
+      return { values: applyExternalSecretTemplate(this.d.engine, es.metadata.name!, es.spec.target!.template, values, choice) };
     } catch (err) {
       throw new Failure('TemplateError', (err as Error).message, false);
     }
