@@ -235,6 +235,7 @@ export class ExternalSecretReconciler {
       if (gone) return { outcome: gone };
       throw new Failure('SecretSyncedError', (err as Error).message, true);
     }
+    // The same engine choice as the agent: ESO's Go templates, or handlebars when opted in.
     const choice = selectTemplateEngine(es.metadata.name!, es.metadata.annotations, es.spec.target?.template);
     try {
       return { values: applyExternalSecretTemplate(this.d.engine, { name: es.metadata.name!, template: es.spec.target?.template, choice }, values) };

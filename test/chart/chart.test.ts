@@ -201,6 +201,7 @@ function suite(helm: Helm): void {
     const withCrds = webhookPart(await helm.template('esi', NS, ['--include-crds']));
     const crds = ofKind(withCrds, 'CustomResourceDefinition');
     t.same(crds.map((c) => c.metadata.name).sort(), [
+      'clusterexternalsecrets.external-secrets.io', 'clusterpushsecrets.external-secrets.io',
       'clustersecretstores.external-secrets.io', 'externalsecrets.external-secrets.io',
       'pushsecrets.external-secrets.io', 'secretstores.external-secrets.io',
     ], 'crds/ holds the external-secrets.io CRDs');

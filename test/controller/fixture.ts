@@ -48,7 +48,8 @@ export async function startController(kubeconfigPath: string, args: string[], t?
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
   const output = () => out;
-  const deadline = Date.now() + 30_000;
+  // Generous: a cold `node --import tsx` start on a loaded 2-core machine took > 30 s.
+  const deadline = Date.now() + 90_000;
   while (opts.waitReady !== false && (await get(port, '/readyz')).status !== 200) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');
@@ -130,7 +131,7 @@ export async function getSecret(env: Env, ns: string, name: string): Promise<V1S
 export const decoded = (s: V1Secret | undefined): Record<string, string> =>
   Object.fromEntries(Object.entries(s?.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
 
-export async function until<X>(what: string, check: () => Promise<X | undefined | false>, ms = 30_000): Promise<X> {
+export async function until<X>(what: string, check: () => Promise<X | undefined | false>, ms = 60_000): Promise<X> {
   const deadline = Date.now() + ms;
   let last: unknown;
   for (;;) {

@@ -1,0 +1,89 @@
+// The reconciler's pure parts: the timer heap, the work queue's dedupe and backoff, the
+// refresh grid with jitter, Go durations, and the Secret plan (ownership, no-op, repair).
+import type { V1Secret } from '@kubernetes/client-node';
+import t from 'tap';
+import type { ExternalSecret } from '../../src/api/types.js';
+import { parseGoDuration } from '../../src/controller/duration.js';
+import { WorkQueue } from '../../src/controller/queue.js';
+import { jitterSpan, nextRefresh, phaseOf } from '../../src/controller/refresh.js';
+import { Schedule } from '../../src/controller/schedule.js';
+import { desiredSecret, editedByHand, planSecret } from '../../src/controller/secret.js';
+
+t.test('Schedule: one timer, earliest first, rescheduling supersedes', async (t) => {
+  const fired: string[] = [];
+  const s = new Schedule((k) => fired.push(k));
+  const now = Date.now();
+  s.at('b', now + 60);
+  s.at('a', now + 20);
+  s.at('c', now + 40);
+  s.at('c', now + 100); // supersedes the earlier entry
+  s.sooner('b', 5_000); // already due sooner: unchanged
+  await new Promise((r) => setTimeout(r, 200));
+  t.same(fired, ['a', 'b', 'c']);
+  t.equal(s.size, 0);
+  s.stop();
+});
+
+t.test('WorkQueue: a key queued twice runs once; an event during a run runs it again; failures back off', async (t) => {
+  const runs: string[] = [];
+  let fail = true;
+  const schedule = new Schedule((k) => q.add(k));
+  const q: WorkQueue = new WorkQueue({
+    workers: 2, baseDelayMs: 20, maxDelayMs: 1000, schedule,
+    handle: async (k) => {
+      runs.push(k);
+      if (k === 'x' && runs.length === 1) q.add('x'); // arrives while x runs: dirty
+      if (k === 'f' && fail) {
+        fail = false;
+        throw new Error('transient');
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    },
+  });
+  q.add('x');
+  q.add('x');
+  q.add('f');
+  q.start();
+  await new Promise((r) => setTimeout(r, 150));
+  t.same(runs.filter((k) => k === 'x').length, 2, 'deduped, then re-run once for the event during the run');
+  t.same(runs.filter((k) => k === 'f').length, 2, 'retried after its backoff');
+  t.equal(q.retry('g'), 20);
+  t.equal(q.retry('g'), 40, 'exponential per key');
+  q.forget('g');
+  t.equal(q.failuresOf('g'), 0);
+  await q.stop();
+  schedule.stop();
+});
+
+t.test('refresh grid: shared by every object of an interval, jitter bounded and stable', async (t) => {
+  const hour = 3_600_000;
+  const now = Date.UTC(2026, 0, 1, 10, 17);
+  const times = ['a', 'b', 'c', 'd'].map((uid) => nextRefresh(hour, phaseOf(uid), 30_000, now));
+  for (const at of times) t.ok(at > now && at <= Date.UTC(2026, 0, 1, 11) && at >= Date.UTC(2026, 0, 1, 11) - 30_000, 'next grid point minus ≤ 30 s');
+  t.ok(new Set(times).size > 1, 'objects are spread by their phase');
+  t.equal(phaseOf('a'), phaseOf('a'));
+  t.equal(jitterSpan(60_000, 30_000), 6_000, 'a tenth of the interval when smaller');
+  t.equal(parseGoDuration('1h30m'), 5_400_000);
+  t.equal(parseGoDuration('0'), 0);
+  t.throws(() => parseGoDuration('1d', 'spec.refreshInterval'), /spec.refreshInterval "1d" must be a Go duration/);
+});
+
+t.test('Secret plan: create, no-op, repair, conflicts, Merge', async (t) => {
+  const es = { apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: { name: 'db', namespace: 'n', uid: 'u1' }, spec: {} } as ExternalSecret;
+  const d = desiredSecret(es, { kind: 'SecretStore', name: 's' }, { pw: new TextEncoder().encode('x') });
+  const create = planSecret(d, es, undefined, () => false);
+  t.equal(create.action, 'create');
+  const body = (create as { body: V1Secret }).body;
+  t.equal(planSecret(d, es, body, () => false).action, 'none', 'identical: no write');
+  t.notOk(editedByHand(body));
+  const edited = { ...body, data: { pw: Buffer.from('tampered').toString('base64') } };
+  t.ok(editedByHand(edited), 'hash mismatch = hand edit');
+  t.equal(planSecret(d, es, edited, () => false).action, 'replace');
+  const other = { ...body, metadata: { ...body.metadata, ownerReferences: [{ apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', name: 'x', uid: 'u2', controller: true }] } };
+  t.match(planSecret(d, es, other, () => true), { action: 'refuse', reason: 'SecretConflict', message: /owned by ExternalSecret "x"/ });
+  t.match(planSecret(d, es, { metadata: { name: 'db' }, data: {} }, () => false), { action: 'refuse', message: /not managed by ESI/ });
+  const merge = desiredSecret({ ...es, spec: { target: { creationPolicy: 'Merge' } } }, { kind: 'SecretStore', name: 's' }, { pw: new TextEncoder().encode('x') });
+  t.match(planSecret(merge, es, undefined, () => false), { action: 'refuse', reason: 'SecretMissing' });
+  const merged = planSecret(merge, es, { metadata: { name: 'db' }, data: { own: 'eA==' } }, () => false) as { body: { data: Record<string, string> } };
+  t.same(Object.keys(merged.body.data).sort(), ['own', 'pw'], 'Merge keeps the other keys');
+});
