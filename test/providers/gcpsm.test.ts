@@ -71,7 +71,7 @@ await runConformance(t, {
   unsupported: { 'auth-failure': `emulator ${emu.name} lacks authentication (${GAPS.auth})` },
 });
 
-t.test('regional secrets (location): names, no replication policy, find', async (tt) => {
+t.test(`gcpsm (${emu.name}): regional secrets (location): names, no replication policy, find`, async (tt) => {
   const c = await client({ projectID: PROJECT, location: 'europe-west1' });
   const run = `r${Date.now().toString(36)}`;
   await c.pushSecret(Buffer.from(`${CANARY}-regional`), { remoteKey: `${run}-pushed` });
@@ -85,7 +85,7 @@ t.test('regional secrets (location): names, no replication policy, find', async 
   tt.equal((await caught(global.getSecret({ key: `${run}-seeded` }))).code, 'NotFound', 'a global store does not see it');
 });
 
-t.test('keys as full resource names; versions; disabled versions', async (tt) => {
+t.test(`gcpsm (${emu.name}): keys as full resource names; versions; disabled versions`, async (tt) => {
   const c = await client();
   const key = `v${Date.now().toString(36)}`;
   const v1 = await seed(key, 'one');
@@ -101,7 +101,7 @@ t.test('keys as full resource names; versions; disabled versions', async (tt) =>
   tt.equal(await c.secretExists({ remoteKey: key }), false, 'exists = the latest version is readable');
 });
 
-t.test('push: property merge, no-op when unchanged, refused over non-JSON', async (tt) => {
+t.test(`gcpsm (${emu.name}): push: property merge, no-op when unchanged, refused over non-JSON`, async (tt) => {
   const c = await client();
   const key = `p${Date.now().toString(36)}`;
   await seed(key, JSON.stringify({ user: 'app' }));
@@ -122,7 +122,7 @@ t.test('push: property merge, no-op when unchanged, refused over non-JSON', asyn
   tt.notMatch(err.message, /not json/, 'the current value is not quoted');
 });
 
-t.test('secrets ESI/ESO did not create: not overwritten, not deleted; a property push adopts them', async (tt) => {
+t.test(`gcpsm (${emu.name}): secrets ESI/ESO did not create: not overwritten, not deleted; a property push adopts them`, async (tt) => {
   const c = await client();
   const key = `u${Date.now().toString(36)}`;
   await seed(key, JSON.stringify({ keep: 'me' }));
@@ -137,7 +137,7 @@ t.test('secrets ESI/ESO did not create: not overwritten, not deleted; a property
   tt.same(JSON.parse(text(await c.getSecret({ key }))), { keep: 'me', added: 'v' });
 });
 
-t.test('metadataPolicy Fetch reads labels and annotations', async (tt) => {
+t.test(`gcpsm (${emu.name}): metadataPolicy Fetch reads labels and annotations`, async (tt) => {
   const c = await client();
   const key = `m${Date.now().toString(36)}`;
   await seed(key, 'v', { tags: { team: 'alpha' } });
@@ -148,7 +148,7 @@ t.test('metadataPolicy Fetch reads labels and annotations', async (tt) => {
   tt.same(Object.fromEntries(Object.entries(labels).map(([k, v]) => [k, text(v)])), { team: 'alpha' }, 'dataFrom.extract of the labels');
 });
 
-t.test('find: tags combined with name and path; invalid regexp', async (tt) => {
+t.test(`gcpsm (${emu.name}): find: tags combined with name and path; invalid regexp`, async (tt) => {
   const c = await client();
   const run = `f${Date.now().toString(36)}`;
   await seed(`${run}-a-1`, '1', { tags: { app: run } });
@@ -160,7 +160,7 @@ t.test('find: tags combined with name and path; invalid regexp', async (tt) => {
   tt.equal((await caught(c.getAllSecrets({}))).code, 'InvalidSpec');
 });
 
-t.test('a port that accepts but never answers: Timeout within the deadline', async (tt) => {
+t.test(`gcpsm (${emu.name}): a port that accepts but never answers: Timeout within the deadline`, async (tt) => {
   const sockets: Socket[] = [];
   const silent: Server = createServer((s) => sockets.push(s));
   await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
@@ -177,7 +177,7 @@ t.test('a port that accepts but never answers: Timeout within the deadline', asy
   tt.match(err.message, storeId);
 });
 
-t.test('SECRET_MANAGER_EMULATOR_HOST in the environment', async (tt) => {
+t.test(`gcpsm (${emu.name}): SECRET_MANAGER_EMULATOR_HOST in the environment`, async (tt) => {
   const before = process.env.SECRET_MANAGER_EMULATOR_HOST;
   tt.teardown(() => {
     if (before === undefined) delete process.env.SECRET_MANAGER_EMULATOR_HOST;
