@@ -149,7 +149,8 @@ export class ExternalSecretReconciler {
   }
 
   /** Whether values must be fetched now. */
-  private needsFetch(es: ExternalSecret, store: AnySecretStore, refresh: RefreshSpec, st: EsState | undefined, cur: V1Secret | undefined): boolean {
+  private needsFetch(es: ExternalSecret, store: AnySecretStore, refresh: RefreshSpec, seen: { st?: EsState; cur?: V1Secret }): boolean {
+    const { st, cur } = seen;
     const ready = readyCondition(es.status?.conditions)?.status === 'True';
     const secretOk = this.secretOk(es, cur);
     if (refresh.policy === 'CreatedOnce') return !ready || !secretOk;
@@ -163,14 +164,14 @@ export class ExternalSecretReconciler {
   /** First sight (e.g. after a restart): due when a grid point passed since the last write. */
   private dueOnFirstSight(es: ExternalSecret, refresh: RefreshSpec): boolean {
     const written = Date.parse(es.status?.refreshTime ?? '') || 0;
-    return Date.now() >= nextRefresh(0, refresh.intervalMs, phaseOf(es.metadata.uid ?? ''), this.d.jitterMaxMs, written);
+    return Date.now() >= nextRefresh(refresh.intervalMs, phaseOf(es.metadata.uid ?? ''), this.d.jitterMaxMs, written);
   }
 
   private schedule(es: ExternalSecret, refresh: RefreshSpec, st: EsState): void {
     const key = esKey(es.metadata.namespace!, es.metadata.name!);
     this.state.set(key, st);
     if (refresh.policy !== 'Periodic' || refresh.intervalMs === 0) return this.d.schedule.cancel(key);
-    st.due = nextRefresh(0, refresh.intervalMs, phaseOf(es.metadata.uid ?? ''), this.d.jitterMaxMs, Date.now());
+    st.due = nextRefresh(refresh.intervalMs, phaseOf(es.metadata.uid ?? ''), this.d.jitterMaxMs, Date.now());
     this.d.schedule.at(key, st.due);
   }
 
@@ -183,7 +184,7 @@ export class ExternalSecretReconciler {
     const st = prev?.uid === es.metadata.uid ? prev : undefined;
     const force = es.metadata.annotations?.[FORCE_SYNC_ANNOTATION];
     const next = (): EsState => ({ uid: es.metadata.uid!, storeVersion: versionOf(store), forceSync: force });
-    if (!this.needsFetch(es, store, refresh, st, cur)) {
+    if (!this.needsFetch(es, store, refresh, { st, cur })) {
       this.schedule(es, refresh, next());
       return { result: 'unchanged', reason: 'UpToDate' };
     }

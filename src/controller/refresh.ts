@@ -35,9 +35,10 @@ export function jitterSpan(intervalMs: number, jitterMaxMs: number): number {
   return Math.min(intervalMs / 10, jitterMaxMs);
 }
 
-/** The next refresh strictly after `now` on the grid anchored at `base` (0 = the shared grid). */
-export function nextRefresh(base: number, intervalMs: number, phase: number, jitterMaxMs: number, now: number): number {
+/** The next refresh strictly after `now` on the shared grid (multiples of the interval
+ *  since the epoch), shifted earlier by this object's phase of the jitter span. */
+export function nextRefresh(intervalMs: number, phase: number, jitterMaxMs: number, now: number): number {
   const shift = phase * jitterSpan(intervalMs, jitterMaxMs);
-  const n = Math.max(1, Math.floor((now + shift - base) / intervalMs) + 1);
-  return base + n * intervalMs - shift;
+  const n = Math.floor((now + shift) / intervalMs) + 1;
+  return n * intervalMs - shift;
 }

@@ -19,11 +19,11 @@ export function readyCondition(conditions: Condition[] | undefined): Condition |
 }
 
 /** The conditions with Ready set; the previous transition time is kept when the status stays. */
-export function withReady(conditions: Condition[] | undefined, status: 'True' | 'False', reason: string, message: string, now = new Date()): Condition[] {
+export function withReady(conditions: Condition[] | undefined, status: 'True' | 'False', reason: string, message: string): Condition[] {
   const prev = readyCondition(conditions);
   const ready: Condition = {
     type: 'Ready', status, reason, message,
-    lastTransitionTime: prev && prev.status === status && prev.lastTransitionTime ? prev.lastTransitionTime : now.toISOString(),
+    lastTransitionTime: prev && prev.status === status && prev.lastTransitionTime ? prev.lastTransitionTime : new Date().toISOString(),
   };
   return [...(conditions ?? []).filter((c) => c.type !== 'Ready'), ready];
 }

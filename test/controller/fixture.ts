@@ -9,6 +9,7 @@ import { installCrds } from '../../src/api/crds.js';
 import type { ExternalSecret } from '../../src/api/types.js';
 import { freePort } from '../platform/control-plane-process.js';
 import { useControlPlane, type ControlPlane } from '../platform/controlPlane.js';
+import type { ControlPlaneOptions } from '../platform/control-plane-process.js';
 import { spawn } from 'node:child_process';
 import { ROOT } from '../helpers/webhook.js';
 
@@ -86,8 +87,8 @@ export interface Env {
   cls: string;
 }
 
-export async function controllerEnv(t: T): Promise<Env> {
-  const cp = await useControlPlane(t);
+export async function controllerEnv(t: T, opts: ControlPlaneOptions = {}): Promise<Env> {
+  const cp = await useControlPlane(t, opts);
   await installCrds(cp.kc);
   return { cp, kc: cp.kc, core: cp.kc.makeApiClient(CoreV1Api), custom: cp.kc.makeApiClient(CustomObjectsApi), cls: `t-${randomBytes(3).toString('hex')}` };
 }

@@ -3,10 +3,12 @@
 # published Go modules at pinned versions, and caches the binaries by version under
 # ~/.cache/esi/bin. A second run finds them and does nothing.
 #
-#   test/platform/build-binaries.sh [kube-apiserver|etcd|kube-components|all]
+#   test/platform/build-binaries.sh [kube-apiserver|etcd|kube-components|all|full]
 #
+# all = etcd + kube-apiserver (the control plane; what the demo needs).
 # kube-components = kube-controller-manager, kube-scheduler and kubelet (the controllers
 # tests opt into, and the node of test/platform/node/).
+# full = all + kube-components (what the tests need; cold, one go build for all four).
 #
 # Why wrapper modules: k8s.io/kubernetes and etcd's server module carry `replace`
 # lines in their own go.mod, so `go install mod@version` refuses them. A tiny module
@@ -60,38 +62,21 @@ kube_ldflags() {
   echo "-s -w -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
 }
 
-# Concurrent runs (test files, helpers) wait for each other instead of both building:
-# every build starts with `rm -rf` of its work directory.
+# Concurrent runs (test files, helpers) wait for each other instead of both building.
 lock() { exec 9>"$bin/.$1.lock"; flock 9; }
 
-build_kube_apiserver() {
-  local out="$bin/kube-apiserver-$KUBERNETES_VERSION"
-  lock "kube-apiserver-$KUBERNETES_VERSION"
-  [ -x "$out" ] && { step "kube-apiserver $KUBERNETES_VERSION cached at $out"; return; }
-  local w="$cache/go/work/kube-apiserver-$KUBERNETES_VERSION"
-  rm -rf "$w" && mkdir -p "$w"
-  kube_wrapper "$w" kube-apiserver
-  step "kube-apiserver: compiling (several minutes on 2 cores, cached afterwards)"
-  (cd "$w" && go build -trimpath -ldflags="$(kube_ldflags)" -o "$out.tmp" k8s.io/kubernetes/cmd/kube-apiserver) \
-    || fail "go build k8s.io/kubernetes/cmd/kube-apiserver"
-  mv "$out.tmp" "$out"
-  step "kube-apiserver ready: $out"
-}
-
-# kube-controller-manager (garbage collector and the controllers a node needs),
-# kube-scheduler and kubelet: one `go build` of the three, so their shared packages (and
-# those shared with kube-apiserver, already in the build cache) compile once and the
-# linker runs in parallel.
-KUBE_COMPONENTS="kube-controller-manager kube-scheduler kubelet"
-build_kube_components() {
-  lock "kube-components-$KUBERNETES_VERSION"
+# Builds the given k8s.io/kubernetes commands (those not cached yet) in ONE `go build`:
+# packages they share compile once and their links run in parallel. Cold, all four
+# (kube-apiserver, kube-controller-manager, kube-scheduler, kubelet) build together.
+build_kube() {
+  lock "kubernetes-$KUBERNETES_VERSION"
   local missing=() c
-  for c in $KUBE_COMPONENTS; do [ -x "$bin/$c-$KUBERNETES_VERSION" ] || missing+=("$c"); done
-  [ ${#missing[@]} -eq 0 ] && { step "$KUBE_COMPONENTS $KUBERNETES_VERSION cached in $bin"; return; }
-  local w="$cache/go/work/kube-components-$KUBERNETES_VERSION"
+  for c in "$@"; do [ -x "$bin/$c-$KUBERNETES_VERSION" ] || missing+=("$c"); done
+  [ ${#missing[@]} -eq 0 ] && { step "$* $KUBERNETES_VERSION cached in $bin"; return; }
+  local w="$cache/go/work/kubernetes-$KUBERNETES_VERSION"
   rm -rf "$w" && mkdir -p "$w/out"
   kube_wrapper "$w" "${missing[@]}"
-  step "${missing[*]}: compiling (minutes on 2 cores; packages shared with kube-apiserver come from the build cache)"
+  step "${missing[*]}: compiling (minutes on 2 cores; cached afterwards)"
   local pkgs=() started=$SECONDS
   for c in "${missing[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
   (cd "$w" && go build -trimpath -ldflags="$(kube_ldflags)" -o "$w/out/" "${pkgs[@]}") \
@@ -99,6 +84,10 @@ build_kube_components() {
   for c in "${missing[@]}"; do mv "$w/out/$c" "$bin/$c-$KUBERNETES_VERSION"; done
   step "${missing[*]} ready in $bin ($((SECONDS - started))s)"
 }
+
+# kube-controller-manager (garbage collector and the controllers a node needs),
+# kube-scheduler and kubelet (test/platform/node/).
+KUBE_COMPONENTS="kube-controller-manager kube-scheduler kubelet"
 
 build_etcd() {
   local out="$bin/etcd-$ETCD_VERSION"
@@ -123,9 +112,15 @@ build_etcd() {
 }
 
 case "${1:-all}" in
-  kube-apiserver) build_kube_apiserver ;;
+  kube-apiserver) build_kube kube-apiserver ;;
   etcd) build_etcd ;;
-  kube-components) build_kube_components ;;
-  all) build_etcd; build_kube_apiserver; build_kube_components ;;
-  *) echo "usage: $0 [kube-apiserver|etcd|kube-components|all]" >&2; exit 2 ;;
+  # shellcheck disable=SC2086
+  kube-components) build_kube $KUBE_COMPONENTS ;;
+  # The control plane (what the demo needs).
+  all) build_etcd; build_kube kube-apiserver ;;
+  # Everything the tests need (npm run platform:build): cold, the four Kubernetes commands
+  # compile in one go build.
+  # shellcheck disable=SC2086
+  full) build_etcd; build_kube kube-apiserver $KUBE_COMPONENTS ;;
+  *) echo "usage: $0 [kube-apiserver|etcd|kube-components|all|full]" >&2; exit 2 ;;
 esac

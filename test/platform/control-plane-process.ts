@@ -130,6 +130,8 @@ export async function startControlPlane(dir: string, opts: ControlPlaneOptions =
     // Webhook Services resolve to their endpoints (pod addresses) rather than a ClusterIP:
     // there is no kube-proxy, and a node's pod network is routed to this host.
     '--enable-aggregator-routing=true',
+    // Reach a node's kubelet (logs, exec) at its address, never by resolving its name.
+    '--kubelet-preferred-address-types=InternalIP',
     '--enable-priority-and-fairness=false', '--profiling=false', '--v=1',
   ];
   let apiserver = launch(bins.apiserver, args, log);

@@ -19,7 +19,8 @@ export type ControllerName =
   | 'endpoints-controller'
   | 'endpointslice-controller'
   | 'disruption-controller'
-  | 'pod-garbage-collector-controller';
+  | 'pod-garbage-collector-controller'
+  | 'node-lifecycle-controller';
 
 export interface ControllerManagerInput {
   dir: string;

@@ -6,7 +6,7 @@
 // Values travel as bytes; they never reach a log line or an error message.
 import { Client, Metadata, type ChannelCredentials, type ServiceError } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { guard } from '../errors.js';
+import { guard, toProviderError } from '../errors.js';
 import { propertySegments, selectProperty, valueAsMap } from '../json-path.js';
 import { ProviderError, type FindRef, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 import {
@@ -18,7 +18,7 @@ import {
   METHODS,
   type MethodName,
 } from './contract.js';
-import { fromReplyError, fromStatus, isServiceError, type CallInfo } from './errors.js';
+import { classifyGrpc, isRetryable, isServiceError, ReplyError, type CallInfo } from './errors.js';
 import { decode, encode, WireError, type Message, type Schema } from './wire.js';
 
 export const MAX_ATTEMPTS = 3;
@@ -98,9 +98,9 @@ export class GrpcSecretsClient implements SecretsClient {
       try {
         return await this.unary(path, body);
       } catch (err) {
-        if (!isServiceError(err)) throw new ProviderError('Unknown', this.o.storeId, `${method} failed: ${(err as Error).name}`, key, { cause: err });
-        const { error, retryable } = fromStatus(err, this.info(method, key, attempt, value));
-        if (!retryable || attempt >= MAX_ATTEMPTS || this.closed) throw error;
+        const info = this.info(method, key, attempt, value);
+        const error = toProviderError(err, { storeId: this.o.storeId, key, ...(isServiceError(err) ? {} : { op: method }) }, classifyGrpc(info));
+        if (!isRetryable(err, info) || attempt >= MAX_ATTEMPTS || this.closed) throw error;
         const delay = backoffMs(attempt);
         this.o.logger.debug({ method, key, attempt, code: error.code, delayMs: delay }, 'grpc plugin call failed, retrying');
         await (this.o.sleep ?? wait)(delay);
@@ -120,7 +120,7 @@ export class GrpcSecretsClient implements SecretsClient {
       throw new ProviderError('Unknown', this.o.storeId, `plugin at ${this.o.url} sent a ${method} reply that is not a ${replySchema.name} (${why})`, key);
     }
     const error = reply.error as string;
-    if (error && error.trim() !== '') throw fromReplyError(error, this.info(method, key, 1, value));
+    if (error && error.trim() !== '') throw toProviderError(new ReplyError(error), { storeId: this.o.storeId, key }, classifyGrpc(this.info(method, key, 1, value)));
     return reply;
   }
 
