@@ -104,6 +104,9 @@ function checkSecret(raw: unknown, i: number, stores: Obj, seen: Set<string>): v
   arr(s.data, `${f}.data`).forEach((d, j) => checkData(d, `${f}.data[${j}]`));
   arr(s.dataFrom, `${f}.dataFrom`).forEach((d, j) => obj(d, `${f}.dataFrom[${j}]`));
   if (s.template !== undefined) obj(s.template, `${f}.template`);
+  if (s.templateEngine !== undefined && s.templateEngine !== 'go' && s.templateEngine !== 'handlebars') {
+    throw new ConfigError(`${f}.templateEngine`, `must be "go" or "handlebars", got "${String(s.templateEngine)}"`);
+  }
   if (arr(s.data, '').length === 0 && arr(s.dataFrom, '').length === 0) {
     throw new ConfigError(f, 'has neither data nor dataFrom');
   }

@@ -1,6 +1,6 @@
 // Stage 2: turn fetched values into the file set the writer publishes.
 //   <name>/<key>   one file per key of each mounted ExternalSecret (after the
-//                  ExternalSecret's own handlebars target.template, if any);
+//                  ExternalSecret's own target.template, Go or handlebars, if any);
 //   <file>         one file per `esi.dev/template-<file>` template.
 // Every name is validated here (no "/", "..", or names the writer reserves) because keys
 // come from remote stores (dataFrom.find) and must not escape the volume.
@@ -30,7 +30,7 @@ export function renderFiles(config: AgentConfig, fetched: ReadonlyMap<string, Se
   for (const secret of config.secrets) {
     const raw = fetched.get(secret.name);
     if (!raw) throw new RenderError(`ExternalSecret "${secret.name}": no data was fetched`);
-    const data = secret.template ? applyExternalSecretTemplate(engine, secret.name, secret.template, raw) : raw;
+    const data = secret.template ? applyExternalSecretTemplate(engine, secret.name, secret.template, raw, secret.templateEngine ?? 'handlebars') : raw;
     scopes.set(secret.name, data);
     for (const [key, value] of Object.entries(data)) {
       const problem = fileNameProblem(key);

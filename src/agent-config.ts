@@ -38,8 +38,10 @@ export interface AgentSecret {
   store: string;
   data: ExternalSecretData[];
   dataFrom: ExternalSecretDataFromRemoteRef[];
-  /** The ExternalSecret's own `target.template`, when it selects handlebars. */
+  /** The ExternalSecret's own `target.template`, when it has one. */
   template?: ExternalSecretTemplate;
+  /** The engine that renders `template`: Go (ESO's, the default) or handlebars (opt-in). */
+  templateEngine?: 'go' | 'handlebars';
 }
 
 /** A file rendered from a handlebars template (annotation `esi.dev/template-<file>`). */

@@ -8,6 +8,7 @@ import type { AnySecretStore, ClusterSecretStore, ExternalSecret, SecretStore, S
 import { admissionWarning, clusterStoreAdmits, podIdentity, referencedObjects, servesControllerClass, storeSpecProblems, type CredentialRef } from '../src/stores/access.js';
 import { selectTemplateEngine, type TemplateEngineChoice } from '../src/templating/eso.js';
 import type { InjectionRequest } from './annotations.js';
+import { externalSecretProblems } from './es-checks.js';
 
 export interface ObjectLookup {
   externalSecret(namespace: string, name: string): ExternalSecret | undefined;
@@ -75,6 +76,7 @@ function checkEntries(es: ExternalSecret, problems: string[]): void {
     if (d.sourceRef) problems.push(`${where}: spec.dataFrom[${i}].sourceRef (generators, other stores) is not supported by ESI`);
   });
   if (!es.spec.data?.length && !es.spec.dataFrom?.length) problems.push(`${where}: has neither spec.data nor spec.dataFrom; nothing to mount`);
+  problems.push(...externalSecretProblems(es));
 }
 
 function checkStore(store: AnySecretStore, env: { pod: PodFacts; lookup: ObjectLookup; opts: ResolveOptions }, problems: string[]): ResolvedStore | undefined {
@@ -141,7 +143,7 @@ export function resolve(pod: PodFacts, request: InjectionRequest, lookup: Object
     }
     secrets.push({
       name, store: key, data: es.spec.data ?? [], dataFrom: es.spec.dataFrom ?? [],
-      ...(engine === 'handlebars' ? { template: es.spec.target!.template! } : {}),
+      ...(engine !== 'none' ? { template: es.spec.target!.template!, templateEngine: engine } : {}),
     });
   }
   // A store that failed its checks is reported once per ExternalSecret using it; dedupe.

@@ -82,6 +82,7 @@ export interface VaultCertAuth {
   clientCert?: SecretKeySelector;
   secretRef?: SecretKeySelector;
   path?: string;
+  vaultRole?: string;
 }
 
 /** One auth method is set. */
@@ -95,6 +96,10 @@ export interface VaultAuth {
   cert?: VaultCertAuth;
   /** AWS IAM auth: accepted, not implemented by ESI. */
   iam?: Record<string, unknown>;
+  /** GCP auth: accepted, not implemented by ESI. */
+  gcp?: Record<string, unknown>;
+  /** Namespace to log in to, when it differs from the provider's. */
+  namespace?: string;
 }
 
 export interface VaultClientTLS {
@@ -119,6 +124,8 @@ export interface VaultProvider {
   readYourWrites?: boolean;
   forwardInconsistent?: boolean;
   headers?: Record<string, string>;
+  /** Check-and-set for KV v2 writes. */
+  checkAndSet?: { required?: boolean };
 }
 
 // ---------------------------------------------------------------- AWS
@@ -145,7 +152,10 @@ export interface AWSTag {
 }
 
 export interface AWSProvider {
-  service: 'SecretsManager' | 'ParameterStore';
+  /** `CertificateManager` is accepted; ESI serves the other two. */
+  service: 'SecretsManager' | 'ParameterStore' | 'CertificateManager';
+  sessionTagsPolicy?: 'None' | 'Simple' | 'Custom';
+  customSessionTags?: Record<string, string>;
   region: string;
   /** Role ARN to assume. */
   role?: string;
@@ -187,6 +197,10 @@ export interface AzureKVProvider {
   /** Client id of a user-assigned managed identity. */
   identityId?: string;
   environmentType?: AzureEnvironmentType;
+  /** Upstream implementation switch; ESI has one implementation and ignores it. */
+  useAzureSDK?: boolean;
+  /** Endpoints of a custom cloud: accepted, not implemented by ESI. */
+  customCloudConfig?: Record<string, unknown>;
 }
 
 // ---------------------------------------------------------------- GCP Secret Manager
@@ -201,6 +215,8 @@ export interface GCPWorkloadIdentity {
 export interface GCPSMAuth {
   secretRef?: { secretAccessKeySecretRef?: SecretKeySelector };
   workloadIdentity?: GCPWorkloadIdentity;
+  /** Workload identity federation: accepted, not implemented by ESI. */
+  workloadIdentityFederation?: Record<string, unknown>;
 }
 
 export interface GCPSMProvider {
@@ -208,6 +224,8 @@ export interface GCPSMProvider {
   /** Region of regional secrets; global secrets when omitted. */
   location?: string;
   auth?: GCPSMAuth;
+  /** How a version is chosen when none is named (upstream `LatestOrFail` / `LatestOrFetch`). */
+  secretVersionSelectionPolicy?: string;
 }
 
 // ---------------------------------------------------------------- Kubernetes
@@ -246,6 +264,8 @@ export interface FakeProviderData {
 
 export interface FakeProvider {
   data: FakeProviderData[];
+  /** Upstream test hook: the validation result the store reports. */
+  validationResult?: number;
 }
 
 // ---------------------------------------------------------------- gRPC (ESI addition, docs/providers/grpc.md)
@@ -269,14 +289,18 @@ export interface GRPCProvider {
 export const OTHER_PROVIDER_NAMES = [
   'akeyless',
   'alibaba',
+  'barbican',
   'beyondtrust',
+  'beyondtrustworkloadcredentials',
   'bitwardensecretsmanager',
   'chef',
   'cloudrusm',
   'conjur',
+  'crd',
   'delinea',
   'device42',
   'doppler',
+  'dvls',
   'fortanix',
   'github',
   'gitlab',
@@ -284,10 +308,13 @@ export const OTHER_PROVIDER_NAMES = [
   'infisical',
   'keepersecurity',
   'ngrok',
+  'nebiusmysterybox',
   'onboardbase',
   'onepassword',
   'onepasswordSDK',
+  'openBao',
   'oracle',
+  'ovh',
   'passbolt',
   'passworddepot',
   'previder',

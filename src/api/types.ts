@@ -18,6 +18,8 @@ export const KIND_EXTERNAL_SECRET = 'ExternalSecret';
 export const KIND_SECRET_STORE = 'SecretStore';
 export const KIND_CLUSTER_SECRET_STORE = 'ClusterSecretStore';
 export const KIND_PUSH_SECRET = 'PushSecret';
+export const KIND_CLUSTER_EXTERNAL_SECRET = 'ClusterExternalSecret';
+export const KIND_CLUSTER_PUSH_SECRET = 'ClusterPushSecret';
 
 /** Plural resource names, as in REST paths. */
 export const RESOURCES = {
@@ -62,6 +64,8 @@ export type Duration = string;
 export type ConversionStrategy = 'Default' | 'Unicode';
 export type DecodingStrategy = 'Auto' | 'Base64' | 'Base64URL' | 'None';
 export type MetadataPolicy = 'None' | 'Fetch';
+/** `Ignore` (default): values with NUL bytes are kept; `Fail`: such a value is an error. */
+export type NullBytePolicy = 'Ignore' | 'Fail';
 
 // ---------------------------------------------------------------- ExternalSecret
 
@@ -77,11 +81,13 @@ export interface ExternalSecretDataRemoteRef {
   decodingStrategy?: DecodingStrategy;
   /** `None` (read the value, default) or `Fetch` (read the remote secret's metadata/tags). */
   metadataPolicy?: MetadataPolicy;
+  nullBytePolicy?: NullBytePolicy;
 }
 
-/** Overrides the ExternalSecret's store for one `data` entry. */
+/** Overrides the ExternalSecret's store for one `data` entry, or reads from a generator. */
 export interface StoreSourceRef {
   storeRef?: SecretStoreRef;
+  generatorRef?: GeneratorRef;
 }
 
 /** Overrides the store for one `dataFrom` entry, or reads from a generator. */
@@ -105,6 +111,7 @@ export interface ExternalSecretFind {
   tags?: Record<string, string>;
   conversionStrategy?: ConversionStrategy;
   decodingStrategy?: DecodingStrategy;
+  nullBytePolicy?: NullBytePolicy;
 }
 
 export interface ExternalSecretRewriteRegexp {
@@ -119,10 +126,21 @@ export interface ExternalSecretRewriteTransform {
   template: string;
 }
 
+/** Merges fetched JSON values into one key (accepted; ESI refuses it at admission). */
+export interface ExternalSecretRewriteMerge {
+  conflictPolicy?: 'Ignore' | 'Error';
+  into?: string;
+  priority?: string[];
+  priorityPolicy?: 'IgnoreNotFound' | 'Strict';
+  strategy?: 'Extract' | 'JSON';
+}
+
 /** One rewrite step applied to the keys of a `dataFrom` entry (steps chain in order). */
 export interface ExternalSecretRewrite {
   regexp?: ExternalSecretRewriteRegexp;
+  /** A Go template (ESO engine v2) rendering each key, rendered by ESI's Go template engine. */
   transform?: ExternalSecretRewriteTransform;
+  merge?: ExternalSecretRewriteMerge;
 }
 
 /** One `dataFrom` entry: exactly one of `extract`, `find` or `sourceRef.generatorRef`. */
@@ -137,7 +155,8 @@ export interface ExternalSecretDataFromRemoteRef {
 export type TemplateEngineVersion = 'v1' | 'v2';
 export type TemplateMergePolicy = 'Replace' | 'Merge';
 export type TemplateScope = 'Values' | 'KeysAndValues';
-export type TemplateTarget = 'Data' | 'Annotations' | 'Labels';
+/** `Data`, `Annotations`, `Labels` (upstream may add more: the CRD accepts any string). */
+export type TemplateTarget = 'Data' | 'Annotations' | 'Labels' | (string & {});
 
 export interface TemplateRefItem {
   key: string;
@@ -158,6 +177,8 @@ export interface TemplateFrom {
   target?: TemplateTarget;
   /** An inline template. */
   literal?: string;
+  /** How values of configMap / secret sources are decoded. */
+  valuesDecodingStrategy?: DecodingStrategy;
 }
 
 export interface ExternalSecretTemplateMetadata {
@@ -166,7 +187,8 @@ export interface ExternalSecretTemplateMetadata {
   finalizers?: string[];
 }
 
-/** The blueprint of the target Secret (ESI's agent renders `data` with handlebars). */
+/** The blueprint of the target Secret: Go templates (ESO engine v2), or handlebars when the
+ *  ExternalSecret opts in (see src/templating/eso.ts). */
 export interface ExternalSecretTemplate {
   /** Secret type, e.g. `kubernetes.io/dockerconfigjson`. */
   type?: string;
@@ -178,7 +200,7 @@ export interface ExternalSecretTemplate {
   templateFrom?: TemplateFrom[];
 }
 
-export type CreationPolicy = 'Owner' | 'Orphan' | 'Merge' | 'None';
+export type CreationPolicy = 'Owner' | 'Orphan' | 'Merge' | 'None' | 'CreateOrMerge';
 export type DeletionPolicy = 'Delete' | 'Merge' | 'Retain';
 
 /** The Kubernetes Secret the reconciler writes (ignored by the injector, which writes files). */
@@ -191,6 +213,14 @@ export interface ExternalSecretTarget {
   deletionPolicy?: DeletionPolicy;
   template?: ExternalSecretTemplate;
   immutable?: boolean;
+  /** Write another kind of object instead of a Secret (reconciler only). */
+  manifest?: { apiVersion: string; kind: string };
+}
+
+/** Windows in which syncing is allowed or denied (accepted; ESI refuses it at admission). */
+export interface SyncWindows {
+  kind: 'allow' | 'deny';
+  windows: { schedule?: string; duration?: string }[];
 }
 
 export type RefreshPolicy = 'CreatedOnce' | 'Periodic' | 'OnChange';
@@ -205,6 +235,7 @@ export interface ExternalSecretSpec {
   refreshPolicy?: RefreshPolicy;
   data?: ExternalSecretData[];
   dataFrom?: ExternalSecretDataFromRemoteRef[];
+  syncWindows?: SyncWindows;
 }
 
 export interface ExternalSecretStatus {
@@ -245,8 +276,8 @@ export interface SecretStoreSpec {
   controller?: string;
   provider: SecretStoreProvider;
   retrySettings?: SecretStoreRetrySettings;
-  /** Seconds between store validations (an integer, unlike ExternalSecret's duration). */
-  refreshInterval?: number;
+  /** Between store validations: seconds (an integer) or a Go duration string. */
+  refreshInterval?: number | string;
   /** Only honoured on ClusterSecretStores (the field is shared, as upstream). */
   conditions?: ClusterSecretStoreCondition[];
 }
@@ -330,6 +361,8 @@ export interface PushSecretSpec {
   /** `None` when omitted: remote secrets outlive the PushSecret. */
   deletionPolicy?: PushSecretDeletionPolicy;
   template?: ExternalSecretTemplate;
+  /** Bulk pushes of every key (accepted as documents; not served by ESI). */
+  dataTo?: Record<string, unknown>[];
 }
 
 export interface PushSecretStatus {
@@ -346,4 +379,69 @@ export interface PushSecret {
   metadata: V1ObjectMeta;
   spec: PushSecretSpec;
   status?: PushSecretStatus;
+}
+
+// ---------------------------------------------------------------- ClusterExternalSecret / ClusterPushSecret
+
+/** Labels and annotations of the namespaced objects a cluster kind writes. */
+export interface TemplatedObjectMetadata {
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
+export interface NamespaceFailure {
+  namespace: string;
+  reason?: string;
+}
+
+export interface ClusterExternalSecretSpec {
+  externalSecretSpec: ExternalSecretSpec;
+  /** The ClusterExternalSecret's name when omitted. */
+  externalSecretName?: string;
+  externalSecretMetadata?: TemplatedObjectMetadata;
+  /** Deprecated upstream in favour of `namespaceSelectors`. */
+  namespaceSelector?: V1LabelSelector;
+  namespaceSelectors?: V1LabelSelector[];
+  namespaces?: string[];
+  /** How often the namespace selection is re-evaluated. */
+  refreshTime?: Duration;
+}
+
+export interface ClusterExternalSecretStatus {
+  conditions?: Condition[];
+  externalSecretName?: string;
+  provisionedNamespaces?: string[];
+  failedNamespaces?: NamespaceFailure[];
+}
+
+export interface ClusterExternalSecret {
+  apiVersion: typeof EXTERNAL_SECRET_API_VERSION;
+  kind: typeof KIND_CLUSTER_EXTERNAL_SECRET;
+  metadata: V1ObjectMeta;
+  spec: ClusterExternalSecretSpec;
+  status?: ClusterExternalSecretStatus;
+}
+
+export interface ClusterPushSecretSpec {
+  pushSecretSpec: PushSecretSpec;
+  /** The ClusterPushSecret's name when omitted. */
+  pushSecretName?: string;
+  pushSecretMetadata?: TemplatedObjectMetadata;
+  namespaceSelectors?: V1LabelSelector[];
+  refreshTime?: Duration;
+}
+
+export interface ClusterPushSecretStatus {
+  conditions?: Condition[];
+  pushSecretName?: string;
+  provisionedNamespaces?: string[];
+  failedNamespaces?: NamespaceFailure[];
+}
+
+export interface ClusterPushSecret {
+  apiVersion: typeof PUSH_SECRET_API_VERSION;
+  kind: typeof KIND_CLUSTER_PUSH_SECRET;
+  metadata: V1ObjectMeta;
+  spec: ClusterPushSecretSpec;
+  status?: ClusterPushSecretStatus;
 }

@@ -3,6 +3,7 @@ import type { ExternalSecretRewrite } from '../api/types.js';
 import { RemoteRefError } from '../providers/errors.js';
 import { compileGoRegexp } from '../providers/regexp.js';
 import { emptySecretMap, type SecretMap } from '../providers/types.js';
+import { transformKeys } from '../templating/go/index.js';
 
 /** Go's Regexp.Expand: `$1`, `${1}`, `$name`, `${name}`; `$$` is a dollar; a name
  *  is the longest run of letters, digits and `_`; unknown groups expand to nothing. */
@@ -29,7 +30,11 @@ function rewriteKey(re: RegExp, target: string, key: string): string {
 export function applyRewrites(rewrites: ExternalSecretRewrite[], map: SecretMap): SecretMap {
   let cur = map;
   for (const [i, rw] of rewrites.entries()) {
-    if (rw.transform) throw new RemoteRefError(`rewrite[${i}].transform uses Go templates, which ESI does not implement`, 'Unsupported');
+    if (rw.transform) {
+      // A Go template (ESO engine v2) rendering each key, bound to `.value`.
+      cur = transformKeys(`rewrite[${i}].transform`, rw.transform.template, cur);
+      continue;
+    }
     if (!rw.regexp) throw new RemoteRefError(`rewrite[${i}] has no regexp`, 'InvalidSpec');
     const re = compileGoRegexp(rw.regexp.source);
     const next = emptySecretMap();

@@ -132,7 +132,7 @@ t.test('discovery: short names and the external-secrets category', async (t) => 
   for (const name of crdNames) {
     const crd = await api.readCustomResourceDefinition({ name });
     const accepted = crd.status?.acceptedNames;
-    t.ok(accepted?.shortNames?.length === 1, `${name} short name accepted`);
+    t.same(accepted?.shortNames, crd.spec.names.shortNames, `${name} short names accepted`);
     t.same(accepted?.categories, ['external-secrets']);
   }
 });
@@ -171,7 +171,7 @@ t.test('valid fixtures and examples apply unchanged', async (t) => {
 t.test('invalid fixtures are rejected with a message that says what to fix', async (t) => {
   const namespace = await createNamespace(kc, 'esi-api-crds-bad', t);
   const files = await yamlFiles(join(FIXTURES, 'invalid'));
-  t.ok(files.length >= 20, `${files.length} invalid fixtures`);
+  t.ok(files.length >= 15, `${files.length} invalid fixtures`);
   for (const file of files) {
     const { docs, expect } = await readManifests(file);
     const label = basename(file);

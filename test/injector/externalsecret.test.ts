@@ -2,6 +2,7 @@
 // strategies, properties, key conversion, rewrites, and data + dataFrom resolution
 // against the real fake provider.
 import t from 'tap';
+import { stopEngine } from '../../src/templating/go/runner.js';
 import pino from 'pino';
 import type { AgentSecret } from '../../src/agent-config.js';
 import { provider } from '../../src/providers/fake/index.js';
@@ -9,6 +10,7 @@ import { applyRewrites, convertKey, decodeValue, expandGoTemplate, fetchExternal
 import { extractProperty } from '../../src/providers/json-path.js';
 import type { SecretsClient } from '../../src/providers/types.js';
 
+t.teardown(stopEngine);
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 const dec = (b: Uint8Array | undefined): string => new TextDecoder().decode(b);
 const CANARY = 'CANARY-rr-91b2';
@@ -68,7 +70,10 @@ t.test('key conversion and rewrite', async (tt) => {
     map,
   );
   tt.same(Object.keys(out).sort(), ['APP_db_pass', 'APP_db_user', 'other']);
-  tt.throws(() => applyRewrites([{ transform: { template: '{{ .value }}' } }], map), /Go templates/);
+  // transform: ESO's Go template per key, `.value` bound to the key (rendered by the Go engine).
+  const upper = applyRewrites([{ transform: { template: '{{ .value | upper }}' } }, { regexp: { source: '/', target: '_' } }], map);
+  tt.same(Object.keys(upper).sort(), ['APP_DB-PASS', 'APP_DB-USER', 'OTHER']);
+  tt.throws(() => applyRewrites([{ transform: { template: '{{ .nope }}' } }], map), /rewrite\[0\]\.transform line 1, column 3: .*no entry for key "nope"/);
   tt.throws(() => applyRewrites([{ regexp: { source: '(', target: '' } }], map), /invalid rewrite regexp/);
 });
 

@@ -206,6 +206,7 @@ t.test('engine selection for ExternalSecret templates', async (tt) => {
   const tpl = { data: { k: '{{password}}' } };
   tt.equal(selectTemplateEngine('db', undefined, undefined), 'none');
   tt.equal(selectTemplateEngine('db', { 'esi.dev/template-engine': 'handlebars' }, tpl), 'handlebars');
-  tt.throws(() => selectTemplateEngine('db', {}, { engineVersion: 'v2', data: { k: '{{ .password }}' } }), /is a Go template.*esi\.dev\/template-engine: handlebars/);
+  // Without the opt-in a template is ESO's Go template (test/templating/go-engine.test.ts).
+  tt.equal(selectTemplateEngine('db', {}, { engineVersion: 'v2', data: { k: '{{ .password }}' } }), 'go');
   tt.throws(() => selectTemplateEngine('db', { 'esi.dev/template-engine': 'go' }, tpl), /must be "handlebars"/);
 });

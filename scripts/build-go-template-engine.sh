@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Builds ESI's Go template engine (src/templating/go/engine: text/template + Sprig + ESO's
+# helpers) twice: as WebAssembly (GOOS=wasip1, a WASI reactor that Node runs in a worker,
+# see src/templating/go/) and natively (the reference of the differential tests). Module
+# versions are pinned by the engine's go.mod/go.sum; outputs are cached under
+# ~/.cache/esi/go-template/<source hash>/, the hash over the engine's go.mod, go.sum and
+# *.go files (src/templating/go/locate.ts computes the same hash to find them). A second
+# run with unchanged sources does nothing.
+#
+#   scripts/build-go-template-engine.sh          # build if needed, print the directory
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+src="$root/src/templating/go/engine"
+cache=${ESI_CACHE:-$HOME/.cache/esi}
+mkdir -p "$cache/go/mod" "$cache/go/build"
+export GOMODCACHE="$cache/go/mod" GOCACHE="$cache/go/build" GOFLAGS=-mod=readonly GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
+export GOPROXY=${GOPROXY:-https://proxy.golang.org,direct}
+
+step() { printf '[build-go-template-engine] %s\n' "$*" >&2; }
+
+hash=$(cd "$src" && for f in $(ls go.mod go.sum ./*.go | sed 's#^\./##' | LC_ALL=C sort); do printf '%s\0' "$f"; cat "$f"; printf '\0'; done | sha256sum | cut -c1-16)
+out="$cache/go-template/$hash"
+if [ -f "$out/engine.wasm" ] && [ -x "$out/engine-native" ]; then
+  step "cached at $out"
+  echo "$out"
+  exit 0
+fi
+command -v go >/dev/null || { step "FAILED: the Go toolchain (go) is not on PATH"; exit 1; }
+tmp="$out.tmp.$$"
+rm -rf "$tmp" && mkdir -p "$tmp"
+trap 'rm -rf "$tmp"' EXIT
+step "building $hash (WebAssembly, then native; a few minutes cold on 2 cores)"
+(cd "$src" && GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 go build -trimpath -buildmode=c-shared -ldflags='-s -w' -o "$tmp/engine.wasm" .)
+(cd "$src" && CGO_ENABLED=0 go build -trimpath -o "$tmp/engine-native" .)
+rm -rf "$out" && mv "$tmp" "$out"
+trap - EXIT
+step "ready: $out"
+echo "$out"

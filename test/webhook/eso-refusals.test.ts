@@ -1,0 +1,81 @@
+// Serve it or refuse it at admission: an ExternalSecret ESI's CRDs accept (because ESO's
+// do) but that uses a feature ESI does not serve is refused when a pod mounts it, with the
+// field and what ESI supports instead; Go templates (target.template, rewrite transforms)
+// are parsed there. One case per unsupported feature; the served ones resolve.
+import t from 'tap';
+import { ManifestLookup } from '../../webhook/inject-cmd.js';
+import { resolve } from '../../webhook/resolve.js';
+import type { InjectionRequest } from '../../webhook/annotations.js';
+import { stopEngine } from '../../src/templating/go/runner.js';
+
+t.teardown(stopEngine);
+const NS = 'team-a';
+const store = { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'fake', namespace: NS }, spec: { provider: { fake: { data: [{ key: 'k', value: 'v' }] } } } };
+const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } };
+const data = [{ secretKey: 'k', remoteRef: { key: 'k' } }];
+
+function verdict(spec: Record<string, unknown>, annotations?: Record<string, string>) {
+  const es = { apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: { name: 'es', namespace: NS, ...(annotations ? { annotations } : {}) }, spec: { secretStoreRef: { name: 'fake' }, ...spec } };
+  const lookup = new ManifestLookup([namespace, store, es]);
+  return resolve({ namespace: NS, serviceAccountName: 'default' }, { secrets: ['es'] } as unknown as InjectionRequest, lookup);
+}
+
+function refused(t: Tap, what: string, spec: Record<string, unknown>, expected: RegExp, annotations?: Record<string, string>): void {
+  const r = verdict(spec, annotations);
+  t.notOk(r.ok, `${what} is refused`);
+  if (!r.ok) t.match(r.problems.join('\n'), expected, what);
+}
+type Tap = Pick<typeof t, 'notOk' | 'match'>;
+
+t.test('each unsupported feature is a denial naming the field and the alternative', async (t) => {
+  refused(t, 'syncWindows', { data, syncWindows: { kind: 'allow', windows: [{ schedule: '0 2 * * *', duration: '1h' }] } },
+    /ExternalSecret "es": spec\.syncWindows is not supported by ESI \(the agent refreshes on spec\.refreshInterval/);
+  refused(t, 'rewrite merge', { dataFrom: [{ extract: { key: 'k' }, rewrite: [{ merge: { into: 'all', strategy: 'JSON' } }] }] },
+    /spec\.dataFrom\[0\]\.rewrite\[0\]\.merge is not supported by ESI; use regexp or transform rewrites/);
+  refused(t, 'nullBytePolicy Fail', { data: [{ secretKey: 'k', remoteRef: { key: 'k', nullBytePolicy: 'Fail' } }] },
+    /spec\.data\[0\]\.remoteRef\.nullBytePolicy Fail is not supported by ESI .* remove it/);
+  refused(t, 'templateFrom configMap', { data, target: { template: { templateFrom: [{ configMap: { name: 'tpl', items: [{ key: 'a' }] } }] } } },
+    /spec\.target\.template\.templateFrom\[0\]\.configMap is not supported by ESI .* inline the template as templateFrom\[0\]\.literal/);
+  refused(t, 'templateFrom secret', { data, target: { template: { templateFrom: [{ secret: { name: 'tpl', items: [{ key: 'a' }] } }] } } },
+    /templateFrom\[0\]\.secret is not supported by ESI/);
+  refused(t, 'engineVersion v1', { data, target: { template: { engineVersion: 'v1', data: { a: '{{ .k | toString }}' } } } },
+    /engineVersion v1 .* is not supported by ESI; use engineVersion v2/);
+  refused(t, 'generator sourceRef', { dataFrom: [{ sourceRef: { generatorRef: { kind: 'Password', name: 'p' } } }] },
+    /spec\.dataFrom\[0\]\.sourceRef \(generators, other stores\) is not supported by ESI/);
+  refused(t, 'per-entry store', { data: [{ secretKey: 'k', remoteRef: { key: 'k' }, sourceRef: { storeRef: { name: 'other' } } }] },
+    /spec\.data\[0\]\.sourceRef is not supported by ESI; use spec\.secretStoreRef/);
+  refused(t, 'no store', { secretStoreRef: undefined, data }, /spec\.secretStoreRef\.name is required by ESI/);
+});
+
+t.test('checks ESO leaves to its controller are made at admission', async (t) => {
+  refused(t, 'empty key', { data: [{ secretKey: 'k', remoteRef: { key: '' } }] }, /spec\.data\[0\]\.remoteRef\.key must not be empty/);
+  refused(t, 'dataFrom with two sources', { dataFrom: [{ extract: { key: 'a' }, find: { path: 'p' } }] }, /spec\.dataFrom\[0\] must set exactly one of extract or find \(has extract, find\)/);
+  refused(t, 'empty find', { dataFrom: [{ find: {} }] }, /spec\.dataFrom\[0\]\.find must set name\.regexp, path or tags/);
+  refused(t, 'rewrite with both', { dataFrom: [{ extract: { key: 'a' }, rewrite: [{ regexp: { source: 'a', target: 'b' }, transform: { template: '{{ .value }}' } }] }] },
+    /rewrite\[0\] must set exactly one of regexp or transform \(has regexp, transform\)/);
+  refused(t, 'bad rewrite regexp', { dataFrom: [{ extract: { key: 'a' }, rewrite: [{ regexp: { source: '(', target: 'b' } }] }] }, /rewrite\[0\]\.regexp\.source: invalid rewrite regexp/);
+  refused(t, 'neither data nor dataFrom', {}, /has neither spec\.data nor spec\.dataFrom/);
+});
+
+t.test('Go templates are parsed at admission: the denial names the template and the line', async (t) => {
+  refused(t, 'target.template syntax', { data, target: { template: { data: { conf: 'a\nb={{ .k ' } } } },
+    /template ExternalSecret es target\.template\.data\.conf line 2: unclosed action/);
+  refused(t, 'unknown function', { data, target: { template: { data: { conf: '{{ .k | env }}' } } } },
+    /target\.template\.data\.conf line 1: function "env" not defined/);
+  refused(t, 'literal syntax', { data, target: { template: { templateFrom: [{ literal: '{{ if .k }}' }] } } },
+    /target\.template\.templateFrom\[0\]\.literal line 1: unexpected EOF/);
+  refused(t, 'rewrite transform syntax', { dataFrom: [{ extract: { key: 'a' }, rewrite: [{ transform: { template: '{{ .value | nope }}' } }] }] },
+    /ExternalSecret "es": spec\.dataFrom\[0\]\.rewrite\[0\]\.transform\.template line 1: function "nope" not defined/);
+  refused(t, 'oversized template', { data, target: { template: { data: { big: 'x'.repeat(70_000) } } } }, /template is larger than 65536 bytes/);
+});
+
+t.test('served features resolve, with the engine the agent will use', async (t) => {
+  const go = verdict({ data, target: { template: { engineVersion: 'v2', data: { conf: 'k={{ .k | upper }}' } } }, dataFrom: [{ extract: { key: 'j' }, rewrite: [{ transform: { template: '{{ .value | lower }}' } }] }] });
+  t.ok(go.ok, 'Go template and rewrite transform');
+  if (go.ok) t.equal(go.resolved.secrets[0]?.templateEngine, 'go');
+  const hb = verdict({ data, target: { template: { data: { conf: 'k={{k}}' } } } }, { 'esi.dev/template-engine': 'handlebars' });
+  t.ok(hb.ok, 'handlebars opt-in');
+  if (hb.ok) t.equal(hb.resolved.secrets[0]?.templateEngine, 'handlebars');
+  const plain = verdict({ data, target: { manifest: { apiVersion: 'v1', kind: 'ConfigMap' }, creationPolicy: 'CreateOrMerge' } });
+  t.ok(plain.ok, 'target fields describe the reconciler\'s object; the agent writes files regardless');
+});
