@@ -166,7 +166,7 @@ t.test('bad PushSecrets end in Ready=False with a clear message, nothing pushed'
     ['missing-key', { data: [{ match: { secretKey: 'nokey', remoteRef: { remoteKey: 'bad1', property: 'x' } } }] }, /secretKey "nokey" is not a key of Secret "db"/],
     ['other-ns-store', { secretStoreRefs: [{ name: 'elsewhere' }] }, /SecretStore "[^"]+\/elsewhere" not found/],
     ['css-conditions', { secretStoreRefs: [{ name: `${env.cls}-css`, kind: 'ClusterSecretStore' }] }, /may not be used from namespace "[^"]+": its spec.conditions do not admit/],
-    ['go-template', { template: { data: { x: '{{ .username }}' } } }, /Go template/],
+    ['go-template', { template: { engineVersion: 'v2', data: { x: '{{ .username | nosuchfunc }}' } } }, /nosuchfunc/],
     ['metadata', { data: [{ match: { secretKey: 'username', remoteRef: { remoteKey: 'bad2', property: 'x' } }, metadata: { labels: { a: 'b' } } }] }, /data\[0\]\.metadata is not applied/],
   ];
   for (const [name, spec] of cases) {
@@ -180,6 +180,16 @@ t.test('bad PushSecrets end in Ready=False with a clear message, nothing pushed'
     t.match(ps.status?.conditions?.[0]?.message, msg, name);
     t.notOk(await remoteData(env, remote, `bad-${name}`), `${name}: nothing pushed`);
   }
+});
+
+t.test('a Go template (ESO default) renders before pushing', async (t) => {
+  await createPush(env, ns, 'gotpl', {
+    secretStoreRefs: [{ name: 'remote' }], selector: { secret: { name: 'db' } },
+    template: { data: { dsn: 'postgres://{{ .username | upper }}@db' } },
+    data: [{ match: { secretKey: 'dsn', remoteRef: { remoteKey: 'rendered-go', property: 'dsn' } } }],
+  });
+  await pushReady(env, ns, 'gotpl', 'True');
+  t.same(await remoteData(env, remote, 'rendered-go'), { dsn: 'postgres://ORDERS@db' });
 });
 
 t.test('a template renders before pushing (handlebars opt-in)', async (t) => {
