@@ -10,8 +10,14 @@ const UPPER_LAYERS = {
   message: 'src/ must not import the agent (injector/) or the webhook (webhook/): move what both need into src/.',
 };
 const CONSUMERS = {
-  group: ['**/agent-config*', '**/controller/**', '**/templating/**'],
+  group: ['**/agent-config*', '**/controller/**'],
   message: 'the provider and ExternalSecret layers know no consumer: take a spec-shaped input instead.',
+};
+// Templating is pure rendering: the ExternalSecret layer uses it (rewrite transforms are Go
+// templates), the providers never do.
+const TEMPLATING = {
+  group: ['**/templating/**', '**/templating'],
+  message: 'providers store and fetch bytes; rendering belongs to src/externalsecret or src/templating.',
 };
 const EXTERNALSECRET = {
   group: ['**/externalsecret/**', '**/externalsecret'],
@@ -52,7 +58,7 @@ export default tseslint.config(
   {
     // The provider layer sits below the ExternalSecret layer that uses it.
     files: ['src/providers/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [UPPER_LAYERS, CONSUMERS, EXTERNALSECRET] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [UPPER_LAYERS, CONSUMERS, TEMPLATING, EXTERNALSECRET] }] },
   },
   {
     // Tests, scripts and benchmarks talk to a terminal; product code logs through pino.

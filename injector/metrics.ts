@@ -150,9 +150,37 @@ export class AgentMetrics {
         registers,
       }),
     );
-    // Process metrics (RSS, CPU, event loop) are what sizing the sidecar needs. CPU and
-    // start time are process-wide; the event-loop and GC series start with the first scrape.
-    if (this.opts.defaultMetrics ?? true) pc.collectDefaultMetrics({ register: registry, prefix: 'esi_agent_' });
+    if (this.opts.defaultMetrics ?? true) processMetrics(pc, registers, 'esi_agent_');
     return registry;
   }
+}
+
+/** What sizing the sidecar needs (CPU, memory), read only when scraped. Not prom-client's
+ *  default metrics: those start an event-loop delay monitor that wakes the process every
+ *  10 ms from the first scrape on, which multiplied an idle agent's CPU several times (see
+ *  docs/decisions/0025-agent-metrics-without-event-loop-monitor.md). Names and meanings are
+ *  prom-client's, so dashboards built on them keep working. */
+export function processMetrics(pc: PromClient, registers: Registry[], prefix: string): void {
+  let last = process.cpuUsage();
+  const user = new pc.Counter({ name: `${prefix}process_cpu_user_seconds_total`, help: 'Total user CPU time spent in seconds.', registers });
+  const system = new pc.Counter({ name: `${prefix}process_cpu_system_seconds_total`, help: 'Total system CPU time spent in seconds.', registers });
+  new pc.Counter({
+    name: `${prefix}process_cpu_seconds_total`, help: 'Total user and system CPU time spent in seconds.', registers,
+    collect() {
+      const now = process.cpuUsage();
+      const [du, ds] = [(now.user - last.user) / 1e6, (now.system - last.system) / 1e6];
+      last = now;
+      user.inc(du);
+      system.inc(ds);
+      this.inc(du + ds);
+    },
+  });
+  const gauge = (name: string, help: string, read: () => number) =>
+    new pc.Gauge({ name: `${prefix}${name}`, help, registers, collect() { this.set(read()); } });
+  const started = Math.round(Date.now() / 1000 - process.uptime());
+  gauge('process_start_time_seconds', 'Start time of the process since unix epoch in seconds.', () => started);
+  gauge('process_resident_memory_bytes', 'Resident memory size in bytes.', () => process.memoryUsage.rss());
+  gauge('nodejs_heap_size_total_bytes', 'Process heap size from Node.js in bytes.', () => process.memoryUsage().heapTotal);
+  gauge('nodejs_heap_size_used_bytes', 'Process heap size used from Node.js in bytes.', () => process.memoryUsage().heapUsed);
+  gauge('nodejs_external_memory_bytes', 'Node.js external memory size in bytes.', () => process.memoryUsage().external);
 }

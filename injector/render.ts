@@ -30,7 +30,7 @@ export function renderFiles(config: AgentConfig, fetched: ReadonlyMap<string, Se
   for (const secret of config.secrets) {
     const raw = fetched.get(secret.name);
     if (!raw) throw new RenderError(`ExternalSecret "${secret.name}": no data was fetched`);
-    const data = secret.template ? applyExternalSecretTemplate(engine, secret.name, secret.template, raw, secret.templateEngine ?? 'handlebars') : raw;
+    const data = applyExternalSecretTemplate(engine, { name: secret.name, template: secret.template, choice: secret.templateEngine ?? 'handlebars' }, raw);
     scopes.set(secret.name, data);
     for (const [key, value] of Object.entries(data)) {
       const problem = fileNameProblem(key);

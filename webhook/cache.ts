@@ -8,6 +8,21 @@ import type { ObjectLookup } from './resolve.js';
 
 type Cache<T extends KubernetesObject> = Informer<T> & ObjectCache<T>;
 
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/** Drops, in place, what admission never reads from a cached object: managedFields, the
+ *  last-applied-configuration annotation (a second copy of the object) and status. These
+ *  were most of each cached object's size (docs/decisions/0026-webhook-cache-holds-what-admission-reads.md). */
+export function slim(obj: KubernetesObject): void {
+  const o = obj as KubernetesObject & { status?: unknown };
+  delete o.status;
+  if (!o.metadata) return;
+  delete o.metadata.managedFields;
+  if (o.metadata.annotations && LAST_APPLIED in o.metadata.annotations) {
+    delete o.metadata.annotations[LAST_APPLIED];
+  }
+}
+
 interface Watched {
   name: string;
   informer: Cache<KubernetesObject>;
@@ -34,7 +49,12 @@ export class WatchCaches implements ObjectLookup {
   }
 
   private add(name: string, path: string, list: () => Promise<never>) {
-    const informer = makeInformer<KubernetesObject>(this.kc, path, list);
+    // Listed items are slimmed before the informer stores them; watched ones right after
+    // (the informer stores the very object it passes to its add/update handlers).
+    const slimList = () => list().then((l: { items?: KubernetesObject[] }) => (l.items?.forEach(slim), l) as never);
+    const informer = makeInformer<KubernetesObject>(this.kc, path, slimList);
+    informer.on('add', slim);
+    informer.on('update', slim);
     const w: Watched = { name, informer, synced: false, failures: 0 };
     informer.on('error', (err) => this.restart(w, err));
     informer.on('connect', () => {

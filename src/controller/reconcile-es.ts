@@ -235,9 +235,9 @@ export class ExternalSecretReconciler {
       if (gone) return { outcome: gone };
       throw new Failure('SecretSyncedError', (err as Error).message, true);
     }
-    if (selectTemplateEngine(es.metadata.name!, es.metadata.annotations, es.spec.target?.template) !== 'handlebars') return { values };
+    const choice = selectTemplateEngine(es.metadata.name!, es.metadata.annotations, es.spec.target?.template);
     try {
-      return { values: applyExternalSecretTemplate(this.d.engine, es.metadata.name!, es.spec.target!.template, values) };
+      return { values: applyExternalSecretTemplate(this.d.engine, { name: es.metadata.name!, template: es.spec.target?.template, choice }, values) };
     } catch (err) {
       throw new Failure('TemplateError', (err as Error).message, false);
     }

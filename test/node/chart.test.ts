@@ -18,6 +18,9 @@ import { appContainer, hashOf, logOf, optedIn, podsOf, secretsFixture, until } f
 const found = await findHelm();
 if (!found.path) throw new Error(`helm is needed: ${found.reason}`);
 const helm = new Helm(found.path);
+// The first node file of a run waits for the node (and, if the sources changed since
+// `npm run platform:build`, for the image build): more than tap's default 300 s per file.
+t.setTimeout(900_000);
 const { cp, node } = await useNode(t);
 const kc = cp.kc;
 const core = kc.makeApiClient(CoreV1Api);

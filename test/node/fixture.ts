@@ -29,13 +29,15 @@ export async function until<T>(what: string, check: () => Promise<T | undefined 
 }
 
 /** The app: prints `start <hash>` of <SECRETS_DIR>/db/password when its process starts
- *  (`start missing:ENOENT` if the file is not there yet), then, unless `once`, serves
+ *  (`start missing:ENOENT` if the file is not there yet), then `mount <code>`: what writing
+ *  into the secrets volume gives (EROFS: mounted read-only), then, unless `once`, serves
  *  POST /-/reload on 127.0.0.1:8080 and prints `reload <hash>` for each call. */
 export function appContainer(image: string, once = false): V1Container {
   const script = [
     "const fs = require('fs'), crypto = require('crypto'), http = require('http');",
     `const read = () => { try { return crypto.createHash('sha256').update(fs.readFileSync('${SECRETS_DIR}/db/password')).digest('hex').slice(0, 16); } catch (e) { return 'missing:' + e.code; } };`,
     "console.log('start ' + read());",
+    `try { fs.writeFileSync('${SECRETS_DIR}/db/intruder', 'x'); console.log('mount writable'); } catch (e) { console.log('mount ' + e.code); }`,
     once ? '' : "http.createServer((q, s) => { if (q.method === 'POST' && q.url === '/-/reload') console.log('reload ' + read()); s.end('ok'); }).listen(8080, '127.0.0.1');",
   ].join('\n');
   return {

@@ -14,6 +14,9 @@ import { freePort } from '../platform/control-plane-process.js';
 import { useNode } from '../platform/node/useNode.js';
 import { appContainer, hashOf, logOf, optedIn, podsOf, secretsFixture, until } from './fixture.js';
 
+// The first node file of a run waits for the node (and, if the sources changed since
+// `npm run platform:build`, for the image build): more than tap's default 300 s per file.
+t.setTimeout(900_000);
 const { cp, node } = await useNode(t);
 const kc = cp.kc;
 const core = kc.makeApiClient(CoreV1Api);
@@ -55,6 +58,9 @@ t.test('a Deployment with an opted-in pod runs: sidecar first, app gated on the 
   t.ok(new Date(agent.state!.running!.startedAt!) <= new Date(app.state!.running!.startedAt!), 'the sidecar started before the app');
   const log = await until('the app log', async () => (await logOf(kc, ns, pod.metadata!.name!, 'app')) || undefined);
   t.equal(log.split('\n')[0], `start ${hashOf(`${CANARY}-1`)}`, "the app's own process read the rendered file when it started");
+  t.equal(log.split('\n')[1], 'mount EROFS', 'the secrets volume is mounted read-only in the app container');
+  const agentSpec = pod.spec!.initContainers!.find((c) => c.name === 'esi-agent')!;
+  t.match(agentSpec.securityContext, { runAsNonRoot: true, readOnlyRootFilesystem: true }, 'the agent runs (it started) under runAsNonRoot and a read-only root filesystem, which the kubelet enforces');
 
   await core.replaceNamespacedSecret({ namespace: ns, name: 'db', body: { metadata: { name: 'db' }, stringData: { username: 'orders', password: `${CANARY}-2` } } });
   const reloaded = await until('the reload hook', async () => {
@@ -85,7 +91,7 @@ t.test('a Job with an init-only agent completes', async (t) => {
   t.equal(job.status!.succeeded, 1, 'the Job completed');
   const [pod] = await podsOf(kc, ns, 'app=once');
   t.equal(pod!.spec!.initContainers!.find((c) => c.name === 'esi-agent')?.restartPolicy, undefined, 'the agent is a classic init container');
-  t.equal((await logOf(kc, ns, pod!.metadata!.name!, 'app')).trim(), `start ${hashOf(`${CANARY}-job`)}`);
+  t.equal((await logOf(kc, ns, pod!.metadata!.name!, 'app')).split('\n')[0], `start ${hashOf(`${CANARY}-job`)}`);
 });
 
 t.test('a pod whose store is forbidden stays in Init and the agent says why', async (t) => {

@@ -67,12 +67,12 @@ t.test('ExternalSecret target.template with the Go engine', async (t) => {
   };
   t.equal(selectTemplateEngine('db', undefined, tpl), 'go', 'Go by default, as ESO');
   const data = { username: enc('u'), password: enc(CANARY) };
-  const out = applyExternalSecretTemplate(new TemplateEngine(), 'db', tpl, data, 'go');
+  const out = applyExternalSecretTemplate(new TemplateEngine(), { name: 'db', template: tpl, choice: 'go' }, data);
   t.same(Object.keys(out).sort(), ['a', 'b', 'dsn', 'u-copy'], 'keys of template.data are templates too (engine v2)');
   t.equal(dec(out.dsn), `postgres://u:${CANARY}@db/app`);
   t.equal(dec(out['u-copy']), 'U');
   t.equal(dec(out.a), 'U');
-  const merged = applyExternalSecretTemplate(new TemplateEngine(), 'db', { mergePolicy: 'Merge', data: { x: '{{ .username }}' } }, data, 'go');
+  const merged = applyExternalSecretTemplate(new TemplateEngine(), { name: 'db', template: { mergePolicy: 'Merge', data: { x: '{{ .username }}' } }, choice: 'go' }, data);
   t.same(Object.keys(merged).sort(), ['password', 'username', 'x']);
   t.throws(() => selectTemplateEngine('db', undefined, { engineVersion: 'v1', data: { k: '{{ .a }}' } }), /engineVersion v1 .* not supported by ESI; use engineVersion v2/);
 });

@@ -23,7 +23,7 @@ export function sourceValues(ps: PushSecret, spec: PushSpec, secret: V1Secret, e
   const data = Object.create(null) as Record<string, Uint8Array>;
   for (const [k, v] of Object.entries(secret.data ?? {})) data[k] = new Uint8Array(Buffer.from(v, 'base64'));
   if (spec.engine === 'none') return data;
-  return applyExternalSecretTemplate(engine, ps.metadata.name!, ps.spec.template, data, spec.engine);
+  return applyExternalSecretTemplate(engine, { name: ps.metadata.name!, template: ps.spec.template, choice: spec.engine }, data);
 }
 
 export class MissingKey extends Error {}

@@ -33,8 +33,16 @@ const INPUTS = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.
 const UID = 65532;
 
 const log = (msg: string) => process.stderr.write(`[build-images] ${msg}\n`);
-const run = (cmd: string, args: string[], cwd = ROOT, env: NodeJS.ProcessEnv = process.env) =>
-  execFileSync(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 }).toString();
+function run(cmd: string, args: string[], cwd = ROOT, env: NodeJS.ProcessEnv = process.env): string {
+  try {
+    return execFileSync(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 }).toString();
+  } catch (err) {
+    // tsc reports on stdout, npm and tar on stderr: keep the tail of both.
+    const { stdout, stderr } = err as { stdout?: Buffer; stderr?: Buffer };
+    const out = `${stdout ?? ''}${stderr ?? ''}`.trim().split('\n').slice(-20).join('\n');
+    throw new Error(`building the node images: \`${cmd} ${args.join(' ')}\` failed:\n${out}`, { cause: err });
+  }
+}
 
 function files(path: string): string[] {
   const abs = join(ROOT, path);
@@ -158,7 +166,8 @@ async function buildEsiImage(images: string): Promise<string> {
   if (existsSync(out)) return out;
   const started = Date.now();
   const work = `${out}.work`;
-  rmSync(work, { recursive: true, force: true });
+  // Builders hold the machine-wide lock: any work directory left is from a killed build.
+  for (const f of readdirSync(images)) if (f.endsWith('.work')) rmSync(join(images, f), { recursive: true, force: true });
   const [runtime, app] = [join(work, 'runtime'), join(work, 'app')];
   mkdirSync(runtime, { recursive: true });
   mkdirSync(app, { recursive: true });
@@ -207,9 +216,15 @@ export async function ensureImages(): Promise<{ esi: string; pause: string }> {
   mkdirSync(images, { recursive: true });
   // Serialise concurrent builders through flock(1) on a lock file: re-run ourselves under it.
   if (!process.env.ESI_IMAGES_LOCKED) {
-    const out = execFileSync('flock', [join(images, '.lock'), process.execPath, ...process.execArgv, import.meta.filename], {
-      env: { ...process.env, ESI_IMAGES_LOCKED: '1' }, stdio: ['ignore', 'pipe', 'inherit'], timeout: 900_000,
-    }).toString().trim().split('\n');
+    let out: string[];
+    try {
+      out = execFileSync('flock', [join(images, '.lock'), process.execPath, ...process.execArgv, import.meta.filename], {
+        env: { ...process.env, ESI_IMAGES_LOCKED: '1' }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 900_000, maxBuffer: 16 << 20,
+      }).toString().trim().split('\n');
+    } catch (err) {
+      const stderr = String((err as { stderr?: Buffer }).stderr ?? '').trim().split('\n').slice(-25).join('\n');
+      throw new Error(`building the node images failed (test/platform/images/build-images.ts):\n${stderr}`, { cause: err });
+    }
     return { esi: out[0]!, pause: out[1]! };
   }
   return { esi: await buildEsiImage(images), pause: await buildPauseImage(images) };

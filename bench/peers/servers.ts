@@ -1,0 +1,118 @@
+// The two webhook servers of the peers benchmark, each started the way its own deployment
+// runs it, against the same local kube-apiserver with the same (admin) identity:
+//   ESI:       `node bin/esi.js webhook` (compiled, as its container runs it), kubeconfig,
+//              serving certificate from files, product logger at info to /dev/null;
+//   vault-k8s: `vault-k8s agent-inject`, which reads its Kubernetes client configuration
+//              only from the in-cluster files and KUBERNETES_SERVICE_HOST/PORT. It gets them
+//              in a private mount namespace (`unshare -m`) with a tmpfs over /run (which
+//              /var/run points to): the machine's own /var/run is never written.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync, readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { request } from 'node:https';
+import { join } from 'node:path';
+import type { Injector } from './pods.js';
+
+export const ROOT = join(import.meta.dirname, '..', '..');
+
+export interface Server {
+  injector: Injector;
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+  output(): string;
+}
+
+export interface ServerInputs {
+  dir: string;
+  /** kube-apiserver URL (https://127.0.0.1:<port>), its CA and an admin bearer token. */
+  apiserver: string;
+  apiserverCa: string;
+  token: string;
+  kubeconfigPath: string;
+  certFile: string;
+  keyFile: string;
+  caPem: string;
+}
+
+/** Output goes to a file (as a container runtime's log driver would take it), so reading
+ *  it costs the measuring process nothing while the servers log every admission. */
+function logTo(file: string): ['ignore', number, number] {
+  const fd = openSync(file, 'a');
+  return ['ignore', fd, fd];
+}
+
+function track(child: ChildProcess, log: string) {
+  const out = () => {
+    try {
+      return readFileSync(log, 'utf8').slice(-8000);
+    } catch {
+      return '';
+    }
+  };
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  };
+  return { output: out, stop };
+}
+
+function probe(url: string, ca: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = request(url, { ca, timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', () => resolve(0));
+    req.on('timeout', () => req.destroy());
+    req.end();
+  });
+}
+
+async function waitReady(name: string, url: string, ca: string, child: ChildProcess, output: () => string, timeoutMs = 120_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const status = await probe(url, ca);
+    if (status >= 200 && status < 300) return;
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${name} did not become ready (${url}): ${output().slice(-2000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+export async function startEsi(inp: ServerInputs, port: number, extraEnv: Record<string, string> = {}): Promise<Server> {
+  const child = spawn(process.execPath, [
+    join(ROOT, 'bin', 'esi.js'), 'webhook', '--listen', '127.0.0.1', '--port', String(port), '--kubeconfig', inp.kubeconfigPath,
+    '--agent-image', 'registry.example/esi:bench', '--tls-cert-file', inp.certFile, '--tls-key-file', inp.keyFile,
+  ], { env: { PATH: process.env.PATH, ...extraEnv }, stdio: logTo(join(inp.dir, 'esi-webhook.log')) });
+  const t = track(child, join(inp.dir, 'esi-webhook.log'));
+  await waitReady('esi webhook', `https://127.0.0.1:${port}/readyz`, inp.caPem, child, t.output);
+  return { injector: 'esi', url: `https://127.0.0.1:${port}/mutate`, pid: child.pid!, ...t };
+}
+
+export async function startVaultK8s(inp: ServerInputs, bin: string, port: number): Promise<Server> {
+  const sa = join(inp.dir, 'vault-k8s-sa');
+  await mkdir(sa, { recursive: true });
+  await writeFile(join(sa, 'token'), inp.token, { mode: 0o600 });
+  await writeFile(join(sa, 'ca.crt'), inp.apiserverCa);
+  await writeFile(join(sa, 'namespace'), 'vault-k8s');
+  const api = new URL(inp.apiserver);
+  const target = '/run/secrets/kubernetes.io/serviceaccount';
+  // The tmpfs exists only in the new mount namespace (private propagation, unshare's default).
+  const script = `set -e; mount -t tmpfs -o size=1m,mode=0755 esi-bench /run; mkdir -p ${target}; cp "$1"/* ${target}/; shift; exec "$@"`;
+  const child = spawn('unshare', ['-m', '--propagation', 'private', 'sh', '-c', script, 'sh', sa, bin, 'agent-inject',
+    `-listen=127.0.0.1:${port}`, `-tls-cert-file=${inp.certFile}`, `-tls-key-file=${inp.keyFile}`,
+    '-vault-address=https://vault.vault.svc:8200', '-log-level=info'], {
+    env: { PATH: process.env.PATH, KUBERNETES_SERVICE_HOST: api.hostname, KUBERNETES_SERVICE_PORT: api.port, NAMESPACE: 'vault-k8s' },
+    stdio: logTo(join(inp.dir, 'vault-k8s.log')),
+  });
+  const t = track(child, join(inp.dir, 'vault-k8s.log'));
+  await waitReady('vault-k8s', `https://127.0.0.1:${port}/health/ready`, inp.caPem, child, t.output);
+  return { injector: 'vault-k8s', url: `https://127.0.0.1:${port}/mutate`, pid: child.pid!, ...t };
+}
