@@ -61,7 +61,7 @@ t.test('OpenBao: properties into one JSON secret, whole Secret, managed-by mark,
   t.equal((await currentVersion('app/whole')).current_version, 1, 'whole-Secret push compared as JSON: written once');
 
   await putSecret(env, ns, 'db', { username: 'orders', password: `${CANARY}-pw2` });
-  await until('updated in OpenBao', async () => (await kvRead(vault, 'secret', 2, 'app/db'))?.pass === `${CANARY}-pw2`, 15_000);
+  await until('updated in OpenBao', async () => (await kvRead(vault, 'secret', 2, 'app/db'))?.pass === `${CANARY}-pw2`, 45_000);
   t.pass('updated within one refresh');
 });
 

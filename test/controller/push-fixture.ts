@@ -47,7 +47,7 @@ export function pushReady(env: Env, ns: string, name: string, status: 'True' | '
     const ps = await getPush(env, ns, name);
     const c = ps?.status?.conditions?.find((x) => x.type === 'Ready');
     return c?.status === status && (!reason || c.reason === reason) && (!message || message.test(c.message ?? '')) ? ps : undefined;
-  }, ms);
+  }, ms ?? 60_000);
 }
 
 export async function putSecret(env: Env, ns: string, name: string, data: Record<string, string>, labels?: Record<string, string>): Promise<void> {

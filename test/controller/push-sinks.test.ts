@@ -51,7 +51,7 @@ t.test('a label-selected PushSecret publishes connection Secrets; another namesp
   t.same(decoded(await getSecret(env, consumer, 'orders-db')), { host: 'orders.db.svc', password: `${CANARY}-pw` }, 'consumed in another namespace');
 
   await putSecret(env, producer, 'payments-db', { host: 'payments.db.svc', password: `${CANARY}-pay` }, publish);
-  await until('new Secret published at the next refresh', async () => (await remote(`connections/${producer}/payments-db`))?.host === 'payments.db.svc', 15_000);
+  await until('new Secret published at the next refresh', async () => (await remote(`connections/${producer}/payments-db`))?.host === 'payments.db.svc', 45_000);
 
   await deletePush(env, producer, 'publish-connections');
   await until('PushSecret gone', async () => !(await getPush(env, producer, 'publish-connections')));

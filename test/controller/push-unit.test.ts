@@ -30,7 +30,8 @@ t.test('spec checks name the field', async (t) => {
   for (const re of [/spec.refreshInterval "soon"/, /spec.selector.secret needs name or selector/, /spec.secretStoreRefs is empty/, /spec.data is empty/, /spec.updatePolicy "Never"/]) {
     t.ok(bad.problems.some((p) => re.test(p)), String(re));
   }
-  t.match(pushSpec(ps({ template: { data: { x: '{{ .k }}' } } })).problems.join(), /Go template/);
+  t.equal(pushSpec(ps({ template: { data: { x: '{{ .k }}' } } })).spec?.engine, 'go', 'Go templates by default, as ESO');
+  t.match(pushSpec(ps({ template: { data: { x: '{{ .k | nosuchfunc }}' } } })).problems.join(), /nosuchfunc/);
   t.equal(pushSpec(ps({ template: { data: { x: '{{k}}' } } }, { 'esi.dev/template-engine': 'handlebars' })).spec?.engine, 'handlebars');
   t.match(pushSpec(ps({ selector: { generatorRef: { apiVersion: 'x', kind: 'Password', name: 'g' } } })).problems.join(), /generatorRef is not supported/);
 });

@@ -39,7 +39,7 @@ t.test('push properties into one remote Secret; status and Event; update within 
   t.match(ev.message, /in sync in SecretStore/);
 
   await putSecret(env, ns, 'db', { username: 'orders', password: `${CANARY}-pw2` });
-  await until('updated remote value', async () => (await remoteData(env, remote, 'db-copy'))?.pass === `${CANARY}-pw2`, 15_000);
+  await until('updated remote value', async () => (await remoteData(env, remote, 'db-copy'))?.pass === `${CANARY}-pw2`, 45_000);
 
   // Idle refreshes (every 2s): the remote is read and found equal, nothing is written.
   await new Promise((r) => setTimeout(r, 1500));
@@ -97,7 +97,7 @@ t.test('label-selected source Secrets, one remote entry per Secret; an unselecte
   t.same(await remoteData(env, remote, 'pub-conn-a'), { url: 'postgres://a' });
   t.same(await remoteData(env, remote, 'pub-conn-b'), { url: 'postgres://b' });
   await putSecret(env, ns, 'conn-b', { url: 'postgres://b' }, { app: 'other' });
-  await until('pub-conn-b removed', async () => !(await remoteData(env, remote, 'pub-conn-b')), 15_000);
+  await until('pub-conn-b removed', async () => !(await remoteData(env, remote, 'pub-conn-b')), 45_000);
   t.same(await remoteData(env, remote, 'pub-conn-a'), { url: 'postgres://a' });
 });
 
@@ -115,15 +115,15 @@ t.test('deletionPolicy Delete: removed entry, deleted source, deleted PushSecret
   t.same((await getPush(env, ns, 'del'))?.metadata.finalizers, ['esi.dev/pushsecret-cleanup']);
   t.same(await remoteData(env, remote, 'del'), { a: 'A', b: 'B' });
   await patchPush(env, ns, 'del', (o) => void o.spec.data!.pop());
-  await until('entry b removed', async () => JSON.stringify(await remoteData(env, remote, 'del')) === JSON.stringify({ a: 'A' }), 15_000);
+  await until('entry b removed', async () => JSON.stringify(await remoteData(env, remote, 'del')) === JSON.stringify({ a: 'A' }), 45_000);
 
   await env.core.deleteNamespacedSecret({ namespace: ns, name: 'tmp' });
-  const ps = await pushReady(env, ns, 'del', 'False', 'SourceDeleted', { ms: 15_000 });
+  const ps = await pushReady(env, ns, 'del', 'False', 'SourceDeleted', { ms: 45_000 });
   t.match(ps.status?.conditions?.[0]?.message, /Secret "[^"]+\/tmp" was deleted; removed the 1 remote entries/);
   t.notOk(await remoteData(env, remote, 'del'), 'remote entry gone with its source');
 
   await putSecret(env, ns, 'tmp', { a: 'A2' });
-  await until('pushed again', async () => (await remoteData(env, remote, 'del'))?.a === 'A2', 15_000);
+  await until('pushed again', async () => (await remoteData(env, remote, 'del'))?.a === 'A2', 45_000);
   await deletePush(env, ns, 'del');
   await until('PushSecret gone (finalizer done)', async () => !(await getPush(env, ns, 'del')));
   t.notOk(await remoteData(env, remote, 'del'), 'remote entry deleted with the PushSecret');
@@ -166,7 +166,7 @@ t.test('bad PushSecrets end in Ready=False with a clear message, nothing pushed'
     ['missing-key', { data: [{ match: { secretKey: 'nokey', remoteRef: { remoteKey: 'bad1', property: 'x' } } }] }, /secretKey "nokey" is not a key of Secret "db"/],
     ['other-ns-store', { secretStoreRefs: [{ name: 'elsewhere' }] }, /SecretStore "[^"]+\/elsewhere" not found/],
     ['css-conditions', { secretStoreRefs: [{ name: `${env.cls}-css`, kind: 'ClusterSecretStore' }] }, /may not be used from namespace "[^"]+": its spec.conditions do not admit/],
-    ['go-template', { template: { data: { x: '{{ .username }}' } } }, /Go template/],
+    ['go-template', { template: { engineVersion: 'v2', data: { x: '{{ .username | nosuchfunc }}' } } }, /nosuchfunc/],
     ['metadata', { data: [{ match: { secretKey: 'username', remoteRef: { remoteKey: 'bad2', property: 'x' } }, metadata: { labels: { a: 'b' } } }] }, /data\[0\]\.metadata is not applied/],
   ];
   for (const [name, spec] of cases) {
@@ -182,6 +182,16 @@ t.test('bad PushSecrets end in Ready=False with a clear message, nothing pushed'
   }
 });
 
+t.test('a Go template (ESO default) renders before pushing', async (t) => {
+  await createPush(env, ns, 'gotpl', {
+    secretStoreRefs: [{ name: 'remote' }], selector: { secret: { name: 'db' } },
+    template: { data: { dsn: 'postgres://{{ .username | upper }}@db' } },
+    data: [{ match: { secretKey: 'dsn', remoteRef: { remoteKey: 'rendered-go', property: 'dsn' } } }],
+  });
+  await pushReady(env, ns, 'gotpl', 'True');
+  t.same(await remoteData(env, remote, 'rendered-go'), { dsn: 'postgres://ORDERS@db' });
+});
+
 t.test('a template renders before pushing (handlebars opt-in)', async (t) => {
   await createPush(env, ns, 'tpl', {
     secretStoreRefs: [{ name: 'remote' }], selector: { secret: { name: 'db' } },
@@ -195,7 +205,7 @@ t.test('a template renders before pushing (handlebars opt-in)', async (t) => {
 t.test('a store change does not break the loop: refresh keeps working', async (t) => {
   await patchSpec(env, ns, 'secretstores', 'remote', (o) => void ((o.metadata as { labels: Record<string, string> }).labels.extra = 'x'));
   await putSecret(env, ns, 'db', { username: 'orders2', password: `${CANARY}-pw2` });
-  await until('refresh after store change', async () => (await remoteData(env, remote, 'db-copy'))?.user === 'orders2', 15_000);
+  await until('refresh after store change', async () => (await remoteData(env, remote, 'db-copy'))?.user === 'orders2', 45_000);
   t.pass();
 });
 

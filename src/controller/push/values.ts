@@ -22,6 +22,7 @@ export function reverseUnicode(key: string): string {
 export function sourceValues(ps: PushSecret, spec: PushSpec, secret: V1Secret, engine: TemplateEngine): Record<string, Uint8Array> {
   const data = Object.create(null) as Record<string, Uint8Array>;
   for (const [k, v] of Object.entries(secret.data ?? {})) data[k] = new Uint8Array(Buffer.from(v, 'base64'));
+  if (spec.engine === 'none') return data;
   return applyExternalSecretTemplate(engine, { name: ps.metadata.name!, template: ps.spec.template, choice: spec.engine }, data);
 }
 

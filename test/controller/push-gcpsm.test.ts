@@ -1,0 +1,93 @@
+// PushSecret into Google Secret Manager (the emulator of test/platform/backends), read back
+// with the official client: properties merged into one JSON secret, whole-Secret pushes,
+// the managed-by label, no new version on idle refreshes, an unlabelled secret refused, and
+// deletionPolicy Delete removing exactly the pushed secret.
+import { generateKeyPairSync } from 'node:crypto';
+import t from 'tap';
+import { startGcpsmEmulator } from '../platform/backends/gcpsm-emulator.js';
+import { createNamespace } from '../helpers/kube.js';
+import { controllerEnv, create, startController, until } from './fixture.js';
+import { createPush, deletePush, getPush, pushReady, putSecret } from './push-fixture.js';
+
+const CANARY = 'pushgcp-canary-2d94aa';
+const PROJECT = 'esi-push';
+const env = await controllerEnv(t);
+const ns = await createNamespace(env.kc, 'push-gcp', t);
+const emu = await startGcpsmEmulator(t);
+const sm = emu.client();
+const saved = process.env.SECRET_MANAGER_EMULATOR_HOST;
+process.env.SECRET_MANAGER_EMULATOR_HOST = emu.endpoint; // inherited by the controller process
+t.teardown(() => {
+  if (saved === undefined) delete process.env.SECRET_MANAGER_EMULATOR_HOST;
+  else process.env.SECRET_MANAGER_EMULATOR_HOST = saved;
+});
+
+const latest = async (id: string): Promise<string | undefined> => {
+  try {
+    const [v] = await sm.accessSecretVersion({ name: `projects/${PROJECT}/secrets/${id}/versions/latest` });
+    return Buffer.from(v.payload!.data as Uint8Array).toString('utf8');
+  } catch {
+    return undefined;
+  }
+};
+const versions = async (id: string) => (await sm.listSecretVersions({ parent: `projects/${PROJECT}/secrets/${id}` }))[0].length;
+const seed = async (id: string, value: string) => {
+  await sm.createSecret({ parent: `projects/${PROJECT}`, secretId: id, secret: { replication: { automatic: {} } } });
+  await sm.addSecretVersion({ parent: `projects/${PROJECT}/secrets/${id}`, payload: { data: Buffer.from(value) } });
+};
+
+const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+await putSecret(env, ns, 'gcp-sa', { 'key.json': JSON.stringify({ type: 'service_account', project_id: PROJECT, private_key: pem, client_email: 'esi@esi-push.iam.gserviceaccount.com' }) });
+await putSecret(env, ns, 'db', { username: 'orders', password: `${CANARY}-pw` });
+await create(env, ns, 'secretstores', {
+  kind: 'SecretStore', metadata: { name: 'gcp' },
+  spec: { controller: env.cls, provider: { gcpsm: { projectID: PROJECT, auth: { secretRef: { secretAccessKeySecretRef: { name: 'gcp-sa', key: 'key.json' } } } } } },
+});
+const ctl = await startController(env.cp.kubeconfigPath, ['--controller-class', env.cls, '--claim-unclassed=false', '--leader-elect=false', '--coalesce-window', '2s'], t);
+
+t.test('properties, whole Secret, managed-by label, no new version on idle refresh, Delete', async (t) => {
+  await seed('app-db-foreign', 'theirs');
+  await createPush(env, ns, 'gcp', {
+    secretStoreRefs: [{ name: 'gcp' }], selector: { secret: { name: 'db' } }, deletionPolicy: 'Delete',
+    data: [
+      { match: { secretKey: 'username', remoteRef: { remoteKey: 'app-db', property: 'user' } } },
+      { match: { secretKey: 'password', remoteRef: { remoteKey: 'app-db', property: 'pass' } } },
+      { match: { remoteRef: { remoteKey: 'app-whole' } } },
+    ],
+  });
+  await pushReady(env, ns, 'gcp', 'True', 'Synced', { ms: 60_000 });
+  t.same(JSON.parse((await latest('app-db')) ?? '{}'), { user: 'orders', pass: `${CANARY}-pw` });
+  t.same(JSON.parse((await latest('app-whole')) ?? '{}'), { username: 'orders', password: `${CANARY}-pw` });
+  const [secret] = await sm.getSecret({ name: `projects/${PROJECT}/secrets/app-db` });
+  t.equal(secret.labels?.['managed-by'], 'external-secrets');
+  const n = await versions('app-db');
+  await new Promise((r) => setTimeout(r, 6000));
+  t.equal(await versions('app-db'), n, 'no new version on idle refreshes');
+  t.equal(await versions('app-whole'), 1, 'whole Secret written once');
+
+  await deletePush(env, ns, 'gcp');
+  await until('PushSecret gone', async () => !(await getPush(env, ns, 'gcp')), 30_000);
+  t.notOk(await latest('app-db'), 'pushed secret deleted');
+  t.notOk(await latest('app-whole'), 'pushed whole secret deleted');
+  t.equal(await latest('app-db-foreign'), 'theirs', 'foreign secret with the same prefix survives');
+});
+
+t.test('a whole value is not pushed over a secret without the managed-by label', async (t) => {
+  await seed('theirs', 'someone-else');
+  await createPush(env, ns, 'gcp-foreign', {
+    secretStoreRefs: [{ name: 'gcp' }], selector: { secret: { name: 'db' } },
+    data: [{ match: { secretKey: 'username', remoteRef: { remoteKey: 'theirs' } } }],
+  });
+  const ps = await pushReady(env, ns, 'gcp-foreign', 'False', 'Errored', { ms: 60_000 });
+  t.match(ps.status?.conditions?.[0]?.message, /entry "theirs"/);
+  t.equal(await latest('theirs'), 'someone-else');
+});
+
+t.test('no canary in status, Events, logs or metrics', async (t) => {
+  const list = await env.custom.listNamespacedCustomObject({ group: 'external-secrets.io', version: 'v1alpha1', namespace: ns, plural: 'pushsecrets' });
+  const events = await env.core.listNamespacedEvent({ namespace: ns });
+  for (const [what, text] of [['status', JSON.stringify(list)], ['events', JSON.stringify(events)], ['logs', ctl.output()], ['metrics', await ctl.metrics()]] as const) {
+    t.notOk(text.includes(CANARY), `no canary in ${what}`);
+  }
+});
