@@ -20,7 +20,7 @@ type FindBy = keyof Capabilities['find'];
 
 /** A provider's Capabilities in one line: what `find` supports, whether versions are
  *  addressable, what a pushed property means; reads and writes unless `readOnly`. */
-export function capabilities(find: FindBy[], opts: { versions: boolean; pushProperty: PropertyMode; readOnly?: boolean }): Capabilities {
+export function capabilities(find: FindBy[], opts: { versions: boolean; pushProperty: PropertyMode; ownershipMark?: boolean; readOnly?: boolean }): Capabilities {
   const by = (k: FindBy) => find.includes(k);
   return {
     read: true,
@@ -28,5 +28,6 @@ export function capabilities(find: FindBy[], opts: { versions: boolean; pushProp
     find: { name: by('name'), tags: by('tags'), path: by('path') },
     versions: opts.versions,
     pushProperty: opts.pushProperty,
+    ownershipMark: opts.ownershipMark ?? false,
   };
 }

@@ -49,6 +49,10 @@ export interface Capabilities {
   versions: boolean;
   /** The meaning of PushSecret's `remoteRef.property` in this store. */
   pushProperty: PropertyMode;
+  /** The provider marks what it pushes (e.g. a `managed-by` tag or custom metadata) and
+   *  itself refuses to overwrite or delete unmarked entries. Without a mark, the
+   *  reconciler touches only entries it recorded as written (docs/pushsecret.md). */
+  ownershipMark: boolean;
 }
 
 /** Per-call options. `signal` carries the caller's deadline (the agent's refresh cycle,

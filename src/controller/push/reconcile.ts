@@ -9,7 +9,7 @@ import type { V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { AnySecretStore, PushSecret, PushSecretData } from '../../api/types.js';
 import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
-import { providerNameOf } from '../../providers/registry.js';
+import { providerMeta, providerNameOf } from '../../providers/registry.js';
 import type { TemplateEngine } from '../../templating/index.js';
 import { storeId, type ClientCache } from '../clients.js';
 import type { EventRecorder } from '../events.js';
@@ -18,7 +18,7 @@ import { nextRefresh, phaseOf } from '../refresh.js';
 import type { Schedule } from '../schedule.js';
 import { describeStore, type StoreReconciler } from '../stores.js';
 import { cleanup, type CleanupDeps } from './cleanup.js';
-import { deleteEntry, KeyedMutex, NotOwned, PROVIDER_OWNERSHIP, pushEntry } from './remote.js';
+import { deleteEntry, KeyedMutex, NotOwned, pushEntry } from './remote.js';
 import { entryKey, forSource, MAX_SOURCES, PUSH_FINALIZER, pushSpec, selectorQuery, type PushSpec } from './spec.js';
 import { countEntries, psPath, regarding, writePushStatus, type Outcome, type Synced } from './status.js';
 import { loopProblems, resolveStores, statusStoreKey, storeProblems } from './targets.js';
@@ -246,7 +246,7 @@ export class PushSecretReconciler {
           }));
           this.d.metrics.push(r);
           if (r === 'written') wrote = true;
-          if (r === 'written' || isRecorded || (r === 'equal' && PROVIDER_OWNERSHIP.has(provider))) mine[ek] = w.data;
+          if (r === 'written' || isRecorded || (r === 'equal' && !!providerMeta(provider)?.capabilities.ownershipMark)) mine[ek] = w.data;
         } catch (err) {
           this.d.metrics.push('error');
           failures.push(this.fail(ps, store, ek, err));

@@ -4,15 +4,12 @@
 //  - serialized per remote key: concurrent pushes to one key (two PushSecrets, two
 //    properties of one JSON secret) never interleave their read-modify-write in this process;
 //  - ownership: an existing entry this PushSecret did not write is overwritten or deleted
-//    only where the provider keeps an ownership mark and enforces it itself (see
-//    PROVIDER_OWNERSHIP); elsewhere ESI refuses to touch it.
+//    only where the provider keeps an ownership mark and enforces it itself (its
+//    `capabilities.ownershipMark`); elsewhere ESI refuses to touch it.
+import { providerMeta } from '../../providers/registry.js';
 import { ProviderError, type PushRemoteRef, type SecretsClient } from '../../providers/types.js';
 import { sameValue } from './values.js';
 
-/** Providers that mark what they push and refuse to overwrite or delete unmarked entries
- *  (docs/providers/*.md, "PushSecret"). The others (kubernetes, fake, grpc) keep no mark:
- *  the reconciler itself refuses to touch an entry it did not record as written. */
-export const PROVIDER_OWNERSHIP: ReadonlySet<string> = new Set(['vault', 'aws', 'azurekv', 'gcpsm']);
 
 /** A promise chain per key: callers run one after the other. */
 export class KeyedMutex {
@@ -69,7 +66,7 @@ export async function pushEntry(r: PushRequest): Promise<PushResult> {
   if (cur !== undefined) {
     if (r.updatePolicy === 'IfNotExists') return 'exists';
     if (sameValue(cur, r.value)) return 'equal';
-    if (!r.recorded && !PROVIDER_OWNERSHIP.has(r.provider)) {
+    if (!r.recorded && !providerMeta(r.provider)?.capabilities.ownershipMark) {
       throw new NotOwned(`the remote entry exists and was not written by this PushSecret; the ${r.provider} provider keeps no ownership mark, so ESI does not overwrite it (delete it, or push to another remoteKey/property)`);
     }
   }

@@ -8,7 +8,7 @@ import { STS_AUDIENCE, usesWebIdentity, validateSpec } from './spec.js';
 export const meta: ProviderMeta = {
   name: 'aws',
   // ESO sets a pushed property with sjson: a dotted path into a nested object.
-  capabilities: capabilities(['name', 'tags', 'path'], { versions: true, pushProperty: 'path' }),
+  capabilities: capabilities(['name', 'tags', 'path'], { versions: true, pushProperty: 'path', ownershipMark: true }),
   validateSpec,
   references: (spec) =>
     new References('aws', spec)

@@ -7,7 +7,7 @@ import { validateSpec, WORKLOAD_IDENTITY_AUDIENCE } from './spec.js';
 export const meta: ProviderMeta = {
   name: 'azurekv',
   // Secret names are flat (no find by path); a pushed property is one key of the JSON value.
-  capabilities: capabilities(['name', 'tags'], { versions: true, pushProperty: 'key' }),
+  capabilities: capabilities(['name', 'tags'], { versions: true, pushProperty: 'key', ownershipMark: true }),
   validateSpec,
   references: (spec) =>
     new References('azurekv', spec)

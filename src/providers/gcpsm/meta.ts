@@ -7,7 +7,7 @@ import { federationPlan, validateSpec } from './spec.js';
 export const meta: ProviderMeta = {
   name: 'gcpsm',
   // ESO sets a pushed property with sjson: a dotted path into a nested object.
-  capabilities: capabilities(['name', 'tags', 'path'], { versions: true, pushProperty: 'path' }),
+  capabilities: capabilities(['name', 'tags', 'path'], { versions: true, pushProperty: 'path', ownershipMark: true }),
   validateSpec,
   references: (spec) =>
     new References('gcpsm', spec)

@@ -8,7 +8,7 @@ export const meta: ProviderMeta = {
   name: 'vault',
   // Tags are KV v2 custom_metadata (KV v1 reports find-by-tags Unsupported); a pushed
   // property is one key of the KV data map, as ESO.
-  capabilities: capabilities(['name', 'tags', 'path'], { versions: true, pushProperty: 'key' }),
+  capabilities: capabilities(['name', 'tags', 'path'], { versions: true, pushProperty: 'key', ownershipMark: true }),
   validateSpec,
   references: (spec) =>
     new References('vault', spec)

@@ -14,7 +14,7 @@ export interface ToySpec {
 
 export const meta: ProviderMeta = {
   name: 'toy',
-  capabilities: { read: true, write: false, find: { name: false, tags: false, path: false }, versions: false, pushProperty: 'key' },
+  capabilities: { read: true, write: false, find: { name: false, tags: false, path: false }, versions: false, pushProperty: 'key', ownershipMark: false },
   validateSpec(spec) {
     const s = spec as Partial<ToySpec> | null;
     return typeof s?.greeting === 'string' && s.greeting !== '' ? [] : ['toy.greeting must be a non-empty string'];
