@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { AgentConfig, AgentStore } from '../src/agent-config.js';
 import { loadProvider, providerNameOf } from '../src/providers/registry.js';
-import { fetchExternalSecret } from '../src/providers/remote-ref.js';
+import { coalescing } from '../src/providers/coalescing.js';
+import { fetchExternalSecret } from '../src/externalsecret/fetch.js';
+import { transformKeys } from '../src/templating/go/index.js';
 import {
   ProviderError,
   type Provider,
@@ -19,6 +21,8 @@ import {
 import { fileNameProblem, underRoot } from './config.js';
 
 export type Fetched = Map<string, SecretMap>;
+
+const DEFAULT_TIMEOUT_MS = 10_000;
 
 /** One cycle's failures, one per ExternalSecret; each message is value-free. */
 export class FetchError extends Error {
@@ -33,37 +37,14 @@ export interface FetcherOptions {
   config: AgentConfig;
   root?: string;
   logger: Logger;
+  /** Per provider call (ProviderContext.timeoutMs). */
   timeoutMs?: number;
+  /** Deadline of one fetchAll cycle when its caller gives no signal. */
+  cycleTimeoutMs?: number;
   /** Provider lookup; the lazy registry by default (tests and embedders override it). */
   loadProvider?: (name: string) => Promise<Provider>;
   /** Called once per real (not coalesced) provider call, for metrics. */
   onProviderCall?: (store: string) => void;
-}
-
-/** Wraps a client so identical reads during one cycle share one provider call. */
-export function coalescing(client: SecretsClient, onCall?: () => void): SecretsClient {
-  const inflight = new Map<string, Promise<unknown>>();
-  const once = <T>(op: string, ref: unknown, call: () => Promise<T>): Promise<T> => {
-    const id = `${op}:${JSON.stringify(ref)}`;
-    let p = inflight.get(id) as Promise<T> | undefined;
-    if (!p) {
-      onCall?.();
-      p = call();
-      inflight.set(id, p);
-    }
-    return p;
-  };
-  return {
-    ...client,
-    getSecret: (ref) => once('get', ref, () => client.getSecret(ref)),
-    getSecretMap: (ref) => once('map', ref, () => client.getSecretMap(ref)),
-    getAllSecrets: (find) => once('find', find, () => client.getAllSecrets(find)),
-    pushSecret: (v, r) => client.pushSecret(v, r),
-    deleteSecret: (r) => client.deleteSecret(r),
-    secretExists: (r) => client.secretExists(r),
-    validate: () => client.validate(),
-    close: () => client.close(),
-  };
 }
 
 export class Fetcher {
@@ -81,7 +62,7 @@ export class Fetcher {
       readConfigMap: (ref) => this.readConfigMap(key, store, ref),
       serviceAccountToken: (audience) => this.readToken(key, store, audience),
       logger: logger.child({ store: key, provider: providerName }),
-      timeoutMs: this.opts.timeoutMs ?? 10_000,
+      timeoutMs: this.opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     };
   }
 
@@ -149,9 +130,12 @@ export class Fetcher {
     await p?.then((c) => c.close()).catch(() => undefined);
   }
 
-  /** Fetches every configured ExternalSecret; throws FetchError if any one fails. */
-  async fetchAll(): Promise<Fetched> {
+  /** Fetches every configured ExternalSecret; throws FetchError if any one fails. Every
+   *  provider call carries the cycle's deadline: the caller's `signal`, else
+   *  `cycleTimeoutMs` (default: three per-call timeouts). */
+  async fetchAll(signal?: AbortSignal): Promise<Fetched> {
     const { config } = this.opts;
+    const deadline = signal ?? AbortSignal.timeout(this.opts.cycleTimeoutMs ?? 3 * (this.opts.timeoutMs ?? DEFAULT_TIMEOUT_MS));
     const perCycle = new Map<string, Promise<SecretsClient>>();
     const clientFor = (key: string): Promise<SecretsClient> => {
       let c = perCycle.get(key);
@@ -162,7 +146,7 @@ export class Fetcher {
       return c;
     };
     const results = await Promise.allSettled(
-      config.secrets.map(async (s) => fetchExternalSecret(await clientFor(s.store), s)),
+      config.secrets.map(async (s) => fetchExternalSecret(await clientFor(s.store), s, { signal: deadline, transformKeys })),
     );
     const out: Fetched = new Map();
     const failures: { secret: string; store: string; error: Error }[] = [];

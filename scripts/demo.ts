@@ -1,6 +1,7 @@
 // `npm run demo`: ESI's main path on an embedded local control plane (a real
 // kube-apiserver + etcd): CRDs, example stores and ExternalSecrets, the webhook
-// injecting a labelled pod, then the agent rendering its files.
+// injecting a labelled pod, the agent rendering its files, then the reconciler syncing an
+// ExternalSecret into a Secret.
 import { AdmissionregistrationV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { spawnSync } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
@@ -13,6 +14,7 @@ import { freePort, startControlPlane, type RunningControlPlane } from '../test/p
 import { startWebhook, waitForCaBundle, webhookConfiguration, type RunningWebhook } from '../test/helpers/webhook.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { prepareLiveStore, runAgentStep } from './demo-agent.js';
+import { runControllerStep } from './demo-controller.js';
 
 const root = join(import.meta.dirname, '..');
 const step = (s: string) => console.log(`\n\x1b[1m== ${s}\x1b[0m`);
@@ -77,6 +79,7 @@ async function main() {
     step('The pod as stored by the apiserver (mutated by ESI)');
     await showPod(pod);
     await runAgentStep({ kc, pod, step });
+    await runControllerStep({ kc, kubeconfigPath: cp.kubeconfigPath, step });
   } finally {
     await webhook?.stop();
     await cp.stop();

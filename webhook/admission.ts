@@ -38,7 +38,7 @@ function warningsFor(pod: V1Pod, mode: string, resolved: Resolved): string[] {
     warnings.push('esi.dev/mode: "sidecar" keeps a Job\'s pod running after its containers finish; use "native-sidecar" or "init-only"');
   }
   for (const store of resolved.stores.values()) {
-    if (store.provider.fake) warnings.push(`${store.kind} "${store.name}" uses the fake provider: its values are part of the store spec and travel in the agent configuration; use it for tests only`);
+    if (store.warning) warnings.push(`${store.kind} "${store.name}" ${store.warning}`);
   }
   return warnings;
 }

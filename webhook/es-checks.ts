@@ -4,7 +4,7 @@
 // supports instead, so that nothing admitted fails later in the agent. Go templates in
 // rewrite transforms are parsed here (target.template: src/templating/eso.ts).
 import type { ExternalSecret, ExternalSecretDataFromRemoteRef, ExternalSecretRewrite, ExternalSecretTemplate } from '../src/api/types.js';
-import { compileGoRegexp } from '../src/providers/remote-ref.js';
+import { compileGoRegexp } from '../src/providers/regexp.js';
 import { parseGoTemplates } from '../src/templating/go/index.js';
 
 /** Bounds on the work one ExternalSecret asks of the agent. */

@@ -196,6 +196,7 @@ function usesGoTemplates(config: AgentConfig): boolean {
   return config.secrets.some((s) => s.templateEngine === 'go' || s.dataFrom.some((d) => d.rewrite?.some((r) => r.transform)));
 }
 
+// eslint-disable-next-line max-params -- whether the pod set its own memory limit is a fact of the pod, not of the parsed request
 function agentContainer(name: string, config: AgentConfig, inputs: MutationInputs, mounts: V1VolumeMount[], limitSet = true): V1Container {
   const { request, agent } = inputs;
   const health = (path: string) => ({ httpGet: { path, port: request.agentPort } });

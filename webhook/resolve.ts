@@ -5,8 +5,7 @@ import type { V1Namespace } from '@kubernetes/client-node';
 import type { AgentSecret } from '../src/agent-config.js';
 import { storeKey } from '../src/agent-config.js';
 import type { AnySecretStore, ClusterSecretStore, ExternalSecret, SecretStore, SecretStoreProvider } from '../src/api/types.js';
-import { ESI_PROVIDER_NAMES, providerName } from '../src/api/types.js';
-import { clusterStoreAdmits, podIdentity, referencedObjects, servesControllerClass, type CredentialRef } from '../src/stores/access.js';
+import { admissionWarning, clusterStoreAdmits, podIdentity, referencedObjects, servesControllerClass, storeSpecProblems, type CredentialRef } from '../src/stores/access.js';
 import { selectTemplateEngine, type TemplateEngineChoice } from '../src/templating/eso.js';
 import type { InjectionRequest } from './annotations.js';
 import { externalSecretProblems } from './es-checks.js';
@@ -32,6 +31,8 @@ export interface ResolvedStore {
   credentials: (CredentialRef & { namespace: string })[];
   /** Set when the store authenticates with the pod's own token. */
   identity?: { audience?: string };
+  /** What the provider wants a user to know at admission (e.g. values in the spec). */
+  warning?: string;
 }
 
 export interface Resolved {
@@ -78,13 +79,12 @@ function checkEntries(es: ExternalSecret, problems: string[]): void {
   problems.push(...externalSecretProblems(es));
 }
 
-function checkStore(store: AnySecretStore, pod: PodFacts, lookup: ObjectLookup, opts: ResolveOptions, problems: string[]): ResolvedStore | undefined {
+function checkStore(store: AnySecretStore, env: { pod: PodFacts; lookup: ObjectLookup; opts: ResolveOptions }, problems: string[]): ResolvedStore | undefined {
+  const { pod, lookup, opts } = env;
   const what = describe(store, pod.namespace);
   const before = problems.length;
-  const name = providerName(store.spec.provider ?? {});
-  if (!name || !(ESI_PROVIDER_NAMES as readonly string[]).includes(name)) {
-    problems.push(`${what}: provider ${name ? `"${name}"` : '(none or several)'} is not supported by ESI (supported: ${ESI_PROVIDER_NAMES.join(', ')})`);
-  }
+  // The provider's own spec rules, so a bad store is denied here, not found in the pod.
+  for (const p of storeSpecProblems(store.spec.provider ?? {})) problems.push(`${what}: ${p}`);
   if (!servesControllerClass(store, opts.storeClasses)) {
     problems.push(`${what}: spec.controller "${store.spec.controller ?? ''}" is not served by this ESI instance (it serves: ${opts.storeClasses!.map((c) => `"${c}"`).join(', ')})`);
   }
@@ -107,10 +107,12 @@ function checkStore(store: AnySecretStore, pod: PodFacts, lookup: ObjectLookup, 
   }
   if (problems.length > before) return undefined;
   const identity = podIdentity(store.spec.provider);
+  const warning = admissionWarning(store.spec.provider);
   const key = storeKey(store.kind, store.metadata.name!, pod.namespace);
   return {
     key, kind: store.kind, name: store.metadata.name!, provider: store.spec.provider, credentials,
     ...(identity.needed ? { identity: { audience: identity.audience } } : {}),
+    ...(warning ? { warning } : {}),
   };
 }
 
@@ -129,7 +131,7 @@ export function resolve(pod: PodFacts, request: InjectionRequest, lookup: Object
     const store = findStore(es, pod.namespace, lookup, problems);
     if (!store) continue;
     const key = storeKey(store.kind, store.metadata.name!, pod.namespace);
-    const resolved = stores.get(key) ?? checkStore(store, pod, lookup, opts, problems);
+    const resolved = stores.get(key) ?? checkStore(store, { pod, lookup, opts }, problems);
     if (!resolved) continue;
     stores.set(key, resolved);
     let engine: TemplateEngineChoice;

@@ -22,7 +22,7 @@ import { KEYS, NAMESPACE, SETUPS, value, type ProviderSetup } from './backends.j
 const ROOT = join(import.meta.dirname, '..', '..');
 const BIN = join(ROOT, 'bin', 'esi.js');
 const OUT = '/var/run/esi/secrets';
-/** Budgets of DESIGN.md §5, defined for the fake store. */
+/** Budgets of docs/design.md ("Budgets"), defined for the fake store. */
 const START_BUDGET_MS = 150;
 const RSS_BUDGET_MIB = 40;
 /** Cores of other processes above which a provider's figures count as disturbed. */
@@ -281,7 +281,7 @@ function verdict(results: Measured[], nodeP50: number): string {
   const slow = ok.filter((r) => quantile(r.starts!, 0.5) >= START_BUDGET_MS).map((r) => r.provider);
   const big = ok.filter((r) => r.rss!.peak > RSS_BUDGET_MIB).map((r) => r.provider);
   const list = (xs: string[]) => (xs.length ? xs.join(', ') : 'none');
-  return `The budgets (DESIGN.md §5: start → first file set < ${START_BUDGET_MS} ms, sidecar RSS ≤ ${RSS_BUDGET_MIB} MiB) are defined
+  return `The budgets (docs/design.md, "Budgets": start → first file set < ${START_BUDGET_MS} ms, sidecar RSS ≤ ${RSS_BUDGET_MIB} MiB) are defined
 for the \`fake\` store; they are applied here to every provider for comparison only, and
 values over them are in bold. Over the start budget (p50): ${list(slow)}. Over the RSS
 budget (peak): ${list(big)}.${slow.includes('fake') || big.includes('fake') ? ` The \`fake\` store itself misses them on this machine

@@ -2,7 +2,7 @@
 // bin/esi.js agent`), measured from outside:
 //  1. process start → first complete file set (`..data` in place), fake store;
 //  2. steady sidecar RSS over many refresh cycles.
-// Results and the machine go into BENCHMARKS.md ("## Agent"). Budgets (DESIGN.md §5):
+// Results and the machine go into BENCHMARKS.md ("## Agent"). Budgets (docs/design.md, "Budgets"):
 // < 150 ms to the first file set, ≤ 40 MiB RSS.
 import { spawn, spawnSync } from 'node:child_process';
 import { watch } from 'node:fs';

@@ -1,5 +1,5 @@
 // ESI's reference plugin: a gRPC server implementing the `SecretsServer` contract
-// (src/providers/grpc/secrets.proto, seed 004) over a `SecretBackend` (backend.ts).
+// (src/providers/grpc/secrets.proto, docs/providers/grpc.md) over a `SecretBackend` (backend.ts).
 // Copy this folder to write your own plugin: keep server.ts, replace MemoryStore.
 //
 // The contract in short (docs/providers/grpc.md has all of it):

@@ -1,10 +1,10 @@
 // Provider configurations of SecretStore / ClusterSecretStore (`spec.provider.<name>`).
 // Field names follow the public external-secrets.io v1 API so existing stores apply
-// unchanged. ESI implements: vault, aws, azurekv, gcpsm, kubernetes, fake and grpc (the
-// out-of-tree store contract of seed 004, an ESI addition that needs ESI's CRDs).
-// Every other external-secrets.io provider is accepted as an opaque object (see
-// `OtherProviderName`) so stores meant for other controllers still apply; ESI reports
-// them as unsupported instead of serving them.
+// unchanged. The providers ESI serves are listed by src/providers/registry.ts; `grpc` (the
+// out-of-tree store contract of docs/providers/grpc.md) is an ESI addition that needs
+// ESI's CRDs. Every other external-secrets.io provider is accepted as an opaque object
+// (see `OtherProviderName`) so stores meant for other controllers still apply; ESI
+// reports them as unsupported instead of serving them.
 
 /** A key of a Kubernetes Secret that holds a credential. `namespace` only on ClusterSecretStores. */
 export interface SecretKeySelector {
@@ -268,7 +268,7 @@ export interface FakeProvider {
   validationResult?: number;
 }
 
-// ---------------------------------------------------------------- gRPC (seed 004, ESI addition)
+// ---------------------------------------------------------------- gRPC (ESI addition, docs/providers/grpc.md)
 
 /** The Secret holding `tls.crt`, `tls.key` (client certificate) and `ca.crt`. */
 export interface TLSSecretRef {
@@ -329,10 +329,6 @@ export const OTHER_PROVIDER_NAMES = [
 ] as const;
 export type OtherProviderName = (typeof OTHER_PROVIDER_NAMES)[number];
 
-/** Providers ESI serves. */
-export const ESI_PROVIDER_NAMES = ['vault', 'aws', 'azurekv', 'gcpsm', 'kubernetes', 'fake', 'grpc'] as const;
-export type EsiProviderName = (typeof ESI_PROVIDER_NAMES)[number];
-
 /** Exactly one member is set (the CRD enforces it). */
 export interface SecretStoreProvider extends Partial<Record<OtherProviderName, Record<string, unknown>>> {
   vault?: VaultProvider;
@@ -344,13 +340,10 @@ export interface SecretStoreProvider extends Partial<Record<OtherProviderName, R
   grpc?: GRPCProvider;
 }
 
-/** The name of the one provider a store configures, or undefined when none / several are set. */
-export function providerName(provider: SecretStoreProvider): EsiProviderName | OtherProviderName | undefined {
-  const set = Object.keys(provider).filter((k) => provider[k as keyof SecretStoreProvider] !== undefined);
-  if (set.length !== 1) return undefined;
-  const name = set[0] as EsiProviderName | OtherProviderName;
-  return (ESI_PROVIDER_NAMES as readonly string[]).includes(name) ||
-    (OTHER_PROVIDER_NAMES as readonly string[]).includes(name)
-    ? name
-    : undefined;
+/** The key of the one provider a store configures, or undefined when none or several
+ *  are set. Which names ESI serves is the provider registry's business
+ *  (src/providers/registry.ts), not the API types'. */
+export function providerName(provider: SecretStoreProvider | Record<string, unknown>): string | undefined {
+  const set = Object.keys(provider).filter((k) => (provider as Record<string, unknown>)[k] != null);
+  return set.length === 1 ? set[0] : undefined;
 }

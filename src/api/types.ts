@@ -1,5 +1,5 @@
 // TypeScript shapes of the external-secrets.io API ESI serves: ExternalSecret,
-// SecretStore and ClusterSecretStore at v1, PushSecret at v1alpha1 (seeds 000, 001, 003).
+// SecretStore and ClusterSecretStore at v1, PushSecret at v1alpha1 (docs/design.md, "The external-secrets.io API").
 // Field names and meanings are those of the public API (External Secrets Operator v1);
 // the CRD schemas in charts/esi/crds/ validate them. Provider specs live in providers.ts.
 // Optional fields stay optional: the CRDs set no defaults, the code applies them.
@@ -307,7 +307,7 @@ export interface ClusterSecretStore {
 
 export type AnySecretStore = SecretStore | ClusterSecretStore;
 
-// ---------------------------------------------------------------- PushSecret (v1alpha1, seed 003)
+// ---------------------------------------------------------------- PushSecret (v1alpha1)
 
 export interface PushSecretStoreRef {
   /** A store by name, or ... */

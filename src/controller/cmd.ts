@@ -1,6 +1,170 @@
-// `esi controller`: the reconciler (ExternalSecret -> Secret sink, PushSecret).
-// Not built yet: it has its own issue. Say so plainly instead of pretending.
-export async function main(_argv: string[]): Promise<number> {
-  process.stderr.write('esi controller: the reconciler is not implemented in this version yet\n');
-  return 1;
+// `esi controller`: the reconciler (ExternalSecret -> Secret). Runs in cluster with its
+// ServiceAccount or out of cluster with KUBECONFIG, like kubectl. With leader election
+// (default) only the holder of the class's Lease reconciles; the others stand by.
+import { KubeConfig } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { parseArgs } from 'node:util';
+import { KubeRest } from '../kube/rest.js';
+import { createLogger } from '../log.js';
+import { Controller } from './controller.js';
+import { parseGoDuration } from './duration.js';
+import { LeaderElector } from './leader.js';
+import { controllerMetrics, resourceOf } from './metrics.js';
+import { TokenBucket } from './queue.js';
+import { startProbeServer } from './server.js';
+
+export const DEFAULT_CLASS = 'esi';
+
+const HELP = `Usage: esi controller [options]
+
+Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
+
+  --kubeconfig FILE          kubeconfig (default: $KUBECONFIG, then in-cluster)
+  --controller-class NAME    serve stores whose spec.controller is NAME (default "${DEFAULT_CLASS}")
+  --claim-unclassed BOOL     also serve stores without spec.controller (default true; set
+                             false where another controller, e.g. ESO, owns them)
+  --workers N                concurrent reconciles (default 16)
+  --kube-qps N --kube-burst N    writes per second to the apiserver (default 500 / 1000)
+  --store-qps N --store-burst N  remote reads per second per store (default 200 / 400)
+  --coalesce-window DUR      identical remote reads within this window share one call;
+                             refresh jitter is at most half of it (default 30s)
+  --provider-timeout DUR     per remote call (default 10s)
+  --namespace NS             namespace of the Lease and of Events about cluster objects
+                             (default: $POD_NAMESPACE, the pod's, or esi-system)
+  --leader-elect BOOL        use a Lease (default true)
+  --lease-name NAME          (default esi-controller-<class>)
+  --lease-duration DUR --renew-deadline DUR --retry-period DUR   (default 15s / 10s / 2s)
+  --namespace-selector K=V[,K=V]  serve only namespaces with these labels (default: all)
+  --listen ADDR --port N     probes and metrics (default 0.0.0.0:8080)
+`;
+
+const OPTIONS = {
+  kubeconfig: { type: 'string' },
+  'controller-class': { type: 'string', default: DEFAULT_CLASS },
+  'claim-unclassed': { type: 'string', default: 'true' },
+  workers: { type: 'string', default: '16' },
+  'kube-qps': { type: 'string', default: '500' },
+  'kube-burst': { type: 'string', default: '1000' },
+  'store-qps': { type: 'string', default: '200' },
+  'store-burst': { type: 'string', default: '400' },
+  'coalesce-window': { type: 'string', default: '30s' },
+  'provider-timeout': { type: 'string', default: '10s' },
+  namespace: { type: 'string' },
+  'leader-elect': { type: 'string', default: 'true' },
+  'lease-name': { type: 'string' },
+  'lease-duration': { type: 'string', default: '15s' },
+  'renew-deadline': { type: 'string', default: '10s' },
+  'retry-period': { type: 'string', default: '2s' },
+  'namespace-selector': { type: 'string' },
+  listen: { type: 'string', default: '0.0.0.0' },
+  port: { type: 'string', default: '8080' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function bool(name: string, raw: string): boolean {
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  throw new Error(`--${name} must be true or false, got "${raw}"`);
+}
+
+function positive(name: string, raw: string): number {
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got "${raw}"`);
+  return n;
+}
+
+function selector(raw: string | undefined): Record<string, string> | undefined {
+  if (raw === undefined) return undefined;
+  const out: Record<string, string> = {};
+  for (const pair of raw.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const m = /^([A-Za-z0-9./_-]+)=([A-Za-z0-9._-]*)$/.exec(pair);
+    if (!m) throw new Error(`--namespace-selector "${pair}": expected key=value`);
+    out[m[1]!] = m[2]!;
+  }
+  return out;
+}
+
+function ownNamespace(flag: string | undefined): string {
+  if (flag) return flag;
+  if (process.env.POD_NAMESPACE) return process.env.POD_NAMESPACE;
+  try {
+    return readFileSync('/var/run/secrets/kubernetes.io/serviceaccount/namespace', 'utf8').trim();
+  } catch {
+    return 'esi-system';
+  }
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { values: v } = parseArgs({ args: argv, options: OPTIONS, strict: true });
+  if (v.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const cls = v['controller-class']!;
+  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(cls)) throw new Error(`--controller-class "${cls}" must be a DNS label such as "esi" or "team-a"`);
+  const classes = bool('claim-unclassed', v['claim-unclassed']!) ? [cls, ''] : [cls];
+  const logger = createLogger('controller');
+  const kc = new KubeConfig();
+  if (v.kubeconfig) kc.loadFromFile(v.kubeconfig);
+  else kc.loadFromDefault();
+  const metrics = controllerMetrics();
+  // Writes are counted and rate limited in one place: every write goes through this client.
+  const writes = new TokenBucket(positive('kube-qps', v['kube-qps']!), positive('kube-burst', v['kube-burst']!));
+  const rest = new KubeRest(kc, {
+    beforeWrite: () => writes.take(),
+    onWrite: (method, path) => metrics.apiWrites.inc({ verb: method, resource: resourceOf(path) }),
+  });
+  const namespace = ownNamespace(v.namespace);
+  const controller = new Controller({
+    kc, rest, logger, metrics, classes, namespace, namespaceSelector: selector(v['namespace-selector']),
+    workers: positive('workers', v.workers!),
+    windowMs: parseGoDuration(v['coalesce-window']!, '--coalesce-window'),
+    storeQps: positive('store-qps', v['store-qps']!), storeBurst: positive('store-burst', v['store-burst']!),
+    providerTimeoutMs: parseGoDuration(v['provider-timeout']!, '--provider-timeout'),
+  });
+  const elect = bool('leader-elect', v['leader-elect']!);
+  let started = false;
+  const server = await startProbeServer(v.listen!, positive('port', v.port!), { registry: metrics.registry, ready: () => !elect || !started || controller.synced() });
+  const run = async () => {
+    started = true;
+    metrics.leader.set(1);
+    await controller.start();
+    logger.info({ classes, synced: controller.synced() }, 'reconciling');
+  };
+  const identity = `${hostname()}_${process.pid}`;
+  const leader = elect
+    ? new LeaderElector({
+        rest, namespace, identity, logger, name: v['lease-name'] ?? `esi-controller-${cls}`,
+        leaseDurationMs: parseGoDuration(v['lease-duration']!, '--lease-duration'),
+        renewDeadlineMs: parseGoDuration(v['renew-deadline']!, '--renew-deadline'),
+        retryPeriodMs: parseGoDuration(v['retry-period']!, '--retry-period'),
+        onStarted: () => void run().catch((err: unknown) => {
+          logger.error({ err: (err as Error).message }, 'controller failed to start');
+          process.exit(1);
+        }),
+        // Another process may hold the Lease now: stop at once, the Deployment restarts us.
+        onLost: () => {
+          logger.flush();
+          process.exit(1);
+        },
+      })
+    : undefined;
+  logger.info({ classes, identity, leaderElection: elect }, 'esi controller starting');
+  if (leader) leader.start();
+  else await run();
+  return new Promise((resolve) => {
+    const shutdown = async (signal: string) => {
+      logger.info({ signal }, 'shutting down');
+      metrics.leader.set(0);
+      await controller.stop();
+      await leader?.stop();
+      server.close();
+      rest.close();
+      logger.flush();
+      resolve(0);
+    };
+    process.once('SIGTERM', () => void shutdown('SIGTERM'));
+    process.once('SIGINT', () => void shutdown('SIGINT'));
+  });
 }

@@ -1,9 +1,10 @@
-// The provider contract: every store backend (fake, kubernetes, vault, aws, azurekv,
-// gcpsm, grpc) is one folder under src/providers/ exporting a `Provider`.
+// The provider contract: every store backend is one folder under src/providers/ with a
+// light `meta.ts` (ProviderMeta) and an `index.ts` exporting its `Provider`; the registry
+// lists them (docs/decisions/0009-provider-contract-and-lazy-registry.md).
 // Values travel as bytes end to end; they are never logged or put in errors.
 import type { Logger } from 'pino';
 
-/** What to read: ExternalSecret `data[].remoteRef` / `dataFrom[].extract` (seed 000). */
+/** What to read: ExternalSecret `data[].remoteRef` / `dataFrom[].extract` (docs/design.md, "The external-secrets.io API"). */
 export interface RemoteRef {
   key: string;
   property?: string;
@@ -23,7 +24,7 @@ export interface FindRef {
   decodingStrategy?: 'None' | 'Base64' | 'Base64URL' | 'Auto';
 }
 
-/** Where to write (PushSecret `remoteRef`, seed 003 / 004 `PushRemoteRef`). */
+/** Where to write: PushSecret `remoteRef`, the grpc contract's `PushRemoteRef`. */
 export interface PushRemoteRef {
   remoteKey: string;
   property?: string;
@@ -31,30 +32,51 @@ export interface PushRemoteRef {
 
 export type SecretMap = Record<string, Uint8Array>;
 
+/** A key → bytes map without a prototype, so a remote key named `__proto__` is just a key. */
+export function emptySecretMap(): SecretMap {
+  return Object.create(null) as SecretMap;
+}
+
+/** What a pushed `property` means (src/providers/json-path.ts): a dotted path into a
+ *  nested JSON object (`path`) or one flat key (`key`), as ESO does for that provider. */
+export type PropertyMode = 'path' | 'key';
+
 /** What a provider can do; callers check before calling, the conformance suite reads it. */
 export interface Capabilities {
   read: boolean;
   write: boolean;
   find: { name: boolean; tags: boolean; path: boolean };
   versions: boolean;
+  /** The meaning of PushSecret's `remoteRef.property` in this store. */
+  pushProperty: PropertyMode;
+}
+
+/** Per-call options. `signal` carries the caller's deadline (the agent's refresh cycle,
+ *  the reconciler's reconcile): a provider stops waiting and fails with `Timeout` when it
+ *  aborts. The provider's own `timeoutMs` still bounds every call. */
+export interface CallOptions {
+  signal?: AbortSignal;
 }
 
 /** A connected client for one store. Created per store, cached and reused by callers. */
 export interface SecretsClient {
   /** One value: the key, narrowed by `property` and `version`. Throws ProviderError. */
-  getSecret(ref: RemoteRef): Promise<Uint8Array>;
+  getSecret(ref: RemoteRef, opts?: CallOptions): Promise<Uint8Array>;
   /** All properties of one remote secret (`dataFrom.extract`). */
-  getSecretMap(ref: RemoteRef): Promise<SecretMap>;
+  getSecretMap(ref: RemoteRef, opts?: CallOptions): Promise<SecretMap>;
   /** Every secret matching `find` (`dataFrom.find`), keyed by remote name. */
-  getAllSecrets(find: FindRef): Promise<SecretMap>;
-  pushSecret(value: Uint8Array, ref: PushRemoteRef): Promise<void>;
-  deleteSecret(ref: PushRemoteRef): Promise<void>;
-  secretExists(ref: PushRemoteRef): Promise<boolean>;
+  getAllSecrets(find: FindRef, opts?: CallOptions): Promise<SecretMap>;
+  pushSecret(value: Uint8Array, ref: PushRemoteRef, opts?: CallOptions): Promise<void>;
+  deleteSecret(ref: PushRemoteRef, opts?: CallOptions): Promise<void>;
+  secretExists(ref: PushRemoteRef, opts?: CallOptions): Promise<boolean>;
   /** Cheap check that configuration and credentials work (no value read). */
-  validate(): Promise<void>;
+  validate(opts?: CallOptions): Promise<void>;
   /** Release connections, revoke tokens the client obtained. */
   close(): Promise<void>;
 }
+
+/** The methods of SecretsClient that talk to the store (all but close). */
+export const CLIENT_CALLS = ['getSecret', 'getSecretMap', 'getAllSecrets', 'pushSecret', 'deleteSecret', 'secretExists', 'validate'] as const;
 
 /** A selector of one key of a Kubernetes Secret, as stores reference credentials. */
 export interface SecretKeySelector {
@@ -84,12 +106,62 @@ export interface ProviderContext {
   timeoutMs: number;
 }
 
-export interface Provider {
+/** A Secret or ConfigMap key (or a whole Secret) a store spec references: the webhook
+ *  mounts it into the agent, the reconciler reads it through the API. */
+export interface CredentialRef {
+  /** Where in the store's `spec.provider`, e.g. `vault.auth.tokenSecretRef`. */
+  path: string;
+  kind: 'Secret' | 'ConfigMap';
+  name: string;
+  /** A single key, or undefined for the whole object (grpc tlsSecretRef). */
+  key?: string;
+  namespace?: string;
+}
+
+/** A ServiceAccount a store spec names for its identity (only the pod's own is usable). */
+export interface ServiceAccountRef {
+  path: string;
+  name: string;
+  namespace?: string;
+  audiences?: string[];
+}
+
+export interface StoreReferences {
+  credentials: CredentialRef[];
+  serviceAccounts: ServiceAccountRef[];
+}
+
+/** How a provider uses the workload's own identity (a projected service-account token). */
+export interface PodIdentityNeeds {
+  /** Whether a spec that references no ServiceAccount still authenticates as the pod
+   *  (e.g. Vault kubernetes auth without a secretRef, AWS without keys). */
+  ambient(spec: unknown): boolean;
+  /** The token audience when no referenced ServiceAccount names one: undefined = the
+   *  webhook's configured default, '' = the Kubernetes API itself. */
+  audience(spec: unknown): string | undefined;
+}
+
+/** What ESI knows about a provider without loading its SDK: the webhook (admission), the
+ *  reconciler (store status) and the registry read it synchronously. Each provider folder
+ *  exports one from its light `meta.ts`. See docs/decisions/0009-provider-contract-and-lazy-registry.md. */
+export interface ProviderMeta {
   /** The key under `spec.provider` (vault, aws, fake, …). */
   readonly name: string;
   readonly capabilities: Capabilities;
-  /** Checks the store spec statically (no I/O); returns human-readable problems. */
+  /** Checks the store spec statically (no I/O); returns human-readable problems, each
+   *  naming the field (`vault.auth.appRole.secretRef needs name and key`). */
   validateSpec(spec: unknown): string[];
+  /** The Secrets/ConfigMaps and ServiceAccounts the spec references. */
+  references(spec: unknown): StoreReferences;
+  /** Absent = the provider never uses the pod's identity. */
+  readonly identity?: PodIdentityNeeds;
+  /** Told to the user (an admission warning) for every pod using such a store; it
+   *  follows `<kind> "<name>"`. */
+  readonly admissionWarning?: string;
+}
+
+/** A provider: its meta plus the client factory (its heavy, lazily imported part). */
+export interface Provider extends ProviderMeta {
   newClient(ctx: ProviderContext): Promise<SecretsClient>;
 }
 
@@ -106,6 +178,7 @@ export type ProviderErrorCode =
 /** The one error type providers throw. The message names the store and key and the
  *  cause, and never contains a secret value. */
 export class ProviderError extends Error {
+  // eslint-disable-next-line max-params -- Error's (message, options) plus what every message names: code, store, key.
   constructor(
     readonly code: ProviderErrorCode,
     readonly storeId: string,

@@ -119,6 +119,7 @@ function applyGoTemplate(esName: string, template: ExternalSecretTemplate, data:
  *  engine selectTemplateEngine chose (Go by default, as ESO; handlebars on opt-in, whose
  *  context is the secret's own keys: `{{password}}`). ESO order: templateFrom, then data;
  *  `mergePolicy: Merge` keeps fetched keys the templates do not override. */
+// eslint-disable-next-line max-params -- the engine choice joined the four inputs every caller already passes; a default keeps handlebars callers unchanged
 export function applyExternalSecretTemplate(
   engine: TemplateEngine,
   esName: string,

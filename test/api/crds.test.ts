@@ -144,6 +144,8 @@ t.test('valid fixtures and examples apply unchanged', async (t) => {
     join(ROOT, 'examples', 'stores.yaml'),
     join(ROOT, 'examples', 'externalsecrets.yaml'),
     join(ROOT, 'examples', 'pushsecret.yaml'),
+    join(ROOT, 'examples', 'stores-as-sinks', 'producer.yaml'),
+    join(ROOT, 'examples', 'stores-as-sinks', 'consumer.yaml'),
   ];
   for (const file of files) {
     const { docs } = await readManifests(file);

@@ -17,6 +17,9 @@ import {
 } from './helm.js';
 
 const NS = 'esi-system';
+
+/** The objects of the webhook side; the controller's are checked in their own test. */
+const webhookPart = (objs: K8sObject[]) => objs.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] !== 'controller');
 const CERT_MANAGER = ['--set', 'certificates.mode=cert-manager', '--api-versions', 'cert-manager.io/v1/Certificate'];
 
 /** Leaf keys of values.yaml (a map with keys is descended, anything else is a leaf). */
@@ -51,7 +54,7 @@ function suite(helm: Helm): void {
   });
 
   t.test('default render: the webhook, its RBAC and the admission configuration', async (t) => {
-    const objs = await helm.template('esi', NS);
+    const objs = webhookPart(await helm.template('esi', NS));
     t.same(objs.map((o) => o.kind).sort(), [
       'ClusterRole', 'ClusterRoleBinding', 'Deployment', 'MutatingWebhookConfiguration',
       'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount',
@@ -136,11 +139,11 @@ function suite(helm: Helm): void {
   });
 
   t.test('values drive the flags: store classes, agent image, failure policy, excluded namespaces', async (t) => {
-    const objs = await helm.template('platform', 'secrets', [
+    const objs = webhookPart(await helm.template('platform', 'secrets', [
       '--set-json', 'storeClasses=["esi",""]', '--set', 'agent.image.repository=registry.example/esi-agent',
       '--set', 'image.tag=1.2.3', '--set', 'agent.tokenAudience=vault', '--set', 'webhook.failurePolicy=Ignore',
       '--set-json', 'webhook.excludedNamespaces=["kube-system","istio-system"]', '--set', 'webhook.replicas=3',
-    ]);
+    ]));
     const args = deploymentOf(objs).spec.template.spec.containers[0]!.args!;
     t.ok(args.includes('--store-classes=esi,'), '"" in storeClasses = unclassed stores');
     t.ok(args.includes('--agent-image=registry.example/esi-agent:1.2.3'), 'agent tag follows image.tag');
@@ -151,17 +154,17 @@ function suite(helm: Helm): void {
     for (const ns of ['secrets', 'kube-system', 'istio-system']) t.ok(namespaceExcluded(w.namespaceSelector, { 'kubernetes.io/metadata.name': ns }), `${ns} excluded`);
     t.equal(one(objs, 'MutatingWebhookConfiguration').metadata.name, 'platform-esi', 'names derive from the release');
 
-    const only = await helm.template('esi', NS, ['--set-json', 'storeClasses=[""]']);
+    const only = webhookPart(await helm.template('esi', NS, ['--set-json', 'storeClasses=[""]']));
     t.ok(deploymentOf(only).spec.template.spec.containers[0]!.args!.includes('--store-classes='), 'only unclassed stores');
     const digest = `sha256:${'a'.repeat(64)}`;
-    const pinned = await helm.template('esi', NS, ['--set', `image.digest=${digest}`]);
+    const pinned = webhookPart(await helm.template('esi', NS, ['--set', `image.digest=${digest}`]));
     const c = deploymentOf(pinned).spec.template.spec.containers[0]!;
     t.equal(c.image, `ghcr.io/esi-dev/esi@${digest}`);
     t.ok(c.args!.includes(`--agent-image=ghcr.io/esi-dev/esi@${digest}`), 'the agent runs the same pinned image');
   });
 
   t.test('cert-manager mode: Certificate, CA injection, mounted files, no Secret RBAC', async (t) => {
-    const objs = await helm.template('esi', NS, CERT_MANAGER);
+    const objs = webhookPart(await helm.template('esi', NS, CERT_MANAGER));
     const certs = ofKind(objs, 'Certificate') as (K8sObject & { spec: { secretName: string; dnsNames?: string[]; isCA?: boolean; issuerRef: { name: string } } })[];
     const serving = certs.find((c) => !c.spec.isCA)!;
     t.ok(serving, 'a serving Certificate');
@@ -178,7 +181,7 @@ function suite(helm: Helm): void {
     t.equal(ofKind(objs, 'Role').length, 0, 'no Secret permissions at all');
     t.notOk(rulesOf(one(objs, 'ClusterRole')).some((r) => r.resources?.includes('mutatingwebhookconfigurations')), 'cainjector, not ESI, writes the caBundle');
 
-    const external = await helm.template('esi', NS, [...CERT_MANAGER, '--set', 'certificates.certManager.issuerRef.name=corp-ca', '--set', 'certificates.certManager.issuerRef.kind=ClusterIssuer']);
+    const external = webhookPart(await helm.template('esi', NS, [...CERT_MANAGER, '--set', 'certificates.certManager.issuerRef.name=corp-ca', '--set', 'certificates.certManager.issuerRef.kind=ClusterIssuer']));
     t.same(ofKind(external, 'Issuer'), [], 'an existing issuer: no chart Issuers');
     t.match(one(external, 'Certificate'), { spec: { issuerRef: { name: 'corp-ca', kind: 'ClusterIssuer', group: 'cert-manager.io' } } });
 
@@ -191,11 +194,11 @@ function suite(helm: Helm): void {
     // Helm applies crds/ only on install, only when absent, and never with --skip-crds;
     // templates never contain a CRD, so upgrades and uninstalls never touch them.
     // install.test.ts checks on the apiserver that an existing CRD is left untouched.
-    const plain = await helm.template('esi', NS);
-    const skipped = await helm.template('esi', NS, ['--skip-crds']);
+    const plain = webhookPart(await helm.template('esi', NS));
+    const skipped = webhookPart(await helm.template('esi', NS, ['--skip-crds']));
     t.same(ofKind(plain, 'CustomResourceDefinition'), [], 'no CRD among the templates');
     t.same(skipped, plain, '--skip-crds renders the same templates');
-    const withCrds = await helm.template('esi', NS, ['--include-crds']);
+    const withCrds = webhookPart(await helm.template('esi', NS, ['--include-crds']));
     const crds = ofKind(withCrds, 'CustomResourceDefinition');
     t.same(crds.map((c) => c.metadata.name).sort(), [
       'clustersecretstores.external-secrets.io', 'externalsecrets.external-secrets.io',
@@ -205,10 +208,31 @@ function suite(helm: Helm): void {
   });
 
   t.test('metrics: off by default; Service and ServiceMonitor on request', async (t) => {
-    const objs = await helm.template('esi', NS, ['--set', 'metrics.serviceMonitor.enabled=true', '--api-versions', 'monitoring.coreos.com/v1/ServiceMonitor']);
+    const objs = webhookPart(await helm.template('esi', NS, ['--set', 'metrics.serviceMonitor.enabled=true', '--api-versions', 'monitoring.coreos.com/v1/ServiceMonitor']));
     const sm = one(objs, 'ServiceMonitor') as K8sObject & { spec: { endpoints: { scheme: string; tlsConfig: { serverName: string; ca: { secret: { name: string; key: string } } } }[] } };
     t.match(sm.spec.endpoints[0], { scheme: 'https', tlsConfig: { serverName: 'esi-webhook.esi-system.svc', ca: { secret: { name: 'esi-webhook-tls', key: 'ca-bundle.crt' } } } });
     t.equal(ofKind(objs, 'Service').length, 2, 'webhook + metrics Service');
+  });
+
+  t.test('controller: deployed by default, 2 replicas, Lease, least-privilege RBAC, class flags', async (t) => {
+    const ctl = (objs: K8sObject[]) => objs.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'controller');
+    const objs = ctl(await helm.template('esi', NS));
+    t.same(objs.map((o) => o.kind).sort(), ['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'Role', 'RoleBinding', 'ServiceAccount']);
+    const d = one(objs, 'Deployment') as K8sObject & { spec: { replicas: number; template: { spec: { serviceAccountName: string; containers: { args: string[] }[] } } } };
+    t.equal(d.spec.replicas, 2);
+    t.equal(d.spec.template.spec.serviceAccountName, 'esi-controller', 'its own ServiceAccount, not the webhook\'s');
+    t.same(d.spec.template.spec.containers[0]!.args.slice(0, 3), ['controller', '--controller-class=esi', '--claim-unclassed=true']);
+    const lease = rulesOf(one(objs, 'Role'));
+    t.same(lease.find((r) => r.resourceNames)?.resourceNames, ['esi-controller-esi'], 'only its own Lease');
+    const cluster = rulesOf(one(objs, 'ClusterRole'));
+    const verbs = (res: string) => cluster.filter((r) => r.resources?.includes(res)).flatMap((r) => r.verbs ?? []).sort();
+    t.same(verbs('externalsecrets'), ['get', 'list', 'watch'], 'ExternalSecrets read-only');
+    t.same(verbs('externalsecrets/status'), ['patch', 'update']);
+    t.same(verbs('configmaps'), ['get']);
+    t.notOk(cluster.some((r) => r.verbs?.includes('*') || r.resources?.includes('*')), 'no wildcards');
+    const sharded = ctl(await helm.template('esi', NS, ['--set', 'controller.class=team-a', '--set', 'controller.claimUnclassed=false']));
+    t.match((one(sharded, 'Deployment') as typeof d).spec.template.spec.containers[0]!.args, ['controller', '--controller-class=team-a', '--claim-unclassed=false']);
+    t.same(ctl(await helm.template('esi', NS, ['--set', 'controller.enabled=false'])), [], 'controller.enabled=false renders none of it');
   });
 
   t.test('the values schema and the chart refuse bad input with a reason', async (t) => {
@@ -218,7 +242,8 @@ function suite(helm: Helm): void {
       [['--set', 'webhook.replicas=0'], /replicas/],
       [['--set', 'webhok.replicas=2'], /additional properties 'webhok' not allowed/],
       [['--set', 'image.digest=sha256:1234'], /image\/digest/],
-      [['--set', 'controller.enabled=true'], /reconciler .* is not implemented/],
+      [['--set', 'controller.class=Team_A'], /controller\/class/],
+      [['--set', 'controller.replicas=0'], /controller\/replicas/],
       [['--set', 'metrics.serviceMonitor.enabled=true'], /prometheus-operator/],
     ];
     for (const [args, message] of cases) {
@@ -233,7 +258,7 @@ function suite(helm: Helm): void {
     const ns = await createNamespace(cp.kc, 'esi-chart-dry', t);
     const client = KubernetesObjectApi.makeApiClient(cp.kc);
     const release = `dry-${randomBytes(3).toString('hex')}`;
-    for (const [mode, args, count] of [['self', [], 9], ['cert-manager', CERT_MANAGER, 7]] as const) {
+    for (const [mode, args, count] of [['self', [], 15], ['cert-manager', CERT_MANAGER, 13]] as const) {
       const objs = await helm.template(release, ns, [...args, '--include-crds']);
       // cert-manager's CRDs are not installed on the test control plane; ESI's CRDs may
       // already be (dry-run create would answer AlreadyExists), api/crds.test.ts covers them.

@@ -46,7 +46,8 @@ export async function startWebhook(opts: { kubeconfigPath: string; namespace: st
     '--agent-image', AGENT_IMAGE, '--namespace', opts.namespace, '--webhook-config-name', opts.configName,
     '--secret-name', `${opts.configName}-tls`, '--cert-extra-sans', '127.0.0.1', ...(opts.extraArgs ?? []),
   ], { ESI_LOG_LEVEL: 'debug' });
-  const deadline = Date.now() + 30_000;
+  // Generous: three tsx processes starting at once on a loaded 2-core machine took > 30 s.
+  const deadline = Date.now() + 90_000;
   while (!(await ready(port))) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runAgent, startAgent } from '../../injector/agent.js';
+import { wrapClient } from '../../src/providers/client.js';
 import { provider as fakeProvider, type FakeClient } from '../../src/providers/fake/index.js';
 import { ProviderError, type Provider, type SecretsClient } from '../../src/providers/types.js';
 import { assertNoCanary, CANARY_PASSWORD, CANARY_TOKEN, captureLogger, fakeConfig, httpGet, STORE, tempRoot, until } from './fixtures.js';
@@ -27,17 +28,9 @@ function controlled(): { state: { gate: Promise<void>; fail: boolean; calls: num
         if (state.fail) throw new ProviderError('Unreachable', ctx.storeId, 'store is down');
         return f();
       };
-      const client: SecretsClient = {
-        getSecret: (r) => guard(() => inner.getSecret(r)),
-        getSecretMap: (r) => guard(() => inner.getSecretMap(r)),
-        getAllSecrets: (f) => guard(() => inner.getAllSecrets(f)),
-        pushSecret: (v, r) => inner.pushSecret(v, r),
-        deleteSecret: (r) => inner.deleteSecret(r),
-        secretExists: (r) => inner.secretExists(r),
-        validate: () => inner.validate(),
-        close: () => inner.close(),
-      };
-      return client;
+      // Reads go through the gate; writes, validate and close straight to the client.
+      const reads = new Set(['getSecret', 'getSecretMap', 'getAllSecrets']);
+      return wrapClient<SecretsClient>(inner, (name, _args, next) => (reads.has(name) ? guard(next) : next()));
     },
   };
   return { state, open, loadProvider: async () => provider };

@@ -106,7 +106,12 @@ const parse = (text, i) => { const m = /^gen:(\d+):(x*)$/.exec(text); return m &
 while (!fs.existsSync(dir + '.stop')) {
   s.passes++;
   let gen;
-  try { gen = fs.realpathSync(path.join(dir, '..data')); } catch { s.noData++; continue; }
+  // The link itself must always exist; its target may be removed by a later swap while
+  // this (possibly descheduled) reader resolves it, which is a vanished generation.
+  try { gen = fs.realpathSync(path.join(dir, '..data')); } catch {
+    try { fs.lstatSync(path.join(dir, '..data')); s.vanished++; } catch { s.noData++; }
+    continue;
+  }
   const seen = [];
   try { names.forEach((n, i) => seen.push(parse(fs.readFileSync(path.join(gen, n), 'utf8'), i))); }
   catch (e) { if (e.code === 'ENOENT') { s.vanished++; continue; } throw e; }

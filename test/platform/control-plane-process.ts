@@ -1,15 +1,25 @@
 // Starts a real etcd + kube-apiserver on 127.0.0.1 (binaries from build-binaries.sh),
 // with RBAC, the admission webhook plugins and the TokenRequest API on, and writes an
-// admin kubeconfig. No kubelet, no controller-manager: tests create what controllers
-// would (e.g. the `default` ServiceAccount) themselves.
-import { spawn, type ChildProcess } from 'node:child_process';
+// admin kubeconfig.
+//
+// Controllers are opt-in: `startControlPlane(dir, { controllers: [...] })` also runs
+// kube-controller-manager (controller-manager.ts, same Kubernetes version) with exactly
+// those controllers, e.g. `garbage-collector-controller` so that deleting an owner deletes
+// its dependents as in a real cluster. It stops with the plane. Without controllers
+// nothing reconciles: tests create what controllers would (the `default` ServiceAccount)
+// themselves. The shared plane of a tap run always runs SHARED_CONTROLLERS
+// (controlPlane.ts). A node (kubelet + containerd) attaches to a running plane
+// separately: test/platform/node/.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { request } from 'node:https';
+import { binaryPath } from './binaries.js';
+import { startControllerManager, type ControllerName } from './controller-manager.js';
+import { freePort, httpsOk, launch, terminate, waitFor } from './processes.js';
+
+export { freePort } from './processes.js';
+export type { ControllerName } from './controller-manager.js';
 
 export interface ControlPlaneInfo {
   /** Directory holding data, logs and the kubeconfig. */
@@ -21,6 +31,13 @@ export interface ControlPlaneInfo {
   token: string;
   /** PEM bundle that verifies the apiserver's serving certificate. */
   caPem: string;
+  /** Controllers kube-controller-manager runs against this plane ([] = none). */
+  controllers: ControllerName[];
+}
+
+export interface ControlPlaneOptions {
+  /** Run kube-controller-manager with these controllers (default: none). */
+  controllers?: readonly ControllerName[];
 }
 
 export interface RunningControlPlane extends ControlPlaneInfo {
@@ -30,88 +47,8 @@ export interface RunningControlPlane extends ControlPlaneInfo {
   restartApiserver(): Promise<void>;
 }
 
-async function terminate(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
-}
-
-function versions(): { kubernetes: string; etcd: string } {
-  const env = readFileSync(new URL('./versions.env', import.meta.url), 'utf8');
-  const get = (k: string) => {
-    const m = new RegExp(`^${k}=(\\S+)`, 'm').exec(env);
-    if (!m?.[1]) throw new Error(`test/platform/versions.env: ${k} is not set`);
-    return m[1];
-  };
-  return { kubernetes: get('KUBERNETES_VERSION'), etcd: get('ETCD_VERSION') };
-}
-
 export function binaryPaths(): { apiserver: string; etcd: string } {
-  const cache = process.env.ESI_CACHE ?? join(homedir(), '.cache', 'esi');
-  const v = versions();
-  const paths = {
-    apiserver: join(cache, 'bin', `kube-apiserver-${v.kubernetes}`),
-    etcd: join(cache, 'bin', `etcd-${v.etcd}`),
-  };
-  for (const [name, p] of Object.entries(paths)) {
-    if (!existsSync(p)) {
-      throw new Error(`${name} binary missing at ${p}: run \`npm run platform:build\` (test/platform/build-binaries.sh)`);
-    }
-  }
-  return paths;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-function launch(bin: string, args: string[], logFile: string): ChildProcess {
-  const log = createWriteStream(logFile, { flags: 'a' });
-  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout?.pipe(log);
-  child.stderr?.pipe(log);
-  return child;
-}
-
-function tail(file: string, lines = 15): string {
-  try {
-    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
-  } catch {
-    return '(no log)';
-  }
-}
-
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, child: ChildProcess, log: string) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode}; last log lines:\n${tail(log)}`);
-    if (await check().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 150));
-  }
-  throw new Error(`${what} not ready after ${timeoutMs} ms; last log lines:\n${tail(log)}`);
-}
-
-function httpsOk(url: string, token: string, ca?: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const req = request(url, { headers: { authorization: `Bearer ${token}` }, ca, rejectUnauthorized: !!ca, timeout: 2000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
-    });
-    req.on('error', () => resolve(false));
-    req.on('timeout', () => req.destroy());
-    req.end();
-  });
+  return { apiserver: binaryPath('kube-apiserver'), etcd: binaryPath('etcd') };
 }
 
 function kubeconfigYaml(server: string, caPem: string, token: string): string {
@@ -134,6 +71,12 @@ function kubeconfigYaml(server: string, caPem: string, token: string): string {
     'current-context: esi-local',
     '',
   ].join('\n');
+}
+
+/** Writes a kubeconfig for `server` with the admin token (used by the plane's own
+ *  components: the controller-manager, and a node's kubelet through its forwarder). */
+export async function writeKubeconfig(file: string, server: string, caPem: string, token: string): Promise<void> {
+  await writeFile(file, kubeconfigYaml(server, caPem, token), { mode: 0o600 });
 }
 
 async function startEtcd(bin: string, dir: string) {
@@ -161,9 +104,12 @@ async function writeApiserverInputs(dir: string, token: string) {
   await writeFile(join(dir, 'tokens.csv'), `${token},admin,admin,"system:masters"\n`, { mode: 0o600 });
 }
 
-/** Starts etcd and kube-apiserver in `dir`; resolves once /readyz is 200. */
-export async function startControlPlane(dir: string): Promise<RunningControlPlane> {
+/** Starts etcd and kube-apiserver in `dir` (plus kube-controller-manager when
+ *  `opts.controllers` is not empty); resolves once everything is ready. */
+export async function startControlPlane(dir: string, opts: ControlPlaneOptions = {}): Promise<RunningControlPlane> {
   const bins = binaryPaths();
+  const controllers = [...new Set(opts.controllers ?? [])];
+  if (controllers.length) binaryPath('kube-controller-manager'); // fail before starting anything
   await mkdir(join(dir, 'certs'), { recursive: true });
   const token = randomBytes(24).toString('hex');
   await writeApiserverInputs(dir, token);
@@ -181,10 +127,17 @@ export async function startControlPlane(dir: string): Promise<RunningControlPlan
     `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
     '--api-audiences=https://kubernetes.default.svc.cluster.local',
     '--service-cluster-ip-range=10.96.0.0/16', '--allow-privileged=true',
+    // Webhook Services resolve to their endpoints (pod addresses) rather than a ClusterIP:
+    // there is no kube-proxy, and a node's pod network is routed to this host.
+    '--enable-aggregator-routing=true',
+    // Reach a node's kubelet (logs, exec) at its address, never by resolving its name.
+    '--kubelet-preferred-address-types=InternalIP',
     '--enable-priority-and-fairness=false', '--profiling=false', '--v=1',
   ];
   let apiserver = launch(bins.apiserver, args, log);
+  let stopControllers = async () => {};
   const stop = async () => {
+    await stopControllers();
     for (const child of [apiserver, etcd.child]) await terminate(child);
   };
   const restartApiserver = async () => {
@@ -197,8 +150,14 @@ export async function startControlPlane(dir: string): Promise<RunningControlPlan
     // The self-generated serving certificate (with its CA) verifies the server.
     const caPem = readFileSync(join(dir, 'certs', 'apiserver.crt'), 'utf8');
     const kubeconfigPath = join(dir, 'kubeconfig');
-    await writeFile(kubeconfigPath, kubeconfigYaml(server, caPem, token), { mode: 0o600 });
-    return { dir, kubeconfigPath, server, token, caPem, stop, restartApiserver };
+    await writeKubeconfig(kubeconfigPath, server, caPem, token);
+    if (controllers.length) {
+      const kcm = await startControllerManager({
+        dir, kubeconfigPath, caPemFile: join(dir, 'certs', 'apiserver.crt'), saKeyFile: join(dir, 'sa.key'),
+      }, controllers);
+      stopControllers = kcm.stop;
+    }
+    return { dir, kubeconfigPath, server, token, caPem, controllers, stop, restartApiserver };
   } catch (err) {
     await stop();
     throw err;

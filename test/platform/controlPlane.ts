@@ -1,18 +1,27 @@
 // The control plane the tests use. `useControlPlane()` returns the one shared by the
 // whole tap run (started by tap-before.ts), or, when a test file runs alone, starts a
 // private one and stops it when the test ends.
+//
+// A test that needs controllers asks for them: `useControlPlane(t, { controllers:
+// ['garbage-collector-controller'] })` runs kube-controller-manager with those (and only
+// those) controllers on a private plane; the shared plane always runs SHARED_CONTROLLERS,
+// and asking it for another controller fails with the line to change.
 import { KubeConfig } from '@kubernetes/client-node';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { startControlPlane, type ControlPlaneInfo } from './control-plane-process.js';
+import { startControlPlane, type ControlPlaneInfo, type ControlPlaneOptions, type ControllerName } from './control-plane-process.js';
 
 export interface ControlPlane extends ControlPlaneInfo {
   kc: KubeConfig;
   /** Stops a private control plane; a no-op for the shared one (tap-after stops it). */
   stop(): Promise<void>;
 }
+
+/** Controllers the shared plane of a tap run always runs: the garbage collector, so that
+ *  deleting an owner (e.g. an ExternalSecret) deletes its dependents as in a cluster. */
+export const SHARED_CONTROLLERS: readonly ControllerName[] = ['garbage-collector-controller'];
 
 interface Teardown {
   teardown(fn: () => unknown): void;
@@ -48,13 +57,19 @@ function withClient(info: ControlPlaneInfo, stop: () => Promise<void>): ControlP
 
 let privateOne: Promise<ControlPlane> | undefined;
 
-export async function useControlPlane(t?: Teardown): Promise<ControlPlane> {
+export async function useControlPlane(t?: Teardown, opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const shared = readSharedState();
-  if (shared) return withClient(shared, async () => {});
+  if (shared) {
+    const missing = (opts.controllers ?? []).filter((c) => !(shared.controllers ?? []).includes(c));
+    if (missing.length) {
+      throw new Error(`the shared control plane does not run ${missing.join(', ')}: add it to SHARED_CONTROLLERS in test/platform/controlPlane.ts`);
+    }
+    return withClient(shared, async () => {});
+  }
   if (!privateOne) {
     privateOne = (async () => {
       const dir = await mkdtemp(join(tmpdir(), 'esi-cp-'));
-      const cp = await startControlPlane(dir);
+      const cp = await startControlPlane(dir, opts);
       return withClient(cp, cp.stop);
     })();
     const cp = await privateOne;

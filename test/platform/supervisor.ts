@@ -2,14 +2,17 @@
 // itself: on SIGTERM/SIGINT, when the owner process (e.g. the tap runner) is gone, or
 // when the time limit passes. Writes <dir>/state.json once the apiserver is ready.
 //
-//   tsx test/platform/supervisor.ts --dir DIR [--owner PID] [--ttl SECONDS]
+//   tsx test/platform/supervisor.ts --dir DIR [--owner PID] [--ttl SECONDS] [--controllers a,b]
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startControlPlane } from './control-plane-process.js';
+import { startControlPlane, type ControllerName } from './control-plane-process.js';
 
 const { values } = parseArgs({
-  options: { dir: { type: 'string' }, owner: { type: 'string' }, ttl: { type: 'string', default: '5400' } },
+  options: {
+    dir: { type: 'string' }, owner: { type: 'string' }, ttl: { type: 'string', default: '5400' },
+    controllers: { type: 'string', default: '' },
+  },
 });
 if (!values.dir) {
   console.error('supervisor: --dir is required');
@@ -28,7 +31,8 @@ const alive = (pid: number) => {
   }
 };
 
-const cp = await startControlPlane(dir).catch(async (err: Error) => {
+const controllers = values.controllers.split(',').filter(Boolean) as ControllerName[];
+const cp = await startControlPlane(dir, { controllers }).catch(async (err: Error) => {
   await writeFile(join(dir, 'state.json'), JSON.stringify({ error: err.message }));
   console.error(`supervisor: control plane failed to start: ${err.message}`);
   process.exit(1);

@@ -1,6 +1,14 @@
-// tap `after` hook: stops the shared control plane and removes its state directory.
+// tap `after` hook: stops the shared node (if a test/node/ file started one), then the
+// shared control plane, and removes their state directory.
 import { rm } from 'node:fs/promises';
 import { SHARED_DIR, readSharedState } from './controlPlane.js';
+import { readNodeState } from './node/useNode.js';
+
+const node = readNodeState();
+if (node && 'pid' in node) {
+  process.kill(node.pid, 'SIGTERM');
+  for (let i = 0; i < 600 && readNodeState(); i++) await new Promise((r) => setTimeout(r, 100));
+}
 
 const state = readSharedState();
 if (state) {

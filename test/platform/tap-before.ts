@@ -4,14 +4,14 @@ import { spawn } from 'node:child_process';
 import { openSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SHARED_DIR, readSharedState } from './controlPlane.js';
+import { SHARED_CONTROLLERS, SHARED_DIR, readSharedState } from './controlPlane.js';
 
 if (!readSharedState()) {
   await rm(SHARED_DIR, { recursive: true, force: true });
   await mkdir(SHARED_DIR, { recursive: true });
   const out = openSync(join(SHARED_DIR, 'supervisor.log'), 'a');
   const child = spawn(process.execPath, [...process.execArgv, join(import.meta.dirname, 'supervisor.ts'),
-    '--dir', SHARED_DIR, '--owner', String(process.ppid), '--ttl', '5400'], { detached: true, stdio: ['ignore', out, out] });
+    '--dir', SHARED_DIR, '--owner', String(process.ppid), '--ttl', '5400', '--controllers', SHARED_CONTROLLERS.join(',')], { detached: true, stdio: ['ignore', out, out] });
   child.unref();
   const started = Date.now();
   for (;;) {

@@ -3,11 +3,12 @@
 // it directly (not through the provider under test, where the backend allows it); a
 // case a store cannot support is marked with the reason, never silently skipped.
 import type { Test } from 'tap';
+import { clientFrom, invoke } from '../../src/providers/client.js';
 import { ProviderError, type Provider, type SecretsClient } from '../../src/providers/types.js';
 
 export const CASES = [
-  'get', 'property', 'version', 'decoding', 'map', 'find-name', 'find-tags', 'find-path',
-  'push', 'delete', 'exists', 'not-found', 'auth-failure', 'unreachable',
+  'get', 'property', 'property-safety', 'version', 'decoding', 'map', 'find-name', 'find-tags', 'find-path',
+  'push', 'push-property', 'delete', 'exists', 'not-found', 'auth-failure', 'unreachable',
 ] as const;
 export type CaseName = (typeof CASES)[number];
 
@@ -71,6 +72,25 @@ const cases: Record<CaseName, CaseFn> = {
     t.equal(text(await client.getSecret({ key, property: 'nested.port' })), '5432', 'dotted property paths');
     expectProviderError(t, await caught(client.getSecret({ key, property: 'missing' })), target, ['NotFound'], key);
   },
+  // Every provider reads and writes `property` through src/providers/json-path.ts, which
+  // refuses prototype segments: no store can be made to touch Object.prototype.
+  'property-safety': async (t, target, client, run) => {
+    const key = target.key(`${run}-proto`);
+    await target.seed(key, JSON.stringify({ a: { b: 'x' } }));
+    const unsafe = ['__proto__', 'constructor', 'prototype', 'a.__proto__', '__proto__.polluted', 'constructor.prototype'];
+    for (const property of unsafe) {
+      expectProviderError(t, await caught(client.getSecret({ key, property })), target, ['InvalidSpec'], key);
+      expectProviderError(t, await caught(client.getSecretMap({ key, property })), target, ['InvalidSpec'], key);
+    }
+    if (target.provider.capabilities.write) {
+      const remoteKey = target.key(`${run}-proto-push`);
+      for (const property of ['__proto__.polluted', 'constructor', '__proto__']) {
+        expectProviderError(t, await caught(client.pushSecret(Buffer.from('x'), { remoteKey, property })), target, ['InvalidSpec'], remoteKey);
+        expectProviderError(t, await caught(client.secretExists({ remoteKey: key, property })), target, ['InvalidSpec'], key);
+      }
+    }
+    t.equal(({} as Record<string, unknown>).polluted, undefined, 'Object.prototype is untouched');
+  },
   version: async (t, target, client, run) => {
     const key = target.key(`${run}-versioned`);
     const [v1, v2] = await target.seedVersions!(key, 'first', 'second');
@@ -81,7 +101,7 @@ const cases: Record<CaseName, CaseFn> = {
   decoding: async (t, target, client, run) => {
     const key = target.key(`${run}-b64`);
     await target.seed(key, Buffer.from(`${CANARY}-bin`).toString('base64'));
-    const { decodeValue } = await import('../../src/providers/remote-ref.js');
+    const { decodeValue } = await import('../../src/externalsecret/decode.js');
     const raw = await client.getSecret({ key, decodingStrategy: 'Base64' });
     t.equal(text(decodeValue('Base64', raw)), `${CANARY}-bin`, 'Base64 decoding of the fetched value');
     t.equal(text(decodeValue('Auto', raw)), `${CANARY}-bin`, 'Auto detects base64');
@@ -118,6 +138,22 @@ const cases: Record<CaseName, CaseFn> = {
     t.equal(text(await client.getSecret({ key: remoteKey })), `${CANARY}-pushed`, 'read back what was pushed');
     await client.pushSecret(Buffer.from('v2'), { remoteKey });
     t.equal(text(await client.getSecret({ key: remoteKey })), 'v2', 'a second push replaces the value');
+  },
+  // What a pushed `property` means is the provider's declared mode (ESO's per-provider
+  // semantics): a dotted path into nested objects, or one flat key.
+  'push-property': async (t, target, client, run) => {
+    const remoteKey = target.key(`${run}-pushprop`);
+    await client.pushSecret(Buffer.from(`${CANARY}-deep`), { remoteKey, property: 'a.b' });
+    t.equal(text(await client.getSecret({ key: remoteKey, property: 'a.b' })), `${CANARY}-deep`, 'read back by the same property');
+    const keys = Object.keys(await client.getSecretMap({ key: remoteKey }));
+    if (target.provider.capabilities.pushProperty === 'path') {
+      t.ok(keys.includes('a') && !keys.includes('a.b'), `a nested object "a" (keys: ${keys.join(', ')})`);
+    } else {
+      t.ok(keys.includes('a.b') && !keys.includes('a'), `one flat key "a.b" (keys: ${keys.join(', ')})`);
+    }
+    t.equal(await client.secretExists({ remoteKey, property: 'a.b' }), true);
+    await client.deleteSecret({ remoteKey, property: 'a.b' });
+    t.equal(await client.secretExists({ remoteKey, property: 'a.b' }), false, 'the property is gone');
   },
   delete: async (t, target, client, run) => {
     const remoteKey = target.key(`${run}-deleted`);
@@ -157,16 +193,9 @@ const cases: Record<CaseName, CaseFn> = {
 function lazyClient(make: () => Promise<SecretsClient>): SecretsClient {
   let real: Promise<SecretsClient> | undefined;
   const get = () => (real ??= make());
-  const call = <K extends keyof SecretsClient>(m: K) =>
-    (async (...args: unknown[]) => ((await get())[m] as (...a: unknown[]) => unknown)(...args)) as SecretsClient[K];
-  return {
-    getSecret: call('getSecret'), getSecretMap: call('getSecretMap'), getAllSecrets: call('getAllSecrets'),
-    pushSecret: call('pushSecret'), deleteSecret: call('deleteSecret'), secretExists: call('secretExists'),
-    validate: call('validate'),
-    close: async () => {
-      if (real) await (await real).close();
-    },
-  };
+  return clientFrom(async (name, args) => invoke(await get(), name, args), async () => {
+    if (real) await (await real).close();
+  });
 }
 
 /** Runs every case against the target, each with its own client; unsupported cases are

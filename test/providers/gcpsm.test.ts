@@ -9,7 +9,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import t from 'tap';
 import { newGcpsmClient, provider, validateSpec } from '../../src/providers/gcpsm/index.js';
 import { keyFileClient, federationPlan } from '../../src/providers/gcpsm/auth.js';
-import { Code, toProviderError, withRetries } from '../../src/providers/gcpsm/errors.js';
+import { toProviderError } from '../../src/providers/errors.js';
+import { classifyGcpsm, Code, withRetries } from '../../src/providers/gcpsm/errors.js';
 import { ProviderError, type SecretsClient } from '../../src/providers/types.js';
 import { freePort } from '../platform/control-plane-process.js';
 import { GAPS, startGcpsmEmulator } from '../platform/backends/gcpsm-emulator.js';
@@ -261,12 +262,12 @@ t.test('gRPC status mapping and the retry budget (unit)', async (tt) => {
     [Code.RESOURCE_EXHAUSTED, 'Unreachable'], [Code.ALREADY_EXISTS, 'Unknown'],
   ];
   for (const [code, want] of cases) {
-    const e = toProviderError(storeId, grpcErr(code), 'access', 'db-creds');
+    const e = toProviderError(grpcErr(code), { storeId, op: 'access', key: 'db-creds' }, classifyGcpsm);
     tt.equal(e.code, want, `gRPC ${code} -> ${want}`);
     tt.notMatch(e.message, CANARY, 'the server message is not passed through');
     tt.match(e.message, /db-creds/);
   }
-  const plugin = toProviderError(storeId, grpcErr(Code.UNAVAILABLE, 'Getting metadata from plugin failed with error: invalid_grant'), 'access');
+  const plugin = toProviderError(grpcErr(Code.UNAVAILABLE, 'Getting metadata from plugin failed with error: invalid_grant'), { storeId, op: 'access' }, classifyGcpsm);
   tt.equal(plugin.code, 'AuthFailed', 'a failed token exchange is an auth failure, not an outage');
 
   let calls = 0;

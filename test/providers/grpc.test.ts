@@ -23,7 +23,7 @@ import {
 const tlsPlugin = await plugin();
 const mtlsPlugin = await plugin({ mtls: true });
 
-const NO_LIST = 'the SecretsServer contract (seed 004) has no list call';
+const NO_LIST = 'the SecretsServer contract (docs/providers/grpc.md) has no list call';
 
 function target(name: string, server: PluginServer, storeId: string, creds: Creds, extra: Partial<ConformanceTarget>): ConformanceTarget {
   const store = server.store as MemoryStore;
@@ -74,7 +74,7 @@ t.test('find is Unsupported, naming the contract; push/delete/exists with a prop
   tt.teardown(() => c.close());
   const err = await caught(c.getAllSecrets({ name: { regexp: '.*' } }));
   tt.equal(err.code, 'Unsupported');
-  tt.match(err.message, /SecretsServer contract \(seed 004: GetSecret, PushSecret, DeleteSecret, SecretExists\) has no list call/);
+  tt.match(err.message, /SecretsServer contract \(docs\/providers\/grpc\.md: GetSecret, PushSecret, DeleteSecret, SecretExists\) has no list call/);
 
   const remoteKey = 'props/app';
   await c.pushSecret(Buffer.from('u'), { remoteKey, property: 'user' });

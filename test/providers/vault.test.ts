@@ -7,7 +7,7 @@ import t from 'tap';
 import type { Test } from 'tap';
 import { freePort } from '../platform/control-plane-process.js';
 import type { ApiError } from '../platform/backends/openbao.js';
-import { decodeValue } from '../../src/providers/remote-ref.js';
+import { decodeValue } from '../../src/externalsecret/decode.js';
 import { provider } from '../../src/providers/vault/index.js';
 import { runConformance, type CaseName, type ConformanceTarget } from './conformance.js';
 import { CANARY, STORE, MOUNT, caught, isError, json, run, text, vaultFixture, type Kv } from './vault-fixture.js';

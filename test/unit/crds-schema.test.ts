@@ -6,7 +6,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { crdDirectory, loadCrdManifests, loadCrds, packageRoot } from '../../src/api/crds.js';
-import { API_GROUP, ESI_PROVIDER_NAMES, OTHER_PROVIDER_NAMES, providerName } from '../../src/api/types.js';
+import { API_GROUP, OTHER_PROVIDER_NAMES, providerName } from '../../src/api/types.js';
+import { PROVIDER_NAMES } from '../../src/providers/registry.js';
 import { generate } from '../../scripts/gen-cluster-crds.js';
 
 const crds = await loadCrds();
@@ -181,7 +182,7 @@ t.test('SecretStore and ClusterSecretStore accept the same providers', async (t)
   const provider = (kind: string) => schemaOf(rawByKind.get(kind)).properties?.spec?.properties?.provider;
   t.same(provider('SecretStore'), provider('ClusterSecretStore'));
   const names = Object.keys(provider('SecretStore')?.properties ?? {}).sort();
-  t.same(names, [...ESI_PROVIDER_NAMES, ...OTHER_PROVIDER_NAMES].sort(), 'the CRD lists the providers types.ts knows');
+  t.same(names, [...PROVIDER_NAMES, ...OTHER_PROVIDER_NAMES].sort(), 'the CRD lists the providers the registry serves and the ones types.ts accepts');
   for (const other of OTHER_PROVIDER_NAMES) {
     t.equal(provider('SecretStore')?.properties?.[other]?.['x-kubernetes-preserve-unknown-fields'], true, `${other} is free-form`);
   }

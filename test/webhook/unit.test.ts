@@ -16,16 +16,20 @@ const objects = [
     spec: { provider: { vault: { server: 'https://v:8200', auth: { appRole: { path: 'approle', roleId: 'r', secretRef: { name: 'approle', key: 'secret-id' } } } } } } },
   { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'vault2', namespace: NS },
     spec: { provider: { vault: { server: 'https://v:8200', auth: { tokenSecretRef: { name: 'approle', key: 'token' } } } } } },
+  { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'vault-bad', namespace: NS },
+    spec: { provider: { vault: { server: 'ftp://v', auth: { tokenSecretRef: { name: 'approle', key: 'token' } } } } } },
+  { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'other', namespace: NS },
+    spec: { provider: { onepassword: { connectHost: 'https://op' } } } },
   { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'fake', namespace: NS },
     spec: { provider: { fake: { data: [{ key: 'k', value: 'v' }] } } } },
   { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'dev-only', namespace: NS },
     spec: { controller: 'dev', provider: { fake: { data: [] } } } },
   { apiVersion: 'external-secrets.io/v1', kind: 'ClusterSecretStore', metadata: { name: 'prod' },
     spec: { conditions: [{ namespaceSelector: { matchExpressions: [{ key: 'tier', operator: 'In', values: ['prod'] }] } }],
-      provider: { aws: { service: 'SecretsManager', region: 'eu-west-1' } } } },
+      provider: { aws: { service: 'SecretsManager', region: 'eu-west-1', role: 'arn:aws:iam::123456789012:role/app' } } } },
   { apiVersion: 'external-secrets.io/v1', kind: 'ClusterSecretStore', metadata: { name: 'regex' },
     spec: { conditions: [{ namespaceRegexes: ['team-(b|c)'] }], provider: { fake: { data: [] } } } },
-  ...['vault', 'vault2', 'fake', 'dev-only'].map((store) => es(`es-${store}`, store)),
+  ...['vault', 'vault2', 'vault-bad', 'other', 'fake', 'dev-only'].map((store) => es(`es-${store}`, store)),
   es('es-prod', 'prod', 'ClusterSecretStore'),
   es('es-regex', 'regex', 'ClusterSecretStore'),
 ];
@@ -104,6 +108,9 @@ t.test('resolution rules', async (t) => {
   t.match(deny({ 'esi.dev/secrets': 'es-regex' }), /ClusterSecretStore "regex" may not be used from namespace "team-a"/);
   t.match(deny({ 'esi.dev/secrets': 'es-dev-only' }, ctx({ resolve: { storeClasses: [''] } })), /spec\.controller "dev" is not served by this ESI instance/);
   t.equal(admit(pod({ 'esi.dev/secrets': 'es-dev-only' }), ctx()).kind, 'mutated', 'by default every class is served');
+  t.match(deny({ 'esi.dev/secrets': 'es-vault-bad' }), /SecretStore "team-a\/vault-bad": spec\.provider\.vault\.server must use https:\/\/ or http:\/\//,
+    'the provider\'s own spec rules deny at admission, naming the field');
+  t.match(deny({ 'esi.dev/secrets': 'es-other' }), /spec\.provider\.onepassword is not supported by ESI \(supported: fake, kubernetes, vault, aws, azurekv, gcpsm, grpc\)/);
   const fake = admit(pod({ 'esi.dev/secrets': 'es-fake' }), ctx());
   t.match(fake.kind === 'mutated' ? fake.warnings : [], [/uses the fake provider/], 'the fake provider comes with a warning');
   const aws = admit(pod({ 'esi.dev/secrets': 'es-prod', 'esi.dev/token-audience': 'custom' }), ctx());

@@ -17,7 +17,8 @@
 import type * as StsModule from '@aws-sdk/client-sts';
 import type { AWSProvider } from '../../api/types.js';
 import { ProviderError, type ProviderContext } from '../types.js';
-import { toProviderError } from './errors.js';
+import { toProviderError } from '../errors.js';
+import { classifyAws } from './errors.js';
 import {
   cachedCredentials,
   callOptions,
@@ -90,7 +91,7 @@ class StsClients {
     try {
       return (await client.send(command as never, callOptions(this.ctx.timeoutMs))) as T;
     } catch (err) {
-      throw toProviderError(err, this.ctx.storeId, op);
+      throw toProviderError(err, { storeId: this.ctx.storeId, op }, classifyAws);
     }
   }
 }
@@ -106,7 +107,8 @@ function webIdentityCredentials(s: StsClients, ctx: ProviderContext, spec: AWSPr
   };
 }
 
-function assumeRole(s: StsClients, ctx: ProviderContext, spec: AWSProvider, step: Step, previous: AwsCredentialIdentityProvider): AwsCredentialIdentityProvider {
+function assumeRole(store: { s: StsClients; ctx: ProviderContext; spec: AWSProvider }, step: Step, previous: AwsCredentialIdentityProvider): AwsCredentialIdentityProvider {
+  const { s, ctx, spec } = store;
   const client = s.make(previous);
   const opts = step.withOptions;
   return async () => {
@@ -141,7 +143,7 @@ export async function buildCredentials(ctx: ProviderContext, spec: AWSProvider):
     keys.catch(() => undefined);
     current = () => keys;
   }
-  for (const step of steps) current = assumeRole(s!, ctx, spec, step, current);
+  for (const step of steps) current = assumeRole({ s: s!, ctx, spec }, step, current);
   const provider = s ? cachedCredentials(current) : current;
 
   return {

@@ -1,20 +1,19 @@
 // What the Secrets Manager and Parameter Store clients share: the store's key prefix,
 // `property` extraction and `dataFrom.extract` maps over the raw remote value, error
-// mapping of every SDK call, find-by-name regexps, and validate/close.
+// mapping of every SDK call, find scopes, and validate/close.
 import type { AWSProvider } from '../../api/types.js';
-import { asProviderError, compileGoRegexp, selectProperty, valueAsMap } from '../remote-ref.js';
-import {
-  ProviderError,
-  type FindRef,
-  type ProviderContext,
-  type PushRemoteRef,
-  type RemoteRef,
-  type SecretMap,
-  type SecretsClient,
-} from '../types.js';
+import { toProviderError } from '../errors.js';
+import { selectProperty, valueAsMap } from '../json-path.js';
+import { findNameTest } from '../regexp.js';
+import { ProviderError, type FindRef, type ProviderContext, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 import type { Credentials } from './auth.js';
-import { isNotFound, toProviderError } from './errors.js';
-import { callOptions } from './sdk.js';
+import { classifyAws, isNotFound } from './errors.js';
+import { meta } from './meta.js';
+import { addXmlErrorRewrite, callOptions, commonConfig } from './sdk.js';
+import { endpointFromEnv } from './spec.js';
+
+/** What a pushed `property` means in AWS stores (meta.ts). */
+export const PUSH_PROPERTY = meta.capabilities.pushProperty;
 
 export const MANAGED_BY_KEY = 'managed-by';
 export const MANAGED_BY_VALUE = 'external-secrets';
@@ -26,6 +25,19 @@ export const utf8 = (b: Uint8Array) => Buffer.from(b).toString('utf8');
 
 export function isManaged(tags: { Key?: string; Value?: string }[] | undefined): boolean {
   return (tags ?? []).some((t) => t.Key === MANAGED_BY_KEY && t.Value === MANAGED_BY_VALUE);
+}
+
+/** The SDK client of one service for a store: its region, the endpoint override of the
+ *  environment, the store's credentials and deadline, and the XML error rewrite. */
+export function serviceClient<C extends SdkClient & { middlewareStack: unknown }>(
+  Client: new (config: ReturnType<typeof commonConfig>) => C,
+  service: 'ssm' | 'secretsmanager',
+  store: { ctx: ProviderContext; spec: AWSProvider; creds: Credentials },
+): C {
+  const { ctx, spec, creds } = store;
+  const client = new Client(commonConfig({ region: spec.region, endpoint: endpointFromEnv(service), credentials: creds.provider, timeoutMs: ctx.timeoutMs }));
+  addXmlErrorRewrite(client);
+  return client;
 }
 
 export interface SdkClient {
@@ -61,8 +73,17 @@ export abstract class AwsClient implements SecretsClient {
     try {
       return (await this.sdk.send(command, callOptions(this.ctx.timeoutMs))) as T;
     } catch (err) {
-      throw toProviderError(err, this.storeId, op, key);
+      if (key !== undefined && (await this.scheduledForDeletion(err, key))) {
+        throw new ProviderError('NotFound', this.storeId, `${op}: the secret is scheduled for deletion`, key);
+      }
+      throw toProviderError(err, { storeId: this.storeId, op, key }, classifyAws);
     }
+  }
+
+  /** Whether `err` says the secret `key` is scheduled for deletion (reads treat it as
+   *  absent, as ESO does). Only Secrets Manager has such secrets. */
+  protected async scheduledForDeletion(_err: unknown, _key: string): Promise<boolean> {
+    return false;
   }
 
   /** Like `send`, but a missing secret/parameter yields undefined. */
@@ -71,36 +92,44 @@ export abstract class AwsClient implements SecretsClient {
     try {
       return (await this.sdk.send(command, callOptions(this.ctx.timeoutMs))) as T;
     } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw toProviderError(err, this.storeId, op, key);
+      if (isNotFound(err) || (key !== undefined && (await this.scheduledForDeletion(err, key)))) return undefined;
+      throw toProviderError(err, { storeId: this.storeId, op, key }, classifyAws);
     }
   }
 
   /** A value-free helper error (property missing, not JSON) as a ProviderError. */
   protected helperError(err: unknown, key: string): never {
-    return asProviderError(err, this.storeId, key);
+    throw toProviderError(err, { storeId: this.storeId, key });
   }
 
   /** The whole remote value of `ref` (or its tags as JSON with metadataPolicy Fetch). */
   protected abstract fetch(ref: RemoteRef): Promise<Uint8Array>;
 
   async getSecret(ref: RemoteRef): Promise<Uint8Array> {
-    return selectProperty(this.storeId, ref.key, await this.fetch(ref), ref.property);
+    return selectProperty(await this.fetch(ref), ref, this.storeId);
   }
 
   async getSecretMap(ref: RemoteRef): Promise<SecretMap> {
-    return valueAsMap(this.storeId, ref.key, await this.fetch(ref), ref.property);
+    return valueAsMap(await this.fetch(ref), ref, this.storeId);
   }
 
-  /** The find's name regexp (RE2 syntax, unanchored like Go's MatchString). */
-  protected nameMatcher(find: FindRef): RegExp | undefined {
-    if (!find.name) return undefined;
-    try {
-      const re = compileGoRegexp(find.name.regexp);
-      return new RegExp(re.source, 'u');
-    } catch {
-      throw new ProviderError('InvalidSpec', this.storeId, `invalid find.name.regexp "${find.name.regexp}"`);
-    }
+  /** Every item of a paginated list call: `page(token)` returns one page's items and
+   *  the next token. */
+  protected async paginate<T>(page: (token: { NextToken?: string }) => Promise<{ items?: T[]; next?: string }>): Promise<T[]> {
+    const out: T[] = [];
+    let NextToken: string | undefined;
+    do {
+      const p = await page(NextToken ? { NextToken } : {});
+      out.push(...(p.items ?? []));
+      NextToken = p.next;
+    } while (NextToken);
+    return out;
+  }
+
+  /** A find's checked criteria: its name matcher and the remote prefix of its path. */
+  protected findScope(find: FindRef): { matches: (name: string) => boolean; prefix: string } {
+    this.checkFind(find);
+    return { matches: findNameTest(find, this.storeId), prefix: this.remoteName(find.path ?? '') };
   }
 
   /** Whether a find names at least one criterion (ESO refuses an empty find). */

@@ -5,7 +5,8 @@
 // needs to fix a policy) and only after a value-free check: nothing a server echoed from
 // a request body can reach a log line or a status condition. No `cause` either: SDK
 // errors carry the raw request and response.
-import { ProviderError, type ProviderErrorCode } from '../types.js';
+import { networkCode, type Classified } from '../errors.js';
+import type { ProviderErrorCode } from '../types.js';
 
 const AUTH_FAILED = new Set([
   'UnrecognizedClientException', 'InvalidSignatureException', 'InvalidClientTokenId', 'SignatureDoesNotMatch',
@@ -16,12 +17,7 @@ const AUTH_FAILED = new Set([
 const FORBIDDEN = new Set(['AccessDenied', 'AccessDeniedException', 'AuthorizationError', 'KMSAccessDeniedException']);
 const NOT_FOUND = new Set(['ResourceNotFoundException', 'ParameterNotFound', 'ParameterVersionNotFound', 'ParameterVersionLabelNotFound']);
 const THROTTLED = new Set(['ThrottlingException', 'Throttling', 'TooManyRequestsException', 'ThrottledException', 'RequestLimitExceeded']);
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'ECONNABORTED',
-  'UND_ERR_SOCKET', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'ERR_TLS_CERT_ALTNAME_INVALID',
-]);
-const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ESOCKETTIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ESOCKETTIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ABORT_ERR']);
 
 interface ErrorLike {
   name?: string;
@@ -34,28 +30,15 @@ interface ErrorLike {
 
 const SAFE_NAME = /^[A-Za-z0-9_.:-]{1,80}$/;
 
-/** Whether a service error names a secret that is scheduled for deletion (reads treat
- *  it as absent, as ESO does). */
-export function isMarkedForDeletion(err: unknown): boolean {
-  const e = err as ErrorLike | undefined;
-  return (
-    (e?.name === 'InvalidRequestException' || e?.name === 'InvalidParameterException') &&
-    /marked (for )?delet/i.test(e.message ?? '')
-  );
-}
-
 export function isNotFound(err: unknown): boolean {
   const name = (err as ErrorLike | undefined)?.name;
-  return (name !== undefined && NOT_FOUND.has(name)) || isMarkedForDeletion(err);
+  return name !== undefined && NOT_FOUND.has(name);
 }
 
-function networkCode(err: unknown, depth = 0): string | undefined {
-  const e = err as ErrorLike | undefined;
-  if (!e || depth > 5) return undefined;
-  if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || TIMEOUT_CODES.has(e.code))) return e.code;
-  const m = /\b(E[A-Z_]{4,})\b/.exec(e.message ?? '');
-  if (m && (NETWORK_CODES.has(m[1]!) || TIMEOUT_CODES.has(m[1]!))) return m[1];
-  return networkCode(e.cause, depth + 1);
+/** The exception Secrets Manager answers for a secret scheduled for deletion (among other
+ *  invalid requests: the client asks DescribeSecret which one it is). */
+export function isInvalidRequest(err: unknown): boolean {
+  return (err as ErrorLike | undefined)?.name === 'InvalidRequestException';
 }
 
 /** An authorization message is kept when it reads like one (principal/action/resource)
@@ -85,21 +68,13 @@ function classify(e: ErrorLike, name: string, status: number | undefined): [Prov
   return ['Unknown', `request failed (${SAFE_NAME.test(name) ? name : 'error'})${statusText}`];
 }
 
-/** The ProviderError for an SDK failure of `op` (e.g. "GetSecretValue") on `key`. */
-export function toProviderError(err: unknown, storeId: string, op: string, key?: string): ProviderError {
-  if (err instanceof ProviderError) {
-    // Raised by the credential chain (STS) inside a call: name the key the call was for.
-    if (err.key || !key || !err.message.startsWith(`${storeId}: `)) return err;
-    return new ProviderError(err.code, storeId, err.message.slice(storeId.length + 2), key);
-  }
+/** What an AWS SDK failure means, from its exception name, HTTP status and the socket
+ *  error code of its cause chain. */
+export function classifyAws(err: unknown): Classified | undefined {
   const e = (err ?? {}) as ErrorLike;
   const net = networkCode(e);
-  if (net) {
-    const code: ProviderErrorCode = TIMEOUT_CODES.has(net) ? 'Timeout' : 'Unreachable';
-    return new ProviderError(code, storeId, `${op}: cannot reach AWS (${net})`, key);
-  }
-  if (isMarkedForDeletion(e)) return new ProviderError('NotFound', storeId, `${op}: the secret is scheduled for deletion`, key);
+  if (net) return { code: TIMEOUT_CODES.has(net) ? 'Timeout' : 'Unreachable', message: `cannot reach AWS (${net})` };
   const name = typeof e.name === 'string' && SAFE_NAME.test(e.name) ? e.name : 'Error';
   const [code, message] = classify(e, name, e.$metadata?.httpStatusCode);
-  return new ProviderError(code, storeId, `${op}: ${message}`, key);
+  return { code, message };
 }

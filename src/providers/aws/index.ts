@@ -3,42 +3,28 @@
 // and the endpoint overrides of docs/providers/aws.md. Each service's SDK is imported
 // only when a store uses it, STS only when a role is assumed.
 import type { AWSProvider } from '../../api/types.js';
-import { ProviderError, type Capabilities, type Provider, type ProviderContext, type SecretsClient } from '../types.js';
+import { defineProvider } from '../define.js';
 import { buildCredentials } from './auth.js';
 import { quietNodeVersionWarning } from './sdk.js';
+import { meta } from './meta.js';
 import { validateSpec } from './spec.js';
 
 export { validateSpec };
 
-const capabilities: Capabilities = {
-  read: true,
-  write: true,
-  find: { name: true, tags: true, path: true },
-  versions: true,
-};
-
-export const provider: Provider = {
-  name: 'aws',
-  capabilities,
-  validateSpec,
-  async newClient(ctx: ProviderContext): Promise<SecretsClient> {
-    const problems = validateSpec(ctx.spec);
-    if (problems.length > 0) throw new ProviderError('InvalidSpec', ctx.storeId, problems.join('; '));
-    const spec = ctx.spec as AWSProvider;
-    quietNodeVersionWarning(ctx.logger);
-    const creds = await buildCredentials(ctx, spec);
-    try {
-      if (spec.service === 'ParameterStore') {
-        const { ParameterStoreClient } = await import('./parameterstore.js');
-        return new ParameterStoreClient(ctx, spec, creds);
-      }
-      const { SecretsManagerStoreClient } = await import('./secretsmanager.js');
-      return new SecretsManagerStoreClient(ctx, spec, creds);
-    } catch (err) {
-      creds.close();
-      throw err;
+export const provider = defineProvider<AWSProvider>(meta, async (ctx, spec) => {
+  quietNodeVersionWarning(ctx.logger);
+  const creds = await buildCredentials(ctx, spec);
+  try {
+    if (spec.service === 'ParameterStore') {
+      const { ParameterStoreClient } = await import('./parameterstore.js');
+      return new ParameterStoreClient(ctx, spec, creds);
     }
-  },
-};
+    const { SecretsManagerStoreClient } = await import('./secretsmanager.js');
+    return new SecretsManagerStoreClient(ctx, spec, creds);
+  } catch (err) {
+    creds.close();
+    throw err;
+  }
+});
 
 export default provider;

@@ -28,23 +28,18 @@ import {
 } from '@aws-sdk/client-ssm';
 import { isUtf8 } from 'node:buffer';
 import type { AWSProvider } from '../../api/types.js';
-import { emptySecretMap } from '../remote-ref.js';
-import { ProviderError, type FindRef, type ProviderContext, type PushRemoteRef, type RemoteRef, type SecretMap } from '../types.js';
+import { guard } from '../errors.js';
+import { deleteProperty, hasProperty, setProperty } from '../json-path.js';
+import { emptySecretMap, ProviderError, type FindRef, type ProviderContext, type PushRemoteRef, type RemoteRef, type SecretMap } from '../types.js';
 import type { Credentials } from './auth.js';
-import { AwsClient, enc, isManaged, MANAGED_BY_KEY, MANAGED_BY_VALUE, PUSH_DESCRIPTION, utf8 } from './base.js';
-import { deleteProperty, hasProperty, setProperty, tagsToJson } from './json.js';
-import { addXmlErrorRewrite, commonConfig } from './sdk.js';
-import { endpointFromEnv } from './spec.js';
+import { AwsClient, enc, isManaged, MANAGED_BY_KEY, MANAGED_BY_VALUE, PUSH_DESCRIPTION, PUSH_PROPERTY, serviceClient, utf8 } from './base.js';
+import { tagsToJson } from './tags.js';
 
 const BATCH = 10;
 
 export class ParameterStoreClient extends AwsClient {
   constructor(ctx: ProviderContext, spec: AWSProvider, creds: Credentials) {
-    const client = new SSMClient(
-      commonConfig({ region: spec.region, endpoint: endpointFromEnv('ssm'), credentials: creds.provider, timeoutMs: ctx.timeoutMs }),
-    );
-    addXmlErrorRewrite(client);
-    super(ctx, spec, creds, client);
+    super(ctx, spec, creds, serviceClient(SSMClient, 'ssm', { ctx, spec, creds }));
   }
 
   private tags(key: string): Promise<ListTagsForResourceResult> {
@@ -61,19 +56,19 @@ export class ParameterStoreClient extends AwsClient {
     return enc.encode(out.Parameter.Value);
   }
 
+  /** Names of parameters matching `filters` (DescribeParameters). */
+  private async describe(filters: ParameterStringFilter[]): Promise<string[]> {
+    const found = await this.paginate(async (token) => {
+      const page = await this.send<DescribeParametersResult>('DescribeParameters', undefined, new DescribeParametersCommand({ ParameterFilters: filters, MaxResults: 50, ...token }));
+      return { items: page.Parameters, next: page.NextToken };
+    });
+    return found.flatMap((p) => (p.Name ? [p.Name] : []));
+  }
+
   /** Names of parameters carrying every tag (and under `prefix`). */
   private async namesByTags(tags: Record<string, string>, prefix: string): Promise<string[]> {
     const filters: ParameterStringFilter[] = Object.entries(tags).map(([k, v]) => ({ Key: `tag:${k}`, Option: 'Equals', Values: [v] }));
-    const names: string[] = [];
-    let NextToken: string | undefined;
-    do {
-      const page = await this.send<DescribeParametersResult>('DescribeParameters', undefined, new DescribeParametersCommand({
-        ParameterFilters: filters, MaxResults: 50, ...(NextToken ? { NextToken } : {}),
-      }));
-      for (const p of page.Parameters ?? []) if (p.Name?.startsWith(prefix)) names.push(p.Name);
-      NextToken = page.NextToken;
-    } while (NextToken);
-    return names;
+    return (await this.describe(filters)).filter((n) => n.startsWith(prefix));
   }
 
   private async getMany(names: string[]): Promise<Parameter[]> {
@@ -89,35 +84,18 @@ export class ParameterStoreClient extends AwsClient {
    *  enclosing hierarchy, or DescribeParameters BeginsWith for names without `/`. */
   private async byPrefix(prefix: string): Promise<Parameter[]> {
     const slash = prefix.lastIndexOf('/');
-    if (slash < 0) {
-      const names: string[] = [];
-      let NextToken: string | undefined;
-      do {
-        const page = await this.send<DescribeParametersResult>('DescribeParameters', undefined, new DescribeParametersCommand({
-          ParameterFilters: [{ Key: 'Name', Option: 'BeginsWith', Values: [prefix] }], MaxResults: 50, ...(NextToken ? { NextToken } : {}),
-        }));
-        for (const p of page.Parameters ?? []) if (p.Name) names.push(p.Name);
-        NextToken = page.NextToken;
-      } while (NextToken);
-      return this.getMany(names);
-    }
+    if (slash < 0) return this.getMany(await this.describe([{ Key: 'Name', Option: 'BeginsWith', Values: [prefix] }]));
     const Path = slash === 0 ? '/' : prefix.slice(0, slash);
-    const out: Parameter[] = [];
-    let NextToken: string | undefined;
-    do {
+    return this.paginate(async (token) => {
       const page = await this.send<GetParametersByPathResult>('GetParametersByPath', undefined, new GetParametersByPathCommand({
-        Path, Recursive: true, WithDecryption: true, MaxResults: 10, ...(NextToken ? { NextToken } : {}),
+        Path, Recursive: true, WithDecryption: true, MaxResults: 10, ...token,
       }));
-      out.push(...(page.Parameters ?? []));
-      NextToken = page.NextToken;
-    } while (NextToken);
-    return out;
+      return { items: page.Parameters, next: page.NextToken };
+    });
   }
 
   async getAllSecrets(find: FindRef): Promise<SecretMap> {
-    this.checkFind(find);
-    const re = this.nameMatcher(find);
-    const prefix = this.remoteName(find.path ?? '');
+    const { matches, prefix } = this.findScope(find);
     const params = find.tags && Object.keys(find.tags).length > 0
       ? await this.getMany(await this.namesByTags(find.tags, prefix))
       : await this.byPrefix(prefix || '/');
@@ -125,7 +103,7 @@ export class ParameterStoreClient extends AwsClient {
     for (const p of params) {
       if (p.Name === undefined || p.Value === undefined || !p.Name.startsWith(prefix)) continue;
       const key = this.relative(p.Name);
-      if (re && !re.test(key)) continue;
+      if (!matches(key)) continue;
       out[key] = enc.encode(p.Value);
     }
     return out;
@@ -146,7 +124,7 @@ export class ParameterStoreClient extends AwsClient {
     const text = this.text(value, ref.remoteKey);
     if (!ref.property) return text;
     try {
-      return setProperty(current, ref.property, text);
+      return setProperty(current, ref.property, text, PUSH_PROPERTY);
     } catch (err) {
       return this.helperError(err, ref.remoteKey);
     }
@@ -183,7 +161,7 @@ export class ParameterStoreClient extends AwsClient {
     if (ref.property) {
       let result: { value: string | undefined; changed: boolean };
       try {
-        result = deleteProperty(existing.Value ?? '', ref.property);
+        result = deleteProperty(existing.Value ?? '', ref.property, PUSH_PROPERTY);
       } catch (err) {
         return this.helperError(err, key);
       }
@@ -201,6 +179,6 @@ export class ParameterStoreClient extends AwsClient {
   async secretExists(ref: PushRemoteRef): Promise<boolean> {
     const existing = (await this.current(ref.remoteKey))?.Parameter;
     if (existing?.Value === undefined) return false;
-    return ref.property ? hasProperty(existing.Value, ref.property) : true;
+    return ref.property ? guard({ storeId: this.storeId, key: ref.remoteKey }, () => hasProperty(existing.Value!, ref.property!, PUSH_PROPERTY)) : true;
   }
 }

@@ -30,13 +30,14 @@ import {
   type SecretListEntry,
 } from '@aws-sdk/client-secrets-manager';
 import type { AWSProvider } from '../../api/types.js';
-import { emptySecretMap } from '../remote-ref.js';
-import { ProviderError, type FindRef, type ProviderContext, type PushRemoteRef, type RemoteRef, type SecretMap } from '../types.js';
+import { guard } from '../errors.js';
+import { deleteProperty, hasProperty, setProperty } from '../json-path.js';
+import { emptySecretMap, ProviderError, type FindRef, type ProviderContext, type PushRemoteRef, type RemoteRef, type SecretMap } from '../types.js';
 import type { Credentials } from './auth.js';
-import { AwsClient, enc, isManaged, MANAGED_BY_KEY, MANAGED_BY_VALUE, PUSH_DESCRIPTION, utf8 } from './base.js';
-import { deleteProperty, hasProperty, setProperty, tagsToJson } from './json.js';
-import { addXmlErrorRewrite, commonConfig } from './sdk.js';
-import { endpointFromEnv } from './spec.js';
+import { AwsClient, enc, isManaged, MANAGED_BY_KEY, MANAGED_BY_VALUE, PUSH_DESCRIPTION, PUSH_PROPERTY, serviceClient, utf8 } from './base.js';
+import { isInvalidRequest } from './errors.js';
+import { callOptions } from './sdk.js';
+import { tagsToJson } from './tags.js';
 
 const BATCH = 20;
 
@@ -58,11 +59,7 @@ function hasAllTags(entry: SecretListEntry, tags: Record<string, string>): boole
 
 export class SecretsManagerStoreClient extends AwsClient {
   constructor(ctx: ProviderContext, spec: AWSProvider, creds: Credentials) {
-    const client = new SecretsManagerClient(
-      commonConfig({ region: spec.region, endpoint: endpointFromEnv('secretsmanager'), credentials: creds.provider, timeoutMs: ctx.timeoutMs }),
-    );
-    addXmlErrorRewrite(client);
-    super(ctx, spec, creds, client);
+    super(ctx, spec, creds, serviceClient(SecretsManagerClient, 'secretsmanager', { ctx, spec, creds }));
   }
 
   protected async fetch(ref: RemoteRef): Promise<Uint8Array> {
@@ -80,6 +77,18 @@ export class SecretsManagerStoreClient extends AwsClient {
     return value;
   }
 
+  /** AWS tells a secret scheduled for deletion only by an InvalidRequestException and
+   *  prose; DescribeSecret's DeletedDate says it by data, so ask that instead. */
+  protected override async scheduledForDeletion(err: unknown, key: string): Promise<boolean> {
+    if (!isInvalidRequest(err)) return false;
+    try {
+      const d = (await this.sdk.send(new DescribeSecretCommand({ SecretId: this.remoteName(key) }), callOptions(this.ctx.timeoutMs))) as DescribeSecretResponse;
+      return d.DeletedDate !== undefined;
+    } catch {
+      return false;
+    }
+  }
+
   /** ListSecrets, paginated, narrowed server-side by name prefix and tag filters. */
   private async list(find: FindRef, prefix: string): Promise<SecretListEntry[]> {
     const filters: Filter[] = [];
@@ -88,26 +97,20 @@ export class SecretsManagerStoreClient extends AwsClient {
     if (tags.length) {
       filters.push({ Key: 'tag-key', Values: tags.map(([k]) => k) }, { Key: 'tag-value', Values: tags.map(([, v]) => v) });
     }
-    const out: SecretListEntry[] = [];
-    let NextToken: string | undefined;
-    do {
+    return this.paginate(async (token) => {
       const page = await this.send<ListSecretsResponse>('ListSecrets', undefined, new ListSecretsCommand({
-        MaxResults: 100, ...(filters.length ? { Filters: filters } : {}), ...(NextToken ? { NextToken } : {}),
+        MaxResults: 100, ...(filters.length ? { Filters: filters } : {}), ...token,
       }));
-      out.push(...(page.SecretList ?? []));
-      NextToken = page.NextToken;
-    } while (NextToken);
-    return out;
+      return { items: page.SecretList, next: page.NextToken };
+    });
   }
 
   async getAllSecrets(find: FindRef): Promise<SecretMap> {
-    this.checkFind(find);
-    const re = this.nameMatcher(find);
-    const prefix = this.remoteName(find.path ?? '');
+    const { matches, prefix } = this.findScope(find);
     const names = (await this.list(find, prefix))
       .filter((e) => e.Name !== undefined && e.Name.startsWith(prefix) && !e.DeletedDate)
       .filter((e) => !find.tags || hasAllTags(e, find.tags))
-      .filter((e) => !re || re.test(this.relative(e.Name!)))
+      .filter((e) => matches(this.relative(e.Name!)))
       .map((e) => e.Name!);
     const out = emptySecretMap();
     for (let i = 0; i < names.length; i += BATCH) {
@@ -138,7 +141,7 @@ export class SecretsManagerStoreClient extends AwsClient {
   private newValue(value: Uint8Array, ref: PushRemoteRef, current: Uint8Array | undefined): Uint8Array {
     if (!ref.property) return value;
     try {
-      return enc.encode(setProperty(current ? utf8(current) : undefined, ref.property, utf8(value)));
+      return enc.encode(setProperty(current, ref.property, utf8(value), PUSH_PROPERTY));
     } catch (err) {
       return this.helperError(err, ref.remoteKey);
     }
@@ -186,7 +189,7 @@ export class SecretsManagerStoreClient extends AwsClient {
       if (!currentValue) return;
       let result: { value: string | undefined; changed: boolean };
       try {
-        result = deleteProperty(utf8(currentValue), ref.property);
+        result = deleteProperty(currentValue, ref.property, PUSH_PROPERTY);
       } catch (err) {
         return this.helperError(err, key);
       }
@@ -208,6 +211,6 @@ export class SecretsManagerStoreClient extends AwsClient {
     const current = await this.current(ref.remoteKey);
     const value = current ? payload(current) : undefined;
     if (!value) return false;
-    return ref.property ? hasProperty(utf8(value), ref.property) : true;
+    return ref.property ? guard({ storeId: this.storeId, key: ref.remoteKey }, () => hasProperty(value, ref.property!, PUSH_PROPERTY)) : true;
   }
 }

@@ -11,16 +11,11 @@
 // Every call is bounded by ctx.timeoutMs (SDK retries included).
 import type { KeyVaultSecret, SecretClient, SecretProperties } from '@azure/keyvault-secrets';
 import type { Logger } from 'pino';
-import { emptySecretMap, extractProperty, jsonToSecretMap, RemoteRefError } from '../remote-ref.js';
-import {
-  ProviderError,
-  type FindRef,
-  type PushRemoteRef,
-  type RemoteRef,
-  type SecretMap,
-  type SecretsClient,
-} from '../types.js';
-import { DeadlineError, toProviderError } from './errors.js';
+import { RemoteRefError, toProviderError } from '../errors.js';
+import { asJsonObject, deleteProperty, extractProperty, hasProperty, jsonToSecretMap, propertySegments, setProperty } from '../json-path.js';
+import { findNameTest } from '../regexp.js';
+import { emptySecretMap, ProviderError, type FindRef, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
+import { classifyAzure, DeadlineError } from './errors.js';
 
 export const MANAGED_BY_TAG = 'managed-by';
 export const MANAGED_BY_VALUE = 'external-secrets';
@@ -62,7 +57,7 @@ export class AzureKVClient implements SecretsClient {
     try {
       return await Promise.race([fn({ signal: ac.signal }), deadline]);
     } catch (err) {
-      throw toProviderError(err, this.storeId, key, what);
+      throw toProviderError(err, { storeId: this.storeId, key }, classifyAzure(what));
     } finally {
       clearTimeout(timer);
     }
@@ -118,7 +113,7 @@ export class AzureKVClient implements SecretsClient {
     if (find.path) {
       throw new ProviderError('Unsupported', this.storeId, 'find.path: Key Vault secret names are flat, there are no paths (use find.name)');
     }
-    const re = compileFindRegexp(this.storeId, find.name?.regexp);
+    const re = findNameTest(find, this.storeId);
     return this.run(undefined, async (op) => {
       const names: string[] = [];
       for await (const p of this.kv.listPropertiesOfSecrets({ abortSignal: op.signal })) {
@@ -148,7 +143,7 @@ export class AzureKVClient implements SecretsClient {
       const name = this.secretName(ref.remoteKey);
       const current = await this.find(name, op);
       if (current) this.owned(current, ref.remoteKey, 'overwrite');
-      const next = ref.property ? mergeProperty(this.storeId, ref, current?.value, text(value)) : text(value);
+      const next = ref.property ? setProperty(current?.value, ref.property, text(value), 'key') : text(value);
       if (current && current.value === next) return;
       try {
         await this.kv.setSecret(name, next, { abortSignal: op.signal, enabled: true, tags: { [MANAGED_BY_TAG]: MANAGED_BY_VALUE } });
@@ -169,10 +164,10 @@ export class AzureKVClient implements SecretsClient {
       if (!current) return;
       this.owned(current, ref.remoteKey, 'delete');
       if (ref.property) {
-        const rest = withoutProperty(this.storeId, ref, current.value);
-        if (rest === undefined) return;
-        if (rest !== null) {
-          await this.kv.setSecret(name, rest, { abortSignal: op.signal, enabled: true, tags: current.properties.tags ?? {} });
+        const rest = deleteProperty(current.value ?? '', ref.property, 'key');
+        if (!rest.changed) return;
+        if (rest.value !== undefined) {
+          await this.kv.setSecret(name, rest.value, { abortSignal: op.signal, enabled: true, tags: current.properties.tags ?? {} });
           return;
         }
       }
@@ -203,8 +198,7 @@ export class AzureKVClient implements SecretsClient {
       const current = await this.find(this.secretName(ref.remoteKey), op);
       if (!current) return false;
       if (!ref.property) return true;
-      const obj = parseObject(current.value);
-      return obj !== undefined && Object.prototype.hasOwnProperty.call(obj, ref.property);
+      return hasProperty(current.value ?? '', ref.property, 'key');
     });
   }
 
@@ -219,58 +213,22 @@ export class AzureKVClient implements SecretsClient {
   }
 }
 
-function compileFindRegexp(storeId: string, source: string | undefined): RegExp | undefined {
-  if (!source) return undefined;
-  try {
-    // Go's RE2 named groups `(?P<n>` are `(?<n>` in JavaScript; unanchored like Go's MatchString.
-    return new RegExp(source.replace(/\(\?P</g, '(?<'), 'u');
-  } catch {
-    throw new ProviderError('InvalidSpec', storeId, `invalid find.name.regexp "${source}"`);
-  }
-}
-
-function matches(p: SecretProperties, re: RegExp | undefined, tags: Record<string, string> | undefined): boolean {
+function matches(p: SecretProperties, re: (name: string) => boolean, tags: Record<string, string> | undefined): boolean {
   if (p.enabled === false) return false;
   for (const [k, v] of Object.entries(tags ?? {})) if (p.tags?.[k] !== v) return false;
-  return !re || re.test(p.name);
-}
-
-function parseObject(value: string | undefined): Record<string, unknown> | undefined {
-  if (value === undefined || value === '') return undefined;
-  try {
-    const v = JSON.parse(value) as unknown;
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** PushSecret with `property`: set one field of a JSON object value (created if absent). */
-function mergeProperty(storeId: string, ref: PushRemoteRef, current: string | undefined, value: string): string {
-  const obj = current === undefined || current === '' ? {} : parseObject(current);
-  if (!obj) throw new ProviderError('Unknown', storeId, `the current value is not a JSON object, cannot set property "${ref.property}"`, ref.remoteKey);
-  return JSON.stringify({ ...obj, [ref.property!]: value });
-}
-
-/** DeleteSecret with `property`: the value without that field; null = nothing left
- *  (delete the secret); undefined = the field is not there (nothing to do). */
-function withoutProperty(storeId: string, ref: PushRemoteRef, current: string | undefined): string | null | undefined {
-  const obj = parseObject(current);
-  if (!obj) throw new ProviderError('Unknown', storeId, `the current value is not a JSON object, cannot delete property "${ref.property}"`, ref.remoteKey);
-  if (!Object.prototype.hasOwnProperty.call(obj, ref.property!)) return undefined;
-  const { [ref.property!]: _removed, ...rest } = obj;
-  return Object.keys(rest).length === 0 ? null : JSON.stringify(rest);
+  return re(p.name);
 }
 
 /** metadataPolicy Fetch with getSecret: one tag (`property`, or `tag.path` into a JSON
  *  tag value), or all tags as a JSON object. */
 function tagValue(tags: Record<string, string>, property: string | undefined): Uint8Array {
   if (!property) return enc.encode(JSON.stringify(tags));
+  propertySegments(property, 'path');
   if (Object.prototype.hasOwnProperty.call(tags, property)) return enc.encode(tags[property]!);
   const dot = property.indexOf('.');
   const tag = dot > 0 ? property.slice(0, dot) : undefined;
   if (tag && Object.prototype.hasOwnProperty.call(tags, tag)) return extractProperty(enc.encode(tags[tag]!), property.slice(dot + 1));
-  throw new RemoteRefError(`tag "${property}" not found`);
+  throw new RemoteRefError(`tag "${property}" not found`, 'NotFound');
 }
 
 /** metadataPolicy Fetch with dataFrom.extract: ESO names the keys `<secret>_<tag>`
@@ -278,7 +236,7 @@ function tagValue(tags: Record<string, string>, property: string | undefined): U
 function tagMap(name: string, tags: Record<string, string>, property: string | undefined): SecretMap {
   const flat: Record<string, string> = {};
   for (const [tag, v] of Object.entries(tags)) {
-    const obj = parseObject(v);
+    const obj = asJsonObject(v);
     if (obj && Object.values(obj).every((x) => typeof x === 'string')) {
       for (const [k, x] of Object.entries(obj)) flat[`${name}_${tag}_${k}`] = x as string;
     } else {

@@ -3,18 +3,14 @@
 // Messages are built from status codes and service error codes only: service and
 // token-endpoint messages are not passed through, so nothing a server chose to echo
 // (a request body, a value) can reach a log line or a status condition.
-import { RemoteRefError } from '../remote-ref.js';
-import { ProviderError, type ProviderErrorCode } from '../types.js';
+import { networkCode, type Classified, type Classifier } from '../errors.js';
+import type { ProviderErrorCode } from '../types.js';
 
 /** Thrown by our own deadline when the SDK does not give up in time. */
 export class DeadlineError extends Error {
   override name = 'DeadlineError';
 }
 
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE',
-  'REQUEST_SEND_ERROR', 'UND_ERR_SOCKET', 'ECONNABORTED',
-]);
 const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ESOCKETTIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 const TLS_CODES = new Set([
   'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
@@ -37,19 +33,6 @@ function serviceCode(e: ErrorLike): string {
   const d = e.details?.error;
   const inner = d?.innerError?.code ?? d?.innererror?.code;
   return [d?.code ?? e.code, inner].filter((c) => typeof c === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(c)).join('/');
-}
-
-/** The node error code of a socket/TLS failure, looking through `cause` chains. */
-function networkCode(err: unknown, depth = 0): string | undefined {
-  const e = err as ErrorLike | undefined;
-  if (!e || depth > 5) return undefined;
-  if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || TIMEOUT_CODES.has(e.code) || TLS_CODES.has(e.code))) {
-    return e.code;
-  }
-  for (const m of [/\b(E[A-Z_]{4,})\b/.exec(e.message ?? ''), /\b([A-Z_]{10,}CERT[A-Z_]*)\b/.exec(e.message ?? '')]) {
-    if (m && (NETWORK_CODES.has(m[1]!) || TIMEOUT_CODES.has(m[1]!) || TLS_CODES.has(m[1]!))) return m[1];
-  }
-  return networkCode(e.cause, depth + 1);
 }
 
 function fromNetworkCode(code: string): [ProviderErrorCode, string] {
@@ -93,26 +76,25 @@ function fromCredential(e: ErrorLike): [ProviderErrorCode, string] | undefined {
   return ['AuthFailed', `the token endpoint refused the credentials (${parts.join(', ') || 'no details'})`];
 }
 
-/** Turns anything thrown during an operation into a ProviderError naming store and key. */
-export function toProviderError(err: unknown, storeId: string, key: string | undefined, what = 'secret'): ProviderError {
-  if (err instanceof ProviderError) return err;
-  if (err instanceof RemoteRefError) {
-    return new ProviderError(/not found/.test(err.message) ? 'NotFound' : 'Unknown', storeId, err.message, key);
-  }
-  const e = (err ?? {}) as ErrorLike;
-  let mapped: [ProviderErrorCode, string] | undefined;
-  if (e.name === 'AbortError' || e.name === 'DeadlineError') {
-    mapped = ['Timeout', e.name === 'DeadlineError' ? (e.message ?? 'deadline exceeded') : 'the request was aborted at its deadline'];
-  } else {
-    mapped = fromCredential(e);
-  }
-  if (!mapped && e.name === 'RestError' && typeof e.statusCode === 'number') mapped = fromStatus(e.statusCode, serviceCode(e), what);
-  if (!mapped) {
-    const net = networkCode(e);
-    if (net) mapped = fromNetworkCode(net);
-  }
-  mapped ??= ['Unknown', `unexpected ${typeof e.name === 'string' ? e.name : 'error'}`];
-  // No `cause`: SDK errors carry requests and responses (headers, bodies) that a log
-  // serializer would print; the mapped message says what happened without them.
-  return new ProviderError(mapped[0], storeId, mapped[1], key);
+/** What an Azure SDK / identity failure of an operation on `what` (a secret, the
+ *  vault) means, from error names, status codes and service error codes. */
+export function classifyAzure(what = 'secret'): Classifier {
+  return (err: unknown): Classified | undefined => {
+    const e = (err ?? {}) as ErrorLike;
+    let mapped: [ProviderErrorCode, string] | undefined;
+    if (e.name === 'AbortError' || e.name === 'DeadlineError') {
+      mapped = ['Timeout', e.name === 'DeadlineError' ? (e.message ?? 'deadline exceeded') : 'the request was aborted at its deadline'];
+    } else {
+      mapped = fromCredential(e);
+    }
+    if (!mapped && e.name === 'RestError' && typeof e.statusCode === 'number') mapped = fromStatus(e.statusCode, serviceCode(e), what);
+    if (!mapped) {
+      const net = networkCode(e);
+      if (net) mapped = fromNetworkCode(net);
+    }
+    mapped ??= ['Unknown', `unexpected ${typeof e.name === 'string' ? e.name : 'error'}`];
+    // No `cause`: SDK errors carry requests and responses (headers, bodies) that a log
+    // serializer would print; the mapped message says what happened without them.
+    return { code: mapped[0], message: mapped[1] };
+  };
 }

@@ -9,20 +9,15 @@ import { readFile } from 'node:fs/promises';
 import { rootCertificates } from 'node:tls';
 import type { TlsSettings } from '@azure/core-rest-pipeline';
 import type { AzureKVProvider } from '../../api/types.js';
-import { ProviderError, type Capabilities, type Provider, type ProviderContext, type SecretsClient } from '../types.js';
+import { defineProvider } from '../define.js';
+import { ProviderError, type ProviderContext } from '../types.js';
 import { credentialFor } from './auth.js';
 import { AzureKVClient } from './client.js';
+import { meta } from './meta.js';
 import { ENV, validateSpec, vaultHostPolicy } from './spec.js';
 
 export { validateSpec };
 export { AzureKVClient, MANAGED_BY_TAG, MANAGED_BY_VALUE } from './client.js';
-
-const capabilities: Capabilities = {
-  read: true,
-  write: true,
-  find: { name: true, tags: true, path: false },
-  versions: true,
-};
 
 /** Retries of one HTTP request (vault or token endpoint); ctx.timeoutMs bounds the total. */
 const MAX_RETRIES = 2;
@@ -43,10 +38,8 @@ async function tlsOptions(storeId: string, env: NodeJS.ProcessEnv): Promise<TlsS
   return { ca: [...rootCertificates, pem] };
 }
 
-export async function newClient(ctx: ProviderContext, env: NodeJS.ProcessEnv = process.env): Promise<AzureKVClient> {
-  const problems = validateSpec(ctx.spec);
-  if (problems.length > 0) throw new ProviderError('InvalidSpec', ctx.storeId, problems.join('; '));
-  const spec = ctx.spec as AzureKVProvider;
+/** Builds a client; `env` is a test seam (the operator's ESI_AZUREKV_* settings). */
+async function connect(ctx: ProviderContext, spec: AzureKVProvider, env: NodeJS.ProcessEnv = process.env): Promise<AzureKVClient> {
   const host = vaultHostPolicy(spec.vaultUrl, env);
   if (!host.allowed) {
     throw new ProviderError('InvalidSpec', ctx.storeId,
@@ -68,11 +61,10 @@ export async function newClient(ctx: ProviderContext, env: NodeJS.ProcessEnv = p
   return new AzureKVClient(ctx.storeId, kv, ctx.timeoutMs, ctx.logger);
 }
 
-export const provider: Provider = {
-  name: 'azurekv',
-  capabilities,
-  validateSpec,
-  newClient: (ctx: ProviderContext): Promise<SecretsClient> => newClient(ctx),
-};
+export const provider = defineProvider<AzureKVProvider>(meta, (ctx, spec) => connect(ctx, spec));
+
+/** A client with an explicit environment (tests). */
+export const newClient = (ctx: ProviderContext, env: NodeJS.ProcessEnv = process.env): Promise<AzureKVClient> =>
+  defineProvider<AzureKVProvider>(meta, (c, spec) => connect(c, spec, env)).newClient(ctx) as Promise<AzureKVClient>;
 
 export default provider;

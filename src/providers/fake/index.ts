@@ -3,25 +3,12 @@
 // platform team can use to try ESI without a real store. Writes (PushSecret) go to an
 // in-memory copy owned by the client, never back to the spec.
 import type { FakeProvider, FakeProviderData } from '../../api/types.js';
-import { asProviderError, emptySecretMap, extractProperty, jsonToSecretMap } from '../remote-ref.js';
-import {
-  ProviderError,
-  type Capabilities,
-  type FindRef,
-  type Provider,
-  type ProviderContext,
-  type PushRemoteRef,
-  type RemoteRef,
-  type SecretMap,
-  type SecretsClient,
-} from '../types.js';
-
-const capabilities: Capabilities = {
-  read: true,
-  write: true,
-  find: { name: true, tags: false, path: true },
-  versions: true,
-};
+import { defineProvider } from '../define.js';
+import { guard } from '../errors.js';
+import { deleteProperty, hasProperty, jsonToSecretMap, selectProperty, setProperty } from '../json-path.js';
+import { findNameTest } from '../regexp.js';
+import { meta, validateSpec } from './meta.js';
+import { emptySecretMap, ProviderError, type FindRef, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 
 interface Entry {
   value: string;
@@ -30,24 +17,12 @@ interface Entry {
 
 const enc = new TextEncoder();
 
+/** A pushed `property` is one flat key of the JSON object value (ESO's fake provider). */
+const PROPERTY_WRITES = meta.capabilities.pushProperty;
+
 /** Entries are keyed by `key` + version ("" = unversioned), as upstream. */
 function entryId(key: string, version?: string): string {
   return `${key}\u0000${version ?? ''}`;
-}
-
-export function validateSpec(spec: unknown): string[] {
-  const problems: string[] = [];
-  const data = (spec as FakeProvider | undefined)?.data;
-  if (!Array.isArray(data)) return ['fake.data must be a list'];
-  data.forEach((d: Partial<FakeProviderData>, i) => {
-    if (typeof d?.key !== 'string' || d.key === '') problems.push(`fake.data[${i}].key must be a non-empty string`);
-    if (d?.value !== undefined && typeof d.value !== 'string') problems.push(`fake.data[${i}].value must be a string`);
-    if (d?.version !== undefined && typeof d.version !== 'string') problems.push(`fake.data[${i}].version must be a string`);
-    if (d?.valueMap !== undefined && (typeof d.valueMap !== 'object' || d.valueMap === null)) {
-      problems.push(`fake.data[${i}].valueMap must be a map of strings`);
-    }
-  });
-  return problems;
 }
 
 export class FakeClient implements SecretsClient {
@@ -80,19 +55,8 @@ export class FakeClient implements SecretsClient {
     return entry;
   }
 
-  /** Turns the value-free RemoteRefError of a helper into the provider's error type. */
-  private asProviderError(err: unknown, key: string): never {
-    return asProviderError(err, this.storeId, key);
-  }
-
   async getSecret(ref: RemoteRef): Promise<Uint8Array> {
-    const entry = this.lookup(ref);
-    if (!ref.property) return enc.encode(entry.value);
-    try {
-      return extractProperty(enc.encode(entry.value), ref.property);
-    } catch (err) {
-      return this.asProviderError(err, ref.key);
-    }
+    return selectProperty(enc.encode(this.lookup(ref).value), ref, this.storeId);
   }
 
   async getSecretMap(ref: RemoteRef): Promise<SecretMap> {
@@ -102,11 +66,7 @@ export class FakeClient implements SecretsClient {
       for (const [k, v] of Object.entries(entry.valueMap)) out[k] = enc.encode(v);
       return out;
     }
-    try {
-      return jsonToSecretMap(enc.encode(entry.value), ref.property);
-    } catch (err) {
-      return this.asProviderError(err, ref.key);
-    }
+    return guard({ storeId: this.storeId, key: ref.key }, () => jsonToSecretMap(enc.encode(entry.value), ref.property));
   }
 
   async getAllSecrets(find: FindRef): Promise<SecretMap> {
@@ -114,19 +74,14 @@ export class FakeClient implements SecretsClient {
     if (find.tags && Object.keys(find.tags).length > 0) {
       throw new ProviderError('Unsupported', this.storeId, 'find by tags is not supported by the fake provider');
     }
-    let re: RegExp | undefined;
-    try {
-      re = find.name ? new RegExp(find.name.regexp, 'u') : undefined;
-    } catch {
-      throw new ProviderError('InvalidSpec', this.storeId, `invalid find.name.regexp "${find.name?.regexp}"`);
-    }
+    const re = findNameTest(find, this.storeId);
     const out = emptySecretMap();
     for (const [id, entry] of this.entries) {
       const [key, version] = id.split('\u0000') as [string, string];
       // Only unversioned entries: a find returns the current value of each secret.
       if (version !== '') continue;
       if (find.path && !key.startsWith(find.path)) continue;
-      if (re && !re.test(key)) continue;
+      if (!re(key)) continue;
       out[key] = enc.encode(entry.value);
     }
     return out;
@@ -136,21 +91,9 @@ export class FakeClient implements SecretsClient {
     this.live();
     const id = entryId(ref.remoteKey);
     const text = Buffer.from(value).toString('utf8');
-    if (!ref.property) {
-      this.entries.set(id, { value: text });
-      return;
-    }
-    let obj: Record<string, unknown> = {};
-    const current = this.entries.get(id);
-    if (current && current.value !== '') {
-      try {
-        obj = JSON.parse(current.value) as Record<string, unknown>;
-      } catch {
-        throw new ProviderError('Unknown', this.storeId, 'existing value is not JSON, cannot set a property', ref.remoteKey);
-      }
-    }
-    obj[ref.property] = text;
-    this.entries.set(id, { value: JSON.stringify(obj) });
+    const scope = { storeId: this.storeId, key: ref.remoteKey };
+    const next = ref.property ? guard(scope, () => setProperty(this.entries.get(id)?.value, ref.property!, text, PROPERTY_WRITES)) : text;
+    this.entries.set(id, { value: next });
   }
 
   async deleteSecret(ref: PushRemoteRef): Promise<void> {
@@ -162,14 +105,10 @@ export class FakeClient implements SecretsClient {
       this.entries.delete(id);
       return;
     }
-    try {
-      const obj = JSON.parse(current.value) as Record<string, unknown>;
-      delete obj[ref.property];
-      if (Object.keys(obj).length === 0) this.entries.delete(id);
-      else this.entries.set(id, { value: JSON.stringify(obj) });
-    } catch {
-      throw new ProviderError('Unknown', this.storeId, 'existing value is not JSON, cannot delete a property', ref.remoteKey);
-    }
+    const rest = guard({ storeId: this.storeId, key: ref.remoteKey }, () => deleteProperty(current.value, ref.property!, PROPERTY_WRITES));
+    if (!rest.changed) return;
+    if (rest.value === undefined) this.entries.delete(id);
+    else this.entries.set(id, { value: rest.value });
   }
 
   async secretExists(ref: PushRemoteRef): Promise<boolean> {
@@ -177,12 +116,7 @@ export class FakeClient implements SecretsClient {
     const current = this.entries.get(entryId(ref.remoteKey));
     if (!current) return false;
     if (!ref.property) return true;
-    try {
-      const obj = JSON.parse(current.value) as unknown;
-      return typeof obj === 'object' && obj !== null && Object.prototype.hasOwnProperty.call(obj, ref.property);
-    } catch {
-      return false;
-    }
+    return guard({ storeId: this.storeId, key: ref.remoteKey }, () => hasProperty(current.value, ref.property!, PROPERTY_WRITES));
   }
 
   async validate(): Promise<void> {
@@ -194,15 +128,7 @@ export class FakeClient implements SecretsClient {
   }
 }
 
-export const provider: Provider = {
-  name: 'fake',
-  capabilities,
-  validateSpec,
-  async newClient(ctx: ProviderContext): Promise<SecretsClient> {
-    const problems = validateSpec(ctx.spec);
-    if (problems.length > 0) throw new ProviderError('InvalidSpec', ctx.storeId, problems.join('; '));
-    return new FakeClient(ctx.storeId, (ctx.spec as FakeProvider).data);
-  },
-};
+export const provider = defineProvider<FakeProvider>(meta, async (ctx, spec) => new FakeClient(ctx.storeId, spec.data));
 
+export { validateSpec };
 export default provider;

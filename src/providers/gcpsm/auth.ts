@@ -7,46 +7,15 @@
 //  - nothing: Application Default Credentials (GKE metadata server, …).
 // Errors never quote the credential: only which part is missing or malformed.
 import { IdentityPoolClient, JWT, type AuthClient } from 'google-auth-library';
-import type { GCPSMProvider, GCPWorkloadIdentity } from '../../api/types.js';
+import type { GCPSMProvider } from '../../api/types.js';
 import { ProviderError, type ProviderContext } from '../types.js';
+import { federationPlan, type FederationPlan } from './spec.js';
 
 export const CLOUD_PLATFORM_SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
 export const STS_TOKEN_URL = 'https://sts.googleapis.com/v1/token';
 export const JWT_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:jwt';
 
-/** A workload identity pool provider of IAM (non-GKE clusters federate through one). */
-const WIF_PROVIDER = /^(?:https:)?(\/\/iam\.googleapis\.com\/projects\/\d+\/locations\/global\/workloadIdentityPools\/[^/]+\/providers\/[^/]+)$/;
-
-/** What the token exchange needs: which token to present and for which STS audience. */
-export interface FederationPlan {
-  /** Audience of the pod's projected token (what the webhook mounts for this store). */
-  tokenAudience: string;
-  /** `audience` of the STS token exchange. */
-  stsAudience: string;
-  /** `gke` (the cluster's own identity namespace) or `pool` (an IAM workload identity pool provider). */
-  kind: 'gke' | 'pool';
-}
-
-/** The token exchange of `auth.workloadIdentity`, or a list of what is missing.
- *  - `serviceAccountRef.audiences[0]` naming an IAM pool provider
- *    (`//iam.googleapis.com/projects/<number>/locations/global/workloadIdentityPools/<pool>/providers/<provider>`,
- *    optionally with `https:`): any cluster whose OIDC issuer the provider trusts.
- *  - otherwise GKE: `identitynamespace:<project>.svc.id.goog:https://container.googleapis.com/v1/projects/<project>/locations/<clusterLocation>/clusters/<clusterName>`,
- *    with a token for `<project>.svc.id.goog` (or `audiences[0]` when set). */
-export function federationPlan(wi: GCPWorkloadIdentity, projectID: string | undefined): FederationPlan | string[] {
-  const first = wi.serviceAccountRef?.audiences?.[0];
-  const pool = first ? WIF_PROVIDER.exec(first) : null;
-  if (pool) return { kind: 'pool', tokenAudience: first!, stsAudience: pool[1]! };
-  const project = wi.clusterProjectID || projectID;
-  const missing: string[] = [];
-  if (!project) missing.push('workloadIdentity.clusterProjectID (or projectID)');
-  if (!wi.clusterLocation) missing.push('workloadIdentity.clusterLocation');
-  if (!wi.clusterName) missing.push('workloadIdentity.clusterName');
-  if (missing.length > 0) return missing;
-  const idPool = `${project}.svc.id.goog`;
-  const idProvider = `https://container.googleapis.com/v1/projects/${project}/locations/${wi.clusterLocation}/clusters/${wi.clusterName}`;
-  return { kind: 'gke', tokenAudience: first || idPool, stsAudience: `identitynamespace:${idPool}:${idProvider}` };
-}
+export { federationPlan, type FederationPlan } from './spec.js';
 
 /** Test seams only (never read from the spec or the environment). */
 export interface AuthOverrides {

@@ -9,18 +9,11 @@
 //          label (a property delete adds a version without it).
 import type { protos, SecretManagerServiceClient } from '@google-cloud/secret-manager';
 import type { AuthClient } from 'google-auth-library';
-import { asProviderError, emptySecretMap, extractProperty, jsonToSecretMap } from '../remote-ref.js';
-import {
-  ProviderError,
-  type FindRef,
-  type ProviderContext,
-  type PushRemoteRef,
-  type RemoteRef,
-  type SecretMap,
-  type SecretsClient,
-} from '../types.js';
-import { Code, grpcCode, toProviderError, withRetries, type CallPolicy } from './errors.js';
-import { deleteProperty, hasProperty, parseObject, setProperty } from './json.js';
+import { toProviderError } from '../errors.js';
+import { deleteProperty, extractProperty, hasProperty, jsonToSecretMap, setProperty } from '../json-path.js';
+import { findNameTest } from '../regexp.js';
+import { emptySecretMap, ProviderError, type FindRef, type ProviderContext, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
+import { classifyGcpsm, Code, CredentialFailure, grpcCode, withRetries, type CallPolicy } from './errors.js';
 import { isFullName, parentName, secretIdOf, secretName, versionName, type Scope } from './names.js';
 
 type ISecret = protos.google.cloud.secretmanager.v1.ISecret;
@@ -35,15 +28,6 @@ function bytesOf(data: Uint8Array | string | null | undefined): Uint8Array {
 }
 
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => Buffer.from(a).equals(Buffer.from(b));
-
-/** A Go (RE2) pattern as a JavaScript RegExp: unanchored, `(?P<name>` groups. */
-function findRegexp(storeId: string, source: string): RegExp {
-  try {
-    return new RegExp(source.replace(/\(\?P</g, '(?<'), 'u');
-  } catch {
-    throw new ProviderError('InvalidSpec', storeId, `invalid find.name.regexp "${source}"`);
-  }
-}
 
 export interface ClientParts {
   sm: SecretManagerServiceClient;
@@ -68,12 +52,12 @@ export class GcpsmClient implements SecretsClient {
     try {
       return await withRetries(this.parts.policy, idempotent, (timeout) => fn({ timeout, retry: null }));
     } catch (err) {
-      throw toProviderError(this.storeId, err, what, key);
+      throw toProviderError(err, { storeId: this.storeId, op: what, key }, classifyGcpsm);
     }
   }
 
   private helperError(err: unknown, key: string): never {
-    return asProviderError(err, this.storeId, key);
+    throw toProviderError(err, { storeId: this.storeId, key });
   }
 
   /** The payload of a version (default: latest). */
@@ -161,8 +145,8 @@ export class GcpsmClient implements SecretsClient {
     if (!find.name && !hasTags && !find.path) {
       throw new ProviderError('InvalidSpec', this.storeId, 'dataFrom.find needs name, tags or path');
     }
-    const re = find.name ? findRegexp(this.storeId, find.name.regexp) : undefined;
-    const ids = (await this.list(find)).filter((id) => (!find.path || id.startsWith(find.path)) && (!re || re.test(id)));
+    const re = findNameTest(find, this.storeId);
+    const ids = (await this.list(find)).filter((id) => (!find.path || id.startsWith(find.path)) && re(id));
     const out = emptySecretMap();
     for (let i = 0; i < ids.length; i += FIND_CONCURRENCY) {
       const batch = ids.slice(i, i + FIND_CONCURRENCY);
@@ -215,8 +199,7 @@ export class GcpsmClient implements SecretsClient {
     let data = value;
     if (ref.property) {
       try {
-        const obj = setProperty(parseObject(current), ref.property, Buffer.from(value).toString('utf8'));
-        data = Buffer.from(JSON.stringify(obj));
+        data = Buffer.from(setProperty(current, ref.property, Buffer.from(value).toString('utf8'), 'path'));
       } catch (err) {
         this.helperError(err, ref.remoteKey);
       }
@@ -232,15 +215,15 @@ export class GcpsmClient implements SecretsClient {
       // Removing a property only edits what was pushed: allowed on any secret.
       const current = await this.latest(ref.remoteKey);
       if (!current) return;
-      let obj: Record<string, unknown> = {};
+      let rest: { value: string | undefined; changed: boolean } = { value: undefined, changed: false };
       try {
-        obj = parseObject(current);
+        rest = deleteProperty(current, ref.property, 'path');
       } catch (err) {
         this.helperError(err, ref.remoteKey);
       }
-      if (!deleteProperty(obj, ref.property)) return;
-      if (Object.keys(obj).length > 0 || !this.managed(s, ref.remoteKey)) {
-        return this.addVersion(ref.remoteKey, Buffer.from(JSON.stringify(obj)));
+      if (!rest.changed) return;
+      if (rest.value !== undefined || !this.managed(s, ref.remoteKey)) {
+        return this.addVersion(ref.remoteKey, Buffer.from(rest.value ?? '{}'));
       }
     } else if (!this.managed(s, ref.remoteKey)) {
       return;
@@ -263,7 +246,12 @@ export class GcpsmClient implements SecretsClient {
   async secretExists(ref: PushRemoteRef): Promise<boolean> {
     const current = await this.latest(ref.remoteKey);
     if (!current) return false;
-    return ref.property ? hasProperty(current, ref.property) : true;
+    if (!ref.property) return true;
+    try {
+      return hasProperty(current, ref.property, 'path');
+    } catch (err) {
+      return this.helperError(err, ref.remoteKey);
+    }
   }
 
   /** Credentials work (a token can be obtained); in emulator mode the endpoint answers. */
@@ -273,7 +261,7 @@ export class GcpsmClient implements SecretsClient {
       try {
         await auth.getAccessToken();
       } catch (err) {
-        throw toProviderError(this.storeId, Object.assign(new Error('Getting metadata from plugin failed'), { cause: err }), 'validate');
+        throw toProviderError(new CredentialFailure('credentials', { cause: err }), { storeId: this.storeId, op: 'validate' }, classifyGcpsm);
       }
       return;
     }

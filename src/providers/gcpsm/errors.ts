@@ -1,7 +1,8 @@
 // gRPC status → ProviderError, and the bounded retry/deadline loop every call runs in.
 // Messages are ESI's own: a server's or auth library's text is never passed through,
 // since it could quote a request (a payload) back.
-import { ProviderError, type ProviderErrorCode } from '../types.js';
+import type { Classified } from '../errors.js';
+import type { ProviderErrorCode } from '../types.js';
 
 /** gRPC status codes (google.rpc.Code). */
 export const Code = {
@@ -29,11 +30,22 @@ export function grpcCode(err: unknown): number | undefined {
   return typeof code === 'number' ? code : undefined;
 }
 
-/** A failure to obtain credentials before the call (STS exchange, JWT signing, ADC):
- *  grpc-js reports it as "Getting metadata from plugin failed". */
+/** A failure to obtain credentials (STS exchange, JWT signing, ADC), raised by this
+ *  provider's own credential code. */
+export class CredentialFailure extends Error {
+  override name = 'CredentialFailure';
+}
+
+/** grpc-js reports a failure of the credentials plugin before a call only as a status
+ *  with this fixed text (its own wording, never the server's): the one place the
+ *  provider must read a message, because the library keeps the original error from it. */
+const PLUGIN_FAILURE = 'Getting metadata from plugin failed';
+
 function isCredentialFailure(err: unknown): boolean {
-  const message = String((err as Error | null)?.message ?? '');
-  return /Getting metadata from plugin failed|Could not load the default credentials|invalid_grant|unauthorized_client/i.test(message);
+  if (err instanceof CredentialFailure) return true;
+  const e = err as { code?: unknown; details?: unknown; message?: unknown } | null;
+  const text = typeof e?.details === 'string' ? e.details : typeof e?.message === 'string' ? e.message : '';
+  return typeof e?.code === 'number' && text.startsWith(PLUGIN_FAILURE);
 }
 
 const MAPPED: Partial<Record<number, [ProviderErrorCode, string]>> = {
@@ -47,17 +59,16 @@ const MAPPED: Partial<Record<number, [ProviderErrorCode, string]>> = {
   [Code.RESOURCE_EXHAUSTED]: ['Unreachable', 'quota exhausted (RESOURCE_EXHAUSTED)'],
 };
 
-/** The ProviderError for a failed call about `key` (`what` says which call, e.g. "access"). */
-export function toProviderError(storeId: string, err: unknown, what: string, key?: string): ProviderError {
-  if (err instanceof ProviderError) return err;
+/** What a failed call (`what`, e.g. "access") means, from its gRPC status code. */
+export function classifyGcpsm(err: unknown): Classified | undefined {
   const code = grpcCode(err);
   if (code !== Code.UNAUTHENTICATED && isCredentialFailure(err)) {
-    return new ProviderError('AuthFailed', storeId, `${what}: could not obtain credentials (token exchange or key rejected)`, key, { cause: err });
+    return { code: 'AuthFailed', message: 'could not obtain credentials (token exchange or key rejected)', keepCause: true };
   }
   const mapped = code === undefined ? undefined : MAPPED[code];
-  if (mapped) return new ProviderError(mapped[0], storeId, `${what}: ${mapped[1]}`, key, { cause: err });
-  const name = code === undefined ? (err as Error | null)?.name ?? 'error' : NAMES.get(code) ?? `code ${code}`;
-  return new ProviderError('Unknown', storeId, `${what} failed (${name})`, key, { cause: err });
+  if (mapped) return { code: mapped[0], message: mapped[1], keepCause: true };
+  if (code === undefined) return undefined;
+  return { code: 'Unknown', message: `failed (${NAMES.get(code) ?? `code ${code}`})`, keepCause: true };
 }
 
 const TRANSIENT = new Set<number>([Code.UNAVAILABLE, Code.DEADLINE_EXCEEDED, Code.RESOURCE_EXHAUSTED, Code.INTERNAL, Code.ABORTED]);

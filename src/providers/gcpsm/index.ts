@@ -7,53 +7,14 @@
 import { SecretManagerServiceClient } from '@google-cloud/secret-manager';
 import { credentials } from '@grpc/grpc-js';
 import type { GCPSMProvider } from '../../api/types.js';
-import { ProviderError, type Capabilities, type Provider, type ProviderContext, type SecretsClient } from '../types.js';
-import { authMode, federationPlan, storeCredentials, type AuthOverrides } from './auth.js';
+import { defineProvider } from '../define.js';
+import { ProviderError, type ProviderContext, type SecretsClient } from '../types.js';
+import { authMode, storeCredentials, type AuthOverrides } from './auth.js';
 import { GcpsmClient } from './client.js';
 import { DEFAULT_POLICY } from './errors.js';
+import { meta } from './meta.js';
 import { apiEndpoint, EMULATOR_ENV, emulatorAddress } from './names.js';
-
-const capabilities: Capabilities = {
-  read: true,
-  write: true,
-  find: { name: true, tags: true, path: true },
-  versions: true,
-};
-
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const optString = (v: unknown): boolean => v === undefined || typeof v === 'string';
-
-function validateAuth(auth: unknown, projectID: unknown): string[] {
-  if (auth === undefined) return [];
-  if (!isObj(auth)) return ['gcpsm.auth must be an object'];
-  const problems: string[] = [];
-  const key = isObj(auth.secretRef) ? auth.secretRef.secretAccessKeySecretRef : undefined;
-  if (auth.secretRef !== undefined && !(isObj(key) && typeof key.name === 'string' && key.name && typeof key.key === 'string' && key.key)) {
-    problems.push('gcpsm.auth.secretRef.secretAccessKeySecretRef needs name and key');
-  }
-  const wi = auth.workloadIdentity;
-  if (wi !== undefined) {
-    if (!isObj(wi) || !isObj(wi.serviceAccountRef) || typeof wi.serviceAccountRef.name !== 'string' || !wi.serviceAccountRef.name) {
-      problems.push('gcpsm.auth.workloadIdentity.serviceAccountRef.name is required');
-    } else {
-      const plan = federationPlan(wi as never, typeof projectID === 'string' ? projectID : undefined);
-      if (Array.isArray(plan)) problems.push(`gcpsm.auth.workloadIdentity needs ${plan.join(', ')} (or serviceAccountRef.audiences[0] naming an IAM workload identity pool provider)`);
-    }
-  }
-  if (auth.secretRef !== undefined && wi !== undefined) problems.push('gcpsm.auth: set secretRef or workloadIdentity, not both');
-  return problems;
-}
-
-export function validateSpec(spec: unknown): string[] {
-  if (!isObj(spec)) return ['gcpsm must be an object'];
-  const problems: string[] = [];
-  if (!optString(spec.projectID)) problems.push('gcpsm.projectID must be a string');
-  if (!optString(spec.location) || (typeof spec.location === 'string' && !/^[a-z0-9-]*$/.test(spec.location))) {
-    problems.push('gcpsm.location must be a region name such as europe-west1');
-  }
-  return [...problems, ...validateAuth(spec.auth, spec.projectID)];
-}
+import { validateSpec } from './spec.js';
 
 type ClientOptions = NonNullable<ConstructorParameters<typeof SecretManagerServiceClient>[0]>;
 
@@ -71,10 +32,7 @@ async function resolveProject(ctx: ProviderContext, spec: GCPSMProvider, fromCre
 }
 
 /** Builds a client; `overrides` are test seams (STS endpoint, emulator address). */
-export async function newGcpsmClient(ctx: ProviderContext, overrides: AuthOverrides & { emulatorHost?: string } = {}): Promise<SecretsClient> {
-  const problems = validateSpec(ctx.spec);
-  if (problems.length > 0) throw new ProviderError('InvalidSpec', ctx.storeId, problems.join('; '));
-  const spec = ctx.spec as GCPSMProvider;
+async function connect(ctx: ProviderContext, spec: GCPSMProvider, overrides: AuthOverrides & { emulatorHost?: string }): Promise<SecretsClient> {
   let emulator: ReturnType<typeof emulatorAddress>;
   try {
     emulator = emulatorAddress(overrides.emulatorHost ?? process.env[EMULATOR_ENV]);
@@ -106,11 +64,12 @@ export async function newGcpsmClient(ctx: ProviderContext, overrides: AuthOverri
   }
 }
 
-export const provider: Provider = {
-  name: 'gcpsm',
-  capabilities,
-  validateSpec,
-  newClient: (ctx) => newGcpsmClient(ctx),
-};
+export const provider = defineProvider<GCPSMProvider>(meta, (ctx, spec) => connect(ctx, spec, {}));
 
+/** Builds a client; `overrides` are test seams (STS endpoint, emulator address). */
+export function newGcpsmClient(ctx: ProviderContext, overrides: AuthOverrides & { emulatorHost?: string } = {}): Promise<SecretsClient> {
+  return defineProvider<GCPSMProvider>(meta, (c, spec) => connect(c, spec, overrides)).newClient(ctx);
+}
+
+export { validateSpec };
 export default provider;

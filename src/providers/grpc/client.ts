@@ -6,15 +6,9 @@
 // Values travel as bytes; they never reach a log line or an error message.
 import { Client, Metadata, type ChannelCredentials, type ServiceError } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { selectProperty, valueAsMap } from '../remote-ref.js';
-import {
-  ProviderError,
-  type FindRef,
-  type PushRemoteRef,
-  type RemoteRef,
-  type SecretMap,
-  type SecretsClient,
-} from '../types.js';
+import { guard, toProviderError } from '../errors.js';
+import { propertySegments, selectProperty, valueAsMap } from '../json-path.js';
+import { ProviderError, type FindRef, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 import {
   DecodingStrategy,
   ConversionStrategy,
@@ -24,7 +18,7 @@ import {
   METHODS,
   type MethodName,
 } from './contract.js';
-import { fromReplyError, fromStatus, isServiceError, type CallInfo } from './errors.js';
+import { classifyGrpc, isRetryable, isServiceError, ReplyError, type CallInfo } from './errors.js';
 import { decode, encode, WireError, type Message, type Schema } from './wire.js';
 
 export const MAX_ATTEMPTS = 3;
@@ -97,15 +91,16 @@ export class GrpcSecretsClient implements SecretsClient {
   }
 
   /** A call with retries; throws ProviderError. */
-  private async invoke(method: string, path: string, body: Uint8Array, key?: string, value?: Uint8Array): Promise<Uint8Array> {
+  private async invoke(method: string, path: string, body: Uint8Array, about: { key?: string; value?: Uint8Array } = {}): Promise<Uint8Array> {
+    const { key, value } = about;
     for (let attempt = 1; ; attempt++) {
       if (this.closed) throw new ProviderError('Unknown', this.o.storeId, 'client is closed', key);
       try {
         return await this.unary(path, body);
       } catch (err) {
-        if (!isServiceError(err)) throw new ProviderError('Unknown', this.o.storeId, `${method} failed: ${(err as Error).name}`, key, { cause: err });
-        const { error, retryable } = fromStatus(err, this.info(method, key, attempt, value));
-        if (!retryable || attempt >= MAX_ATTEMPTS || this.closed) throw error;
+        const info = this.info(method, key, attempt, value);
+        const error = toProviderError(err, { storeId: this.o.storeId, key, ...(isServiceError(err) ? {} : { op: method }) }, classifyGrpc(info));
+        if (!isRetryable(err, info) || attempt >= MAX_ATTEMPTS || this.closed) throw error;
         const delay = backoffMs(attempt);
         this.o.logger.debug({ method, key, attempt, code: error.code, delayMs: delay }, 'grpc plugin call failed, retrying');
         await (this.o.sleep ?? wait)(delay);
@@ -116,7 +111,7 @@ export class GrpcSecretsClient implements SecretsClient {
   /** A SecretsServer method: encode, call, decode, and turn a reply `error` into a ProviderError. */
   private async call(method: MethodName, request: Message, key?: string, value?: Uint8Array): Promise<Message> {
     const { request: reqSchema, reply: replySchema } = METHOD_SCHEMAS[method];
-    const raw = await this.invoke(method, METHODS[method], encode(reqSchema, request), key, value);
+    const raw = await this.invoke(method, METHODS[method], encode(reqSchema, request), { key, value });
     let reply: Message;
     try {
       reply = decode(replySchema, raw);
@@ -125,8 +120,15 @@ export class GrpcSecretsClient implements SecretsClient {
       throw new ProviderError('Unknown', this.o.storeId, `plugin at ${this.o.url} sent a ${method} reply that is not a ${replySchema.name} (${why})`, key);
     }
     const error = reply.error as string;
-    if (error && error.trim() !== '') throw fromReplyError(error, this.info(method, key, 1, value));
+    if (error && error.trim() !== '') throw toProviderError(new ReplyError(error), { storeId: this.o.storeId, key }, classifyGrpc(this.info(method, key, 1, value)));
     return reply;
+  }
+
+  /** The remoteRef of a write: the plugin applies `property` as it documents, after the
+   *  same prototype-safety check every provider makes. */
+  private pushRef(ref: PushRemoteRef): Message {
+    if (ref.property) guard({ storeId: this.o.storeId, key: ref.remoteKey }, () => propertySegments(ref.property!, 'key'));
+    return { remoteKey: ref.remoteKey, property: ref.property ?? '' };
   }
 
   private base(): Message {
@@ -155,19 +157,19 @@ export class GrpcSecretsClient implements SecretsClient {
 
 
   async getSecret(ref: RemoteRef): Promise<Uint8Array> {
-    return selectProperty(this.o.storeId, ref.key, await this.fetch(ref), ref.property);
+    return selectProperty(await this.fetch(ref), ref, this.o.storeId);
   }
 
   /** The plugin returns one value; `dataFrom.extract` reads it as a JSON object. */
   async getSecretMap(ref: RemoteRef): Promise<SecretMap> {
-    return valueAsMap(this.o.storeId, ref.key, await this.fetch(ref), ref.property);
+    return valueAsMap(await this.fetch(ref), ref, this.o.storeId);
   }
 
   async getAllSecrets(_find: FindRef): Promise<SecretMap> {
     throw new ProviderError(
       'Unsupported',
       this.o.storeId,
-      'dataFrom.find is not supported by grpc stores: the SecretsServer contract (seed 004: GetSecret, PushSecret, DeleteSecret, SecretExists) has no list call; name the keys with data[] or dataFrom[].extract',
+      'dataFrom.find is not supported by grpc stores: the SecretsServer contract (docs/providers/grpc.md: GetSecret, PushSecret, DeleteSecret, SecretExists) has no list call; name the keys with data[] or dataFrom[].extract',
     );
   }
 
@@ -175,13 +177,14 @@ export class GrpcSecretsClient implements SecretsClient {
     await this.call('PushSecret', {
       ...this.base(),
       secret: value,
-      remoteRef: { remoteKey: ref.remoteKey, property: ref.property ?? '' },
+      remoteRef: this.pushRef(ref),
     }, ref.remoteKey, value);
   }
 
   async deleteSecret(ref: PushRemoteRef): Promise<void> {
+    const remoteRef = this.pushRef(ref);
     try {
-      await this.call('DeleteSecret', { remoteRef: { remoteKey: ref.remoteKey, property: ref.property ?? '' } }, ref.remoteKey);
+      await this.call('DeleteSecret', { remoteRef }, ref.remoteKey);
     } catch (err) {
       // Deleting what is already gone is not an error.
       if (err instanceof ProviderError && err.code === 'NotFound') return;
@@ -190,8 +193,9 @@ export class GrpcSecretsClient implements SecretsClient {
   }
 
   async secretExists(ref: PushRemoteRef): Promise<boolean> {
+    const remoteRef = this.pushRef(ref);
     try {
-      const reply = await this.call('SecretExists', { remoteRef: { remoteKey: ref.remoteKey, property: ref.property ?? '' } }, ref.remoteKey);
+      const reply = await this.call('SecretExists', { remoteRef }, ref.remoteKey);
       return reply.exists === true;
     } catch (err) {
       if (err instanceof ProviderError && err.code === 'NotFound') return false;

@@ -1,4 +1,4 @@
-// The SecretsServer contract (seed 004) as the provider uses it: the message schemas of
+// The SecretsServer contract (docs/providers/grpc.md) as the provider uses it: the message schemas of
 // secrets.proto for the codec in wire.ts, the method paths, the enum values, the reply
 // `error` convention, and what ESI puts in the `store` / `namespace` / `objects` fields.
 // secrets.proto (next to this file) is the authoritative text; docs/providers/grpc.md

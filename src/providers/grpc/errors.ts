@@ -7,7 +7,8 @@
 // pushed value is masked if the plugin echoes it; plugins must still keep their errors
 // value-free (the contract says so) because ESI cannot recognise a value it never saw.
 import { status as Status, type ServiceError } from '@grpc/grpc-js';
-import { ProviderError, type ProviderErrorCode } from '../types.js';
+import type { Classified, Classifier } from '../errors.js';
+import type { ProviderErrorCode } from '../types.js';
 import { parseReplyError } from './contract.js';
 
 export interface CallInfo {
@@ -103,8 +104,9 @@ function unavailable(info: CallInfo, details: string): [ProviderErrorCode, strin
   return ['Unreachable', `${at} ${transport ? 'is not reachable' : 'is unavailable'}: ${reason}${attemptsNote(info)}`, true];
 }
 
-/** A ServiceError (non-OK status) of one call. `retryable` says whether trying again may help. */
-export function fromStatus(err: ServiceError, info: CallInfo): { error: ProviderError; retryable: boolean } {
+/** What a ServiceError (non-OK status) of one call means. `retryable` says whether
+ *  trying again may help. */
+function fromStatus(err: ServiceError, info: CallInfo): Classified & { retryable: boolean } {
   const details = String(err.details ?? '');
   const text = sanitize(details, info.value);
   const at = `plugin at ${info.url}`;
@@ -135,14 +137,35 @@ export function fromStatus(err: ServiceError, info: CallInfo): { error: Provider
     default:
       [code, message] = ['Unknown', `${at} failed ${info.method} (${statusName(err.code)}${text ? `: ${text}` : ''})`];
   }
-  return { error: new ProviderError(code, info.storeId, message, info.key, { cause: err }), retryable };
+  // The status carries the plugin's (sanitized) text only, never a payload: keep it.
+  return { code, message, retryable, keepCause: true };
 }
 
-/** The `error` field of a reply, by the "<Code>: <message>" convention. */
-export function fromReplyError(error: string, info: CallInfo): ProviderError {
-  const { code, message } = parseReplyError(error);
-  const text = sanitize(message, info.value);
-  return new ProviderError(code, info.storeId, `plugin at ${info.url}: ${text || code}`, info.key);
+/** A non-empty `error` field of a reply (the contract's error channel). */
+export class ReplyError extends Error {
+  override name = 'ReplyError';
+
+  constructor(readonly reply: string) {
+    super('the plugin replied with an error');
+  }
+}
+
+/** What a failed call means, for `toProviderError`: a status of the transport or the
+ *  plugin, or the reply's `error` field by the "<Code>: <message>" convention. */
+export function classifyGrpc(info: CallInfo): Classifier {
+  return (err) => {
+    if (err instanceof ReplyError) {
+      const { code, message } = parseReplyError(err.reply);
+      const text = sanitize(message, info.value);
+      return { code, message: `plugin at ${info.url}: ${text || code}` };
+    }
+    return isServiceError(err) ? fromStatus(err, info) : undefined;
+  };
+}
+
+/** Whether trying a failed call again may help. */
+export function isRetryable(err: unknown, info: CallInfo): boolean {
+  return isServiceError(err) && fromStatus(err, info).retryable;
 }
 
 export function isServiceError(err: unknown): err is ServiceError {

@@ -1,4 +1,5 @@
-// The `grpc` provider (ESI addition, seed 004): an out-of-tree secret store reached over
+// The `grpc` provider (an ESI addition, docs/decisions/0004-grpc-store-contract.md): an
+// out-of-tree secret store reached over
 // gRPC, implementing the `SecretsServer` service of secrets.proto (next to this file).
 // ESI ships a reference plugin in examples/grpc-plugin; docs/providers/grpc.md is the
 // contract for anyone writing their own.
@@ -7,47 +8,33 @@
 //     url: plugin.esi-system.svc:50051     # TLS by default; http:// for plaintext
 //     tlsSecretRef: {name: plugin-tls}      # ca.crt (server CA), tls.crt + tls.key (mTLS)
 import type { GRPCProvider } from '../../api/types.js';
-import { ProviderError, type Capabilities, type Provider, type ProviderContext, type SecretsClient } from '../types.js';
+import { defineProvider } from '../define.js';
+import { ProviderError } from '../types.js';
 import { GrpcSecretsClient } from './client.js';
 import { describeStore } from './contract.js';
+import { meta } from './meta.js';
 import { parseUrl, validateSpec } from './spec.js';
 import { channelCredentials } from './tls.js';
 
-const capabilities: Capabilities = {
-  read: true,
-  write: true,
-  // The contract has no list call.
-  find: { name: false, tags: false, path: false },
-  // RemoteRef.version is passed to the plugin.
-  versions: true,
-};
+export const provider = defineProvider<GRPCProvider>(meta, async (ctx, spec) => {
+  const endpoint = parseUrl(spec.url);
+  if (typeof endpoint === 'string') throw new ProviderError('InvalidSpec', ctx.storeId, endpoint);
+  const channel = await channelCredentials(ctx, endpoint, spec.tlsSecretRef);
+  const store = new TextEncoder().encode(JSON.stringify(describeStore(ctx.storeId, { ...spec, url: endpoint.display })));
+  ctx.logger.debug({ target: endpoint.target, tls: endpoint.tls, mtls: channel.clientCert, privateCa: channel.privateCa }, 'grpc plugin client created');
+  return new GrpcSecretsClient({
+    storeId: ctx.storeId,
+    namespace: ctx.namespace,
+    target: endpoint.target,
+    url: endpoint.display,
+    channel,
+    tls: endpoint.tls,
+    ...(spec.tlsSecretRef?.name ? { tlsSecret: spec.tlsSecretRef.name } : {}),
+    store,
+    timeoutMs: ctx.timeoutMs,
+    logger: ctx.logger,
+  });
+});
 
-export const provider: Provider = {
-  name: 'grpc',
-  capabilities,
-  validateSpec,
-  async newClient(ctx: ProviderContext): Promise<SecretsClient> {
-    const problems = validateSpec(ctx.spec);
-    if (problems.length > 0) throw new ProviderError('InvalidSpec', ctx.storeId, problems.join('; '));
-    const spec = ctx.spec as GRPCProvider;
-    const endpoint = parseUrl(spec.url);
-    if (typeof endpoint === 'string') throw new ProviderError('InvalidSpec', ctx.storeId, endpoint);
-    const channel = await channelCredentials(ctx, endpoint, spec.tlsSecretRef);
-    const store = new TextEncoder().encode(JSON.stringify(describeStore(ctx.storeId, { ...spec, url: endpoint.display })));
-    ctx.logger.debug({ target: endpoint.target, tls: endpoint.tls, mtls: channel.clientCert, privateCa: channel.privateCa }, 'grpc plugin client created');
-    return new GrpcSecretsClient({
-      storeId: ctx.storeId,
-      namespace: ctx.namespace,
-      target: endpoint.target,
-      url: endpoint.display,
-      channel,
-      tls: endpoint.tls,
-      ...(spec.tlsSecretRef?.name ? { tlsSecret: spec.tlsSecretRef.name } : {}),
-      store,
-      timeoutMs: ctx.timeoutMs,
-      logger: ctx.logger,
-    });
-  },
-};
-
+export { validateSpec };
 export default provider;

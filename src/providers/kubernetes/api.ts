@@ -97,11 +97,11 @@ export class KubeApi {
   async request(op: Op, method: string, path: string, body?: unknown): Promise<ApiResponse> {
     if (this.closed) throw new ProviderError('Unknown', this.storeId, 'client is closed', op.name);
     const first = await this.attempt();
-    const res = await this.send(first, op, method, path, body);
+    const res = await this.send(first, op, { method, path, body });
     if (res.status !== 401) return this.check(op, res);
     const next = await this.refresh(first);
     if (!next) return this.check(op, res);
-    return this.check(op, await this.send(next, op, method, path, body));
+    return this.check(op, await this.send(next, op, { method, path, body }));
   }
 
   private async attempt(): Promise<Attempt> {
@@ -140,7 +140,8 @@ export class KubeApi {
     return { agent: this.agent, conn, token };
   }
 
-  private send(a: Attempt, op: Op, method: string, path: string, body?: unknown): Promise<ApiResponse> {
+  private send(a: Attempt, op: Op, req: { method: string; path: string; body?: unknown }): Promise<ApiResponse> {
+    const { method, path, body } = req;
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'esi' };
     if (a.token) headers.authorization = `Bearer ${a.token}`;

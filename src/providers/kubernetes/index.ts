@@ -4,31 +4,18 @@
 // static token, a client certificate, or a kubeconfig (authRef). Talks to the API with
 // node:https directly (see api.ts for why not @kubernetes/client-node).
 import type { KubernetesProvider } from '../../api/types.js';
-import { compileGoRegexp, emptySecretMap, RemoteRefError } from '../remote-ref.js';
-import {
-  ProviderError,
-  type Capabilities,
-  type FindRef,
-  type Provider,
-  type ProviderContext,
-  type PushRemoteRef,
-  type RemoteRef,
-  type SecretMap,
-  type SecretsClient,
-} from '../types.js';
+import { defineProvider } from '../define.js';
+import { guard } from '../errors.js';
+import { propertySegments } from '../json-path.js';
+import { findNameTest } from '../regexp.js';
+import { emptySecretMap, ProviderError, type FindRef, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 import { ConflictError, KubeApi, type Op } from './api.js';
 import { resolveConnection } from './connection.js';
 import { dataOf, labelSelector, mapOf, mapToJson, valueOf, type KubeSecret } from './secret.js';
+import { meta } from './meta.js';
 import { validateSpec } from './spec.js';
 
 export { validateSpec };
-
-const capabilities: Capabilities = {
-  read: true,
-  write: true,
-  find: { name: true, tags: true, path: false },
-  versions: false,
-};
 
 /** Attempts of a read-modify-write before giving up on concurrent writers; between
  *  attempts a short random pause spreads the writers out. */
@@ -81,15 +68,8 @@ export class KubernetesClient implements SecretsClient {
   }
 
   /** Runs a pure helper, turning its value-free RemoteRefError into a ProviderError. */
-  private semantic<T>(key: string, f: () => T, code?: 'InvalidSpec'): T {
-    try {
-      return f();
-    } catch (err) {
-      if (err instanceof RemoteRefError) {
-        throw new ProviderError(code ?? (/not found/.test(err.message) ? 'NotFound' : 'Unknown'), this.storeId, err.message, key || undefined);
-      }
-      throw err;
-    }
+  private semantic<T>(key: string, f: () => T): T {
+    return guard({ storeId: this.storeId, ...(key ? { key } : {}) }, f);
   }
 
   async getSecret(ref: RemoteRef): Promise<Uint8Array> {
@@ -109,15 +89,13 @@ export class KubernetesClient implements SecretsClient {
     const hasTags = !!find.tags && Object.keys(find.tags).length > 0;
     if (!find.name && !hasTags) throw new ProviderError('InvalidSpec', this.storeId, 'find needs name.regexp or tags');
     const { re, selector } = this.semantic('', () => ({
-      // Go's regexp.MatchString: unanchored. compileGoRegexp's `g` flag is dropped so
-      // `test` keeps no state between names.
-      re: find.name ? new RegExp(compileGoRegexp(find.name.regexp).source, 'u') : undefined,
+      re: findNameTest(find, this.storeId),
       selector: hasTags ? labelSelector(find.tags!) : '',
-    }), 'InvalidSpec');
+    }));
     const out = emptySecretMap();
     for await (const secret of this.list(selector)) {
       const name = secret.metadata?.name ?? '';
-      if (re && !re.test(name)) continue;
+      if (!re(name)) continue;
       out[name] = mapToJson(dataOf(secret));
     }
     return out;
@@ -142,7 +120,8 @@ export class KubernetesClient implements SecretsClient {
     if (!ref.property) {
       throw new ProviderError('InvalidSpec', this.storeId, `${what} needs remoteRef.property: the data key of the Secret`, ref.remoteKey);
     }
-    return ref.property;
+    const property = ref.property;
+    return this.semantic(ref.remoteKey, () => propertySegments(property, 'key')[0]!);
   }
 
   /** Creates the Secret with one key, or sets that key of the existing Secret. */
@@ -207,7 +186,7 @@ export class KubernetesClient implements SecretsClient {
   async secretExists(ref: PushRemoteRef): Promise<boolean> {
     const current = await this.fetch(ref.remoteKey);
     if (!current) return false;
-    return !ref.property || Object.prototype.hasOwnProperty.call(current.data ?? {}, ref.property);
+    return !ref.property || Object.prototype.hasOwnProperty.call(current.data ?? {}, this.requireProperty(ref, 'exists'));
   }
 
   /** Asks the API server whether this identity may get Secrets in the namespace. */
@@ -231,19 +210,11 @@ export class KubernetesClient implements SecretsClient {
   }
 }
 
-export const provider: Provider = {
-  name: 'kubernetes',
-  capabilities,
-  validateSpec,
-  async newClient(ctx: ProviderContext): Promise<SecretsClient> {
-    const problems = validateSpec(ctx.spec);
-    if (problems.length > 0) throw new ProviderError('InvalidSpec', ctx.storeId, problems.join('; '));
-    const spec = ctx.spec as KubernetesProvider;
-    if (spec.authRef && spec.server) ctx.logger.warn('kubernetes.server is ignored: the kubeconfig in authRef names the server');
-    const conn = await resolveConnection(ctx, spec);
-    const api = new KubeApi(ctx.storeId, conn, ctx.timeoutMs, () => resolveConnection(ctx, spec));
-    return new KubernetesClient(ctx.storeId, api, spec.remoteNamespace ?? ctx.namespace);
-  },
-};
+export const provider = defineProvider<KubernetesProvider>(meta, async (ctx, spec) => {
+  if (spec.authRef && spec.server) ctx.logger.warn('kubernetes.server is ignored: the kubeconfig in authRef names the server');
+  const conn = await resolveConnection(ctx, spec);
+  const api = new KubeApi(ctx.storeId, conn, ctx.timeoutMs, () => resolveConnection(ctx, spec));
+  return new KubernetesClient(ctx.storeId, api, spec.remoteNamespace ?? ctx.namespace);
+});
 
 export default provider;

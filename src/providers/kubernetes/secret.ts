@@ -5,8 +5,9 @@
 // - `metadataPolicy: Fetch`: the same over `{"annotations": {...}, "labels": {...}}`
 //   (`labels`, `labels.<name>`, `labels.<name>.<path>`);
 // - a map (`dataFrom.extract`): the data keys, or the JSON object a property selects.
-import { emptySecretMap, findProperty, jsonNodeToBytes, jsonToSecretMap, RemoteRefError } from '../remote-ref.js';
-import type { RemoteRef, SecretMap } from '../types.js';
+import { RemoteRefError } from '../errors.js';
+import { findProperty, jsonNodeToBytes, jsonToSecretMap, propertySegments } from '../json-path.js';
+import { emptySecretMap, type RemoteRef, type SecretMap } from '../types.js';
 
 export interface KubeSecret {
   apiVersion?: string;
@@ -87,9 +88,10 @@ function metadataValue(secret: KubeSecret, property: string): Uint8Array | undef
 export function valueOf(secret: KubeSecret, ref: RemoteRef): Uint8Array {
   const fetchMeta = ref.metadataPolicy === 'Fetch';
   if (!ref.property) return fetchMeta ? enc.encode(JSON.stringify(metadataObject(secret))) : mapToJson(dataOf(secret));
+  propertySegments(ref.property, 'path');
   const v = fetchMeta ? metadataValue(secret, ref.property) : lookup(dataOf(secret), ref.property);
   if (v === undefined) {
-    throw new RemoteRefError(`property "${ref.property}" not found in the ${fetchMeta ? 'metadata' : 'data'} of the Secret`);
+    throw new RemoteRefError(`property "${ref.property}" not found in the ${fetchMeta ? 'metadata' : 'data'} of the Secret`, 'NotFound');
   }
   return v;
 }
@@ -125,8 +127,8 @@ function validLabelKey(key: string): boolean {
 export function labelSelector(tags: Record<string, string>): string {
   const parts: string[] = [];
   for (const [k, v] of Object.entries(tags).sort(([a], [b]) => (a < b ? -1 : 1))) {
-    if (!validLabelKey(k)) throw new RemoteRefError(`find.tags key "${k}" is not a valid label key`);
-    if (typeof v !== 'string' || !LABEL_VALUE.test(v)) throw new RemoteRefError(`find.tags value of "${k}" is not a valid label value`);
+    if (!validLabelKey(k)) throw new RemoteRefError(`find.tags key "${k}" is not a valid label key`, 'InvalidSpec');
+    if (typeof v !== 'string' || !LABEL_VALUE.test(v)) throw new RemoteRefError(`find.tags value of "${k}" is not a valid label value`, 'InvalidSpec');
     parts.push(`${k}=${v}`);
   }
   return parts.join(',');

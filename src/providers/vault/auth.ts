@@ -6,6 +6,7 @@
 // long-running agent holds exactly one token per store, however many refreshes it does.
 import type { Logger } from 'pino';
 import type { SecretKeySelector as ApiSelector, VaultAuth } from '../../api/types.js';
+import { toProviderError, type Classified } from '../errors.js';
 import { ProviderError, type ProviderContext, type SecretKeySelector } from '../types.js';
 import { VaultCallError, type VaultHttp } from './http.js';
 import { authMethodOf } from './spec.js';
@@ -54,7 +55,7 @@ export function loginFor(ctx: ProviderContext, http: VaultHttp, auth: VaultAuth)
       if (err instanceof VaultCallError && err.status !== undefined && err.status >= 400 && err.status < 500) {
         throw new ProviderError('AuthFailed', ctx.storeId, `${method} login at auth/${mount} refused: ${err.message}`);
       }
-      throw asProviderError(ctx.storeId, err, `${method} login`);
+      throw toProviderError(err, { storeId: ctx.storeId, op: `${method} login` }, classifyVault);
     }
     const grant = grantOf(res);
     if (!grant) throw new ProviderError('AuthFailed', ctx.storeId, `${method} login at auth/${mount} returned no token`);
@@ -95,11 +96,9 @@ export function loginFor(ctx: ProviderContext, http: VaultHttp, auth: VaultAuth)
   }
 }
 
-/** Turns anything thrown below the provider into a ProviderError (value-free). */
-export function asProviderError(storeId: string, err: unknown, what: string, key?: string): ProviderError {
-  if (err instanceof ProviderError) return err;
-  if (err instanceof VaultCallError) return new ProviderError(err.code, storeId, `${what}: ${err.message}`, key);
-  return new ProviderError('Unknown', storeId, `${what}: ${err instanceof Error ? err.name : 'error'}`, key);
+/** What a failed Vault call means: its VaultCallError already carries the code. */
+export function classifyVault(err: unknown): Classified | undefined {
+  return err instanceof VaultCallError ? { code: err.code, message: err.message } : undefined;
 }
 
 export interface TokenSourceOptions {

@@ -2,18 +2,13 @@
 // client (see auth.ts). Every error is a ProviderError naming the store, the key and the
 // cause; no value, token or credential is ever part of a message.
 import type { Logger } from 'pino';
-import { compileGoRegexp, emptySecretMap } from '../remote-ref.js';
-import {
-  ProviderError,
-  type FindRef,
-  type PushRemoteRef,
-  type RemoteRef,
-  type SecretMap,
-  type SecretsClient,
-} from '../types.js';
-import { asProviderError, type TokenSource } from './auth.js';
+import { guard, toProviderError } from '../errors.js';
+import { asJsonObject, propertySegments, selectNode } from '../json-path.js';
+import { findNameTest } from '../regexp.js';
+import { emptySecretMap, ProviderError, type FindRef, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
+import { classifyVault, type TokenSource } from './auth.js';
 import { VaultCallError, type Method, type VaultHttp } from './http.js';
-import { goJson, metadataMap, MANAGED_BY, property, valueBytes, type DataMap, type KvLayout } from './kv.js';
+import { goJson, metadataMap, MANAGED_BY, valueBytes, type DataMap, type KvLayout } from './kv.js';
 
 const FIND_CONCURRENCY = 8;
 
@@ -29,13 +24,17 @@ interface CallSpec {
 }
 
 export class VaultClient implements SecretsClient {
+  private readonly http: VaultHttp;
+  private readonly tokens: TokenSource;
+  private readonly kv: KvLayout;
+  private readonly logger: Logger;
+
   constructor(
     private readonly storeId: string,
-    private readonly http: VaultHttp,
-    private readonly tokens: TokenSource,
-    private readonly kv: KvLayout,
-    private readonly logger: Logger,
-  ) {}
+    parts: { http: VaultHttp; tokens: TokenSource; kv: KvLayout; logger: Logger },
+  ) {
+    ({ http: this.http, tokens: this.tokens, kv: this.kv, logger: this.logger } = parts);
+  }
 
   /** Logins and renewals of this client's token so far (tests and metrics read it). */
   get tokenStats(): { logins: number; renewals: number } {
@@ -52,9 +51,9 @@ export class VaultClient implements SecretsClient {
     try {
       return await this.http.call(method, path, { token, body: spec.body, query: spec.query });
     } catch (err) {
-      if (!(err instanceof VaultCallError)) throw asProviderError(this.storeId, err, spec.what, spec.key);
+      if (!(err instanceof VaultCallError)) throw toProviderError(err, { storeId: this.storeId, op: spec.what, key: spec.key }, classifyVault);
       if (err.status === 404) return undefined;
-      if (err.status !== 403 && err.status !== 401) throw asProviderError(this.storeId, err, spec.what, spec.key);
+      if (err.status !== 403 && err.status !== 401) throw toProviderError(err, { storeId: this.storeId, op: spec.what, key: spec.key }, classifyVault);
       if (await this.tokenValid(token)) {
         throw new ProviderError('Forbidden', this.storeId, `${spec.what} of ${path} denied by Vault policy (403)`, spec.key);
       }
@@ -70,7 +69,7 @@ export class VaultClient implements SecretsClient {
       return true;
     } catch (err) {
       if (err instanceof VaultCallError && (err.status === 403 || err.status === 401)) return false;
-      throw asProviderError(this.storeId, err, 'token lookup');
+      throw toProviderError(err, { storeId: this.storeId, op: 'token lookup' }, classifyVault);
     }
   }
 
@@ -124,20 +123,14 @@ export class VaultClient implements SecretsClient {
   async getSecret(ref: RemoteRef): Promise<Uint8Array> {
     const data = await this.source(ref);
     if (!ref.property) return Buffer.from(goJson(data), 'utf8');
-    const v = property(data, ref.property);
+    const v = guard({ storeId: this.storeId, key: ref.key }, () => selectNode(data, ref.property!));
     if (v === undefined) throw new ProviderError('NotFound', this.storeId, `property "${ref.property}" not found`, ref.key);
     return valueBytes(v);
   }
 
   async getSecretMap(ref: RemoteRef): Promise<SecretMap> {
-    const raw = await this.getSecret(ref);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(Buffer.from(raw).toString('utf8'));
-    } catch {
-      parsed = undefined;
-    }
-    if (!isMap(parsed)) {
+    const parsed = asJsonObject(await this.getSecret(ref));
+    if (!parsed) {
       throw new ProviderError('Unknown', this.storeId, ref.property ? `property "${ref.property}" is not a JSON object` : 'value is not a JSON object', ref.key);
     }
     const out = emptySecretMap();
@@ -176,15 +169,8 @@ export class VaultClient implements SecretsClient {
       throw new ProviderError('Unsupported', this.storeId, 'find by tags needs KV v2 (tags are custom_metadata)');
     }
     if (!this.kv.mount) throw new ProviderError('InvalidSpec', this.storeId, 'find needs the store to set vault.path (the KV mount)');
-    let re: RegExp | undefined;
-    if (find.name) {
-      try {
-        re = new RegExp(compileGoRegexp(find.name.regexp).source, 'u');
-      } catch {
-        throw new ProviderError('InvalidSpec', this.storeId, `invalid find.name.regexp "${find.name.regexp}"`);
-      }
-    }
-    const candidates = (await this.list(find.path ? find.path.replace(/\/+$/, '') : '')).filter((k) => !re || re.test(k));
+    const re = findNameTest(find, this.storeId);
+    const candidates = (await this.list(find.path ? find.path.replace(/\/+$/, '') : '')).filter((k) => re(k));
     const out = emptySecretMap();
     let next = 0;
     const worker = async () => {
@@ -214,14 +200,13 @@ export class VaultClient implements SecretsClient {
   /** The data map to write: one property merged into the existing map, or the whole
    *  value, which must then be a JSON object (a Vault KV entry is a map). */
   private desired(value: Uint8Array, ref: PushRemoteRef, existing: DataMap | undefined): DataMap {
-    if (ref.property) return { ...(existing ?? {}), [ref.property]: Buffer.from(value).toString('utf8') };
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(Buffer.from(value).toString('utf8'));
-    } catch {
-      parsed = undefined;
+    if (ref.property) {
+      // A pushed property is one flat key of the data map (ESO's vault provider).
+      const [k] = guard({ storeId: this.storeId, key: ref.remoteKey }, () => propertySegments(ref.property!, 'key'));
+      return { ...(existing ?? {}), [k!]: Buffer.from(value).toString('utf8') };
     }
-    if (!isMap(parsed)) {
+    const parsed = asJsonObject(value);
+    if (!parsed) {
       throw new ProviderError('InvalidSpec', this.storeId, 'a push without property needs a JSON object value (a Vault KV entry is a map); set remoteRef.property to push one field', ref.remoteKey);
     }
     return parsed;
@@ -262,8 +247,9 @@ export class VaultClient implements SecretsClient {
     }
     const p = this.kv.paths(key);
     if (ref.property) {
+      const [k] = guard({ storeId: this.storeId, key }, () => propertySegments(ref.property!, 'key'));
       const rest = { ...existing };
-      delete rest[ref.property];
+      delete rest[k!];
       const fields = Object.keys(rest).filter((k) => !(this.kv.version === 'v1' && k === 'custom_metadata'));
       if (fields.length > 0) {
         await this.call('POST', p.data, { key, what: 'write', body: this.kv.version === 'v2' ? { data: rest } : rest });
@@ -276,7 +262,7 @@ export class VaultClient implements SecretsClient {
   async secretExists(ref: PushRemoteRef): Promise<boolean> {
     const data = await this.read(ref.remoteKey);
     if (!data) return false;
-    return ref.property ? property(data, ref.property) !== undefined : true;
+    return ref.property ? guard({ storeId: this.storeId, key: ref.remoteKey }, () => selectNode(data, ref.property!)) !== undefined : true;
   }
 
   async validate(): Promise<void> {
@@ -287,7 +273,7 @@ export class VaultClient implements SecretsClient {
       if (err instanceof VaultCallError && (err.status === 403 || err.status === 401)) {
         throw new ProviderError('AuthFailed', this.storeId, 'Vault refused the token (invalid, expired or revoked)');
       }
-      throw asProviderError(this.storeId, err, 'token lookup');
+      throw toProviderError(err, { storeId: this.storeId, op: 'token lookup' }, classifyVault);
     }
   }
 

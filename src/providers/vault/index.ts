@@ -2,23 +2,17 @@
 // and v2, token / appRole / kubernetes / jwt auth, namespaces, custom CA and client
 // certificates. Built on node-vault; loaded only by processes whose stores use it.
 import type { SecretKeySelector as ApiSelector, VaultProvider } from '../../api/types.js';
-import { ProviderError, type Capabilities, type Provider, type ProviderContext, type SecretKeySelector } from '../types.js';
+import { defineProvider } from '../define.js';
+import { ProviderError, type ProviderContext, type SecretKeySelector } from '../types.js';
 import { credential, loginFor, TokenSource } from './auth.js';
 import { VaultClient } from './client.js';
 import { VaultHttp } from './http.js';
 import { KvLayout } from './kv.js';
+import { meta } from './meta.js';
 import { validateSpec } from './spec.js';
 
 export { validateSpec };
 export { VaultClient } from './client.js';
-
-const capabilities: Capabilities = {
-  read: true,
-  write: true,
-  // Tags are KV v2 custom_metadata; a KV v1 store reports find-by-tags as Unsupported.
-  find: { name: true, tags: true, path: true },
-  versions: true,
-};
 
 const selector = (s: ApiSelector): SecretKeySelector => ({ name: s.name, key: s.key ?? '', ...(s.namespace ? { namespace: s.namespace } : {}) });
 
@@ -44,10 +38,7 @@ async function caOf(ctx: ProviderContext, spec: VaultProvider): Promise<string |
   return parts.length ? parts.join('\n') : undefined;
 }
 
-export async function newClient(ctx: ProviderContext): Promise<VaultClient> {
-  const problems = validateSpec(ctx.spec);
-  if (problems.length > 0) throw new ProviderError('InvalidSpec', ctx.storeId, problems.join('; '));
-  const spec = ctx.spec as VaultProvider;
+async function connect(ctx: ProviderContext, spec: VaultProvider): Promise<VaultClient> {
   if (spec.readYourWrites) {
     ctx.logger.warn('vault.readYourWrites is not implemented by ESI (Vault Enterprise performance standbys); reads may lag writes');
   }
@@ -73,12 +64,9 @@ export async function newClient(ctx: ProviderContext): Promise<VaultClient> {
     ...(login ? { login } : {}),
     staticToken: () => credential(ctx, tokenRef!, 'vault.auth.tokenSecretRef'),
   });
-  return new VaultClient(ctx.storeId, http, tokens, new KvLayout(spec.path, spec.version ?? 'v2'), ctx.logger);
+  return new VaultClient(ctx.storeId, { http, tokens, kv: new KvLayout(spec.path, spec.version ?? 'v2'), logger: ctx.logger });
 }
 
-export const provider: Provider = {
-  name: 'vault',
-  capabilities,
-  validateSpec,
-  newClient,
-};
+export const provider = defineProvider(meta, connect);
+
+export default provider;

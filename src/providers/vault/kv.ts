@@ -1,9 +1,7 @@
 // KV semantics of ESO's vault provider, without I/O: where a key lives (the mount, the
 // `data/` and `metadata/` prefixes of KV v2), how a data map becomes bytes (the whole map
-// as Go-style JSON, or one property by name or dotted path), and the metadata map that
+// as Go-style JSON; a property is selected by src/providers/json-path.ts), and the metadata map that
 // `metadataPolicy: Fetch` and find-by-tags read.
-import { splitPath } from '../remote-ref.js';
-
 export type KvVersion = 'v1' | 'v2';
 export type DataMap = Record<string, unknown>;
 
@@ -78,24 +76,6 @@ export function valueBytes(v: unknown): Uint8Array {
   if (v === null || v === undefined) return new Uint8Array();
   if (typeof v === 'object') return Buffer.from(goJson(v), 'utf8');
   return Buffer.from(String(v), 'utf8');
-}
-
-function child(node: unknown, name: string): unknown {
-  if (Array.isArray(node)) return /^\d+$/.test(name) ? node[Number(name)] : undefined;
-  if (node !== null && typeof node === 'object' && Object.prototype.hasOwnProperty.call(node, name)) return (node as DataMap)[name];
-  return undefined;
-}
-
-/** `remoteRef.property`: a top-level field of that exact name first (as ESO), else a
- *  dotted path (`a.b.0`, `\.` escapes a dot). Undefined when absent. */
-export function property(data: DataMap, prop: string): unknown {
-  if (Object.prototype.hasOwnProperty.call(data, prop)) return data[prop];
-  let node: unknown = data;
-  for (const part of splitPath(prop)) {
-    node = child(node, part);
-    if (node === undefined) return undefined;
-  }
-  return node;
 }
 
 /** System fields of KV v2 metadata that ESO exposes next to custom_metadata. */

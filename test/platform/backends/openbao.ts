@@ -99,7 +99,7 @@ export async function startVaultServer(t: Teardown, opts: { tls?: boolean } = {}
   };
   t.teardown(stop);
   const addr = `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
-  const caFile = join(dir, 'bao-ca.pem');
+  const caFile = join(dir, 'vault-ca.pem');
   let caPem: string | undefined;
   await waitUntilReady(proc, `${bin.impl} dev server`, async () => {
     if (opts.tls) caPem ??= existsSync(caFile) ? await readFile(caFile, 'utf8') : undefined;

@@ -1,0 +1,193 @@
+// Provider clients of the reconciler, one per store generation (and per namespace for a
+// ClusterSecretStore whose credentials depend on it), closed when the store changes or is
+// deleted. Logins happen once per client, so tokens are reused across reconciles. Each
+// client is wrapped: a per-store rate limit on real calls, then coalescing of identical
+// reads within the refresh window. Credentials come from the API, only from the namespace
+// the store is used from; tokens via TokenRequest, only for a ServiceAccount the store
+// names in that namespace (the reconciler never lends its own identity).
+import type { Logger } from 'pino';
+import type { AnySecretStore } from '../api/types.js';
+import type { KubeRest } from '../kube/rest.js';
+import { coalescing } from '../providers/coalescing.js';
+import { loadProvider, providerNameOf } from '../providers/registry.js';
+import { ProviderError, type Provider, type ProviderContext, type SecretKeySelector, type SecretsClient } from '../providers/types.js';
+import { namespaceScoped, referencedObjects } from '../stores/access.js';
+import { TokenBucket } from './queue.js';
+
+export interface StoreClient {
+  /** Coalesced and rate limited: what reconciles read through. */
+  shared: SecretsClient;
+  /** Rate limited only: for force-sync, which must not see a cached value. */
+  fresh: SecretsClient;
+  provider: Provider;
+}
+
+interface Entry {
+  generation: number;
+  uid: string;
+  client: Promise<StoreClient>;
+}
+
+export interface ClientCacheOptions {
+  rest: KubeRest;
+  logger: Logger;
+  windowMs: number;
+  /** Real provider calls per second per store (0 = unlimited), and the burst. */
+  storeQps: number;
+  storeBurst: number;
+  timeoutMs: number;
+  onProviderCall?: (store: string) => void;
+  loadProvider?: (name: string) => Promise<Provider>;
+}
+
+export function storeId(store: AnySecretStore): string {
+  return store.kind === 'ClusterSecretStore' ? `ClusterSecretStore/${store.metadata.name}` : `SecretStore/${store.metadata.namespace}/${store.metadata.name}`;
+}
+
+const b64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
+
+export class ClientCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly buckets = new Map<string, TokenBucket>();
+
+  constructor(private readonly opts: ClientCacheOptions) {}
+
+  /** The client for `store` used from `namespace`; created on first use. */
+  get(store: AnySecretStore, namespace: string): Promise<StoreClient> {
+    const id = storeId(store);
+    const ns = store.kind === 'SecretStore' ? store.metadata.namespace! : namespace;
+    const key = store.kind === 'ClusterSecretStore' && namespaceScoped(store.spec.provider) ? `${id}@${ns}` : id;
+    const generation = store.metadata.generation ?? 0;
+    const uid = store.metadata.uid ?? '';
+    const hit = this.entries.get(key);
+    if (hit && hit.generation === generation && hit.uid === uid) return hit.client;
+    if (hit) void this.closeEntry(hit);
+    const client = this.create(store, id, ns);
+    const entry: Entry = { generation, uid, client };
+    this.entries.set(key, entry);
+    // A failed creation (bad credentials) is retried on the next reconcile.
+    client.catch(() => this.entries.get(key) === entry && this.entries.delete(key));
+    return client;
+  }
+
+  /** Closes every client of the store (changed, deleted, or its credentials refused). */
+  async evict(id: string): Promise<void> {
+    const closing: Promise<void>[] = [];
+    for (const [key, e] of this.entries) {
+      if (key === id || key.startsWith(`${id}@`)) {
+        this.entries.delete(key);
+        closing.push(this.closeEntry(e));
+      }
+    }
+    this.buckets.delete(id);
+    await Promise.all(closing);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.entries.values()];
+    this.entries.clear();
+    await Promise.all(all.map((e) => this.closeEntry(e)));
+  }
+
+  private async closeEntry(e: Entry): Promise<void> {
+    await e.client.then((c) => c.shared.close()).catch(() => undefined);
+  }
+
+  private bucket(id: string): TokenBucket {
+    let b = this.buckets.get(id);
+    if (!b) this.buckets.set(id, (b = new TokenBucket(this.opts.storeQps, this.opts.storeBurst)));
+    return b;
+  }
+
+  private async create(store: AnySecretStore, id: string, namespace: string): Promise<StoreClient> {
+    const name = providerNameOf(store.spec.provider);
+    const provider = await (this.opts.loadProvider ?? loadProvider)(name);
+    const raw = await provider.newClient(this.context(store, id, name, namespace));
+    const bucket = this.bucket(id);
+    const limited: SecretsClient = {
+      ...raw,
+      getSecret: async (ref) => (await bucket.take(), raw.getSecret(ref)),
+      getSecretMap: async (ref) => (await bucket.take(), raw.getSecretMap(ref)),
+      getAllSecrets: async (find) => (await bucket.take(), raw.getAllSecrets(find)),
+      pushSecret: (v, r) => raw.pushSecret(v, r),
+      deleteSecret: (r) => raw.deleteSecret(r),
+      secretExists: (r) => raw.secretExists(r),
+      validate: () => raw.validate(),
+      close: () => raw.close(),
+    };
+    const onCall = () => this.opts.onProviderCall?.(id);
+    return { provider, shared: coalescing(limited, onCall, { windowMs: this.opts.windowMs }), fresh: coalescing(limited, onCall, { windowMs: 0 }) };
+  }
+
+  private context(store: AnySecretStore, id: string, providerName: string, namespace: string): ProviderContext {
+    const { rest } = this.opts;
+    const check = (kind: string, ref: SecretKeySelector) => {
+      const ns = ref.namespace ?? namespace;
+      if (ns !== namespace) {
+        throw new ProviderError('Forbidden', id, `${kind} "${ns}/${ref.name}" is in another namespace; ESI reads store credentials only from namespace "${namespace}"`);
+      }
+      return ns;
+    };
+    const read = async (kind: 'Secret' | 'ConfigMap', ref: SecretKeySelector): Promise<Uint8Array> => {
+      const ns = check(kind, ref);
+      const plural = kind === 'Secret' ? 'secrets' : 'configmaps';
+      let obj: { data?: Record<string, string>; binaryData?: Record<string, string> };
+      try {
+        obj = await rest.get(`/api/v1/namespaces/${ns}/${plural}/${encodeURIComponent(ref.name)}`);
+      } catch (err) {
+        throw new ProviderError('NotFound', id, `cannot read ${kind} "${ns}/${ref.name}" (${(err as Error).message})`);
+      }
+      // Secret data and ConfigMap binaryData are base64; ConfigMap data is text.
+      const text = kind === 'ConfigMap' ? obj.data?.[ref.key] : undefined;
+      if (text !== undefined) return new TextEncoder().encode(text);
+      const encoded = kind === 'Secret' ? obj.data?.[ref.key] : obj.binaryData?.[ref.key];
+      if (encoded === undefined) throw new ProviderError('NotFound', id, `${kind} "${ns}/${ref.name}" has no key "${ref.key}"`);
+      return b64(encoded);
+    };
+    const serviceAccounts = referencedObjects(store.spec.provider).serviceAccounts;
+    // Providers may ask for credentials and tokens on every call (the agent re-reads
+    // files); here each is an API request, so keep them briefly (credentials) or until
+    // well before expiry (tokens, valid 1 h).
+    const memo = new Map<string, { at: number; p: Promise<unknown> }>();
+    const remember = <T>(key: string, ttlMs: number, load: () => Promise<T>): Promise<T> => {
+      const hit = memo.get(key);
+      if (hit && Date.now() - hit.at < ttlMs) return hit.p as Promise<T>;
+      const p = load();
+      const entry = { at: Date.now(), p };
+      memo.set(key, entry);
+      p.catch(() => memo.get(key) === entry && memo.delete(key));
+      return p;
+    };
+    return {
+      storeId: id,
+      namespace,
+      spec: (store.spec.provider as Record<string, unknown>)[providerName],
+      readCredential: (ref) => remember(`s:${ref.namespace ?? ''}/${ref.name}/${ref.key}`, 30_000, () => read('Secret', ref)),
+      readConfigMap: (ref) => remember(`c:${ref.namespace ?? ''}/${ref.name}/${ref.key}`, 30_000, () => read('ConfigMap', ref)),
+      serviceAccountToken: (audience) => remember(`t:${audience ?? ''}`, 45 * 60_000, async () => {
+        const sa = serviceAccounts[0];
+        if (!sa) {
+          throw new ProviderError('AuthFailed', id, 'the store uses the workload identity; the reconciler does not lend its own: name a serviceAccountRef in the store');
+        }
+        const ns = sa.namespace ?? namespace;
+        if (ns !== namespace) throw new ProviderError('Forbidden', id, `ServiceAccount "${ns}/${sa.name}" is in another namespace; ESI requests tokens only in "${namespace}"`);
+        const audiences = audience ? [audience] : sa.audiences ?? [];
+        try {
+          const res = await rest.create<{ status: { token: string } }>(
+            `/api/v1/namespaces/${ns}/serviceaccounts/${encodeURIComponent(sa.name)}/token`,
+            { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { audiences, expirationSeconds: 3600 } },
+          );
+          return res.status.token;
+        } catch (err) {
+          throw new ProviderError('AuthFailed', id, `cannot request a token for ServiceAccount "${ns}/${sa.name}" (${(err as Error).message})`);
+        }
+      }),
+      logger: this.opts.logger.child({ store: id, provider: providerName }),
+      timeoutMs: this.opts.timeoutMs,
+    };
+  }
+}

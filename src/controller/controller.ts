@@ -1,0 +1,209 @@
+// The reconciler assembled: informers feed the work queue (status-only updates are
+// ignored: only generation, label and annotation changes count), the timer heap feeds
+// refreshes and retries, workers run store and ExternalSecret reconciles.
+// Queue keys: `es/<ns>/<name>`, `ps/<ns>/<name>` (PushSecrets), `ss/<ns>/<name>`, `css/<name>`.
+import type { KubeConfig, KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { AnySecretStore } from '../api/types.js';
+import type { KubeRest } from '../kube/rest.js';
+import { TemplateEngine } from '../templating/index.js';
+import { ClientCache } from './clients.js';
+import { EventRecorder } from './events.js';
+import { Informers, type Kind } from './informers.js';
+import { EXTERNAL_SECRET_ANNOTATION } from './labels.js';
+import type { ControllerMetrics } from './metrics.js';
+import { WorkQueue } from './queue.js';
+import { PushSecretReconciler } from './push/reconcile.js';
+import { pushSecretChanged } from './push/spec.js';
+import { ExternalSecretReconciler } from './reconcile-es.js';
+import { Schedule } from './schedule.js';
+import { editedByHand } from './secret.js';
+import { StoreReconciler } from './stores.js';
+
+export interface ControllerOptions {
+  kc: KubeConfig;
+  rest: KubeRest;
+  logger: Logger;
+  metrics: ControllerMetrics;
+  /** Store classes served ('' = unclassed stores). */
+  classes: string[];
+  workers: number;
+  /** Coalescing window of identical remote reads, ms; refresh jitter is at most half of it. */
+  windowMs: number;
+  storeQps: number;
+  storeBurst: number;
+  providerTimeoutMs: number;
+  /** Namespace for Events about cluster-scoped objects. */
+  namespace: string;
+  /** Only namespaces carrying these labels (equality) are served; all when unset. */
+  namespaceSelector?: Record<string, string>;
+}
+
+const metaChanged = (a: KubernetesObject | undefined, b: KubernetesObject): boolean =>
+  !a ||
+  a.metadata?.generation !== b.metadata?.generation ||
+  JSON.stringify(a.metadata?.labels ?? {}) !== JSON.stringify(b.metadata?.labels ?? {}) ||
+  JSON.stringify(a.metadata?.annotations ?? {}) !== JSON.stringify(b.metadata?.annotations ?? {});
+
+export class Controller {
+  readonly informers: Informers;
+  readonly queue: WorkQueue;
+  readonly schedule: Schedule;
+  readonly clients: ClientCache;
+  private readonly stores: StoreReconciler;
+  private readonly es: ExternalSecretReconciler;
+  private readonly push: PushSecretReconciler;
+  /** store id → ExternalSecret keys using it, and the reverse. */
+  private readonly dependents = new Map<string, Set<string>>();
+  private readonly usesStore = new Map<string, string>();
+
+  constructor(private readonly o: ControllerOptions) {
+    const { metrics, logger, rest } = o;
+    this.schedule = new Schedule((key) => this.queue.add(key));
+    this.queue = new WorkQueue({
+      workers: o.workers, baseDelayMs: 1000, maxDelayMs: 5 * 60_000, schedule: this.schedule,
+      handle: (key) => this.handle(key),
+      onDequeue: (ms) => metrics.queueLatency.observe(ms / 1000),
+      onError: (key, err) => logger.warn({ key, err: (err as Error).message }, 'reconcile failed; retrying with backoff'),
+    });
+    this.clients = new ClientCache({
+      rest, logger, windowMs: o.windowMs, storeQps: o.storeQps, storeBurst: o.storeBurst, timeoutMs: o.providerTimeoutMs,
+      onProviderCall: (store) => metrics.providerCalls.inc({ store }),
+    });
+    this.informers = new Informers(o.kc, rest, {
+      add: (kind, obj) => this.onEvent(kind, obj, undefined, 'add'),
+      update: (kind, obj, old) => this.onEvent(kind, obj, old, 'update'),
+      delete: (kind, obj) => this.onEvent(kind, obj, undefined, 'delete'),
+    }, logger);
+    const events = new EventRecorder(rest, 'esi-controller', o.namespace, logger);
+    this.stores = new StoreReconciler({ rest, clients: this.clients, events, classes: o.classes, logger, onChange: (id) => this.requeueDependents(id) });
+    this.es = new ExternalSecretReconciler({
+      informers: this.informers, stores: this.stores, clients: this.clients, rest, events, schedule: this.schedule,
+      engine: new TemplateEngine(), logger, jitterMaxMs: o.windowMs / 2,
+      uses: (key, store) => this.track(key, store),
+      retry: (key) => this.queue.retry(key),
+      forget: (key) => this.queue.forget(key),
+    });
+    this.push = new PushSecretReconciler({
+      informers: this.informers, stores: this.stores, clients: this.clients, rest, events, schedule: this.schedule,
+      engine: new TemplateEngine(), logger, jitterMaxMs: o.windowMs / 2,
+      metrics: {
+        push: (result) => (result === 'equal' ? metrics.pushSkippedEqual.inc() : metrics.pushes.inc({ result })),
+        deleted: (result) => metrics.pushDeletes.inc({ result }),
+      },
+      retry: (key) => this.queue.retry(key),
+      forget: (key) => this.queue.forget(key),
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.informers.start();
+    this.queue.start();
+  }
+
+  synced(): boolean {
+    return this.informers.synced();
+  }
+
+  async stop(): Promise<void> {
+    this.schedule.stop();
+    await this.queue.stop();
+    await this.informers.stop();
+    await this.clients.close();
+  }
+
+  /** Whether ExternalSecrets and SecretStores of namespace `ns` are ours to serve. */
+  private inScope(ns: string): boolean {
+    const sel = this.o.namespaceSelector;
+    if (!sel) return true;
+    const labels = this.informers.namespace(ns)?.metadata?.labels ?? {};
+    return Object.entries(sel).every(([k, v]) => labels[k] === v);
+  }
+
+  private track(key: string, store: string | undefined): void {
+    const prev = this.usesStore.get(key);
+    if (prev === store) return;
+    if (prev) this.dependents.get(prev)?.delete(key);
+    if (!store) {
+      this.usesStore.delete(key);
+      return;
+    }
+    this.usesStore.set(key, store);
+    let set = this.dependents.get(store);
+    if (!set) this.dependents.set(store, (set = new Set()));
+    set.add(key);
+  }
+
+  private requeueDependents(id: string): void {
+    for (const key of this.dependents.get(id) ?? []) this.queue.add(key);
+  }
+
+  private onEvent(kind: Kind, obj: KubernetesObject, old: KubernetesObject | undefined, verb: 'add' | 'update' | 'delete'): void {
+    // The caches keep every object: drop what the reconciler never reads.
+    if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
+    const ns = obj.metadata?.namespace ?? '';
+    const name = obj.metadata?.name ?? '';
+    const changed = verb !== 'update' || metaChanged(old, obj);
+    if (kind === 'externalsecrets') {
+      if (changed) this.queue.add(`es/${ns}/${name}`);
+    } else if (kind === 'secretstores' || kind === 'clustersecretstores') {
+      if (changed) this.queue.add(kind === 'secretstores' ? `ss/${ns}/${name}` : `css/${name}`);
+    } else if (kind === 'pushsecrets') {
+      if (verb !== 'update' || pushSecretChanged(old, obj)) this.queue.add(`ps/${ns}/${name}`);
+    } else if (kind === 'namespaces') {
+      this.onNamespace(obj, old, verb);
+    } else {
+      this.onSecret(obj as V1Secret, verb);
+    }
+  }
+
+  /** Namespace labels decide ClusterSecretStore access: re-check its ExternalSecrets. */
+  private onNamespace(obj: KubernetesObject, old: KubernetesObject | undefined, verb: string): void {
+    if (verb === 'update' && JSON.stringify(old?.metadata?.labels ?? {}) === JSON.stringify(obj.metadata?.labels ?? {})) return;
+    const name = obj.metadata?.name ?? '';
+    for (const es of this.informers.externalSecrets(name)) this.queue.add(`es/${name}/${es.metadata.name}`);
+  }
+
+  /** Our own writes keep content and hash in step: only deletions and hand edits count. */
+  private onSecret(obj: V1Secret, verb: string): void {
+    const owner = obj.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION];
+    if (owner && (verb === 'delete' || editedByHand(obj))) this.queue.add(`es/${obj.metadata?.namespace}/${owner}`);
+  }
+
+  private async handle(key: string): Promise<void> {
+    const [kind, a, b] = key.split('/') as [string, string, string | undefined];
+    this.o.metrics.queueDepth.set(this.queue.depth);
+    this.o.metrics.scheduled.set(this.schedule.size);
+    if (kind !== 'css' && !this.inScope(a)) return;
+    // With a namespace selector a ClusterSecretStore is validated only for its users.
+    if (kind === 'css' && this.o.namespaceSelector && !this.dependents.get(`ClusterSecretStore/${a}`)?.size) return;
+    if (kind === 'es') {
+      const end = this.o.metrics.syncDuration.startTimer();
+      try {
+        const out = await this.es.reconcile(a, b!);
+        this.o.metrics.syncs.inc({ result: out.result, reason: out.reason });
+      } catch (err) {
+        this.o.metrics.syncs.inc({ result: 'error', reason: 'Internal' });
+        throw err;
+      } finally {
+        end();
+      }
+      return;
+    }
+    if (kind === 'ps') {
+      await this.push.reconcile(a, b!);
+      return;
+    }
+    const store: AnySecretStore | undefined = kind === 'css' ? this.informers.clusterSecretStore(a) : this.informers.secretStore(a, b!);
+    const id = kind === 'css' ? `ClusterSecretStore/${a}` : `SecretStore/${a}/${b}`;
+    if (!store || !this.stores.served(store)) {
+      await this.stores.forget(id);
+      this.queue.forget(key);
+      return;
+    }
+    const st = await this.stores.revalidate(store);
+    this.o.metrics.clients.set(this.clients.size);
+    if (st.ready) this.queue.forget(key);
+    else this.queue.retry(key);
+  }
+}

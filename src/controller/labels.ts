@@ -1,0 +1,30 @@
+// The labels and annotations ESI puts on the Secrets it manages (docs/controller.md,
+// docs/decisions/0021-managed-secret-metadata.md). Other components read them: the
+// reconciler watches only Secrets carrying MANAGED_LABEL, and PushSecret refuses to push a
+// Secret back to the store named by STORE_KIND_LABEL / STORE_LABEL.
+import { createHash } from 'node:crypto';
+
+/** `"true"` on every Secret ESI manages; the reconciler's Secret watch selects on it. */
+export const MANAGED_LABEL = 'esi.dev/managed';
+/** The kind of the store the Secret's values came from: SecretStore | ClusterSecretStore. */
+export const STORE_KIND_LABEL = 'esi.dev/store-kind';
+/** The name of that store (a label value: names over 63 characters are shortened with a hash;
+ *  the exact name is in SOURCE_STORE_ANNOTATION). */
+export const STORE_LABEL = 'esi.dev/store';
+/** `<Kind>/<name>` of the source store, exact. */
+export const SOURCE_STORE_ANNOTATION = 'esi.dev/source-store';
+/** The name of the ExternalSecret writing this Secret (same namespace). */
+export const EXTERNAL_SECRET_ANNOTATION = 'esi.dev/external-secret';
+/** A hash of the managed content (type and data): unchanged hash = no write. */
+export const DATA_HASH_ANNOTATION = 'esi.dev/data-hash';
+/** creationPolicy Merge: the keys this ExternalSecret merged into a Secret it does not own. */
+export const MERGED_KEYS_ANNOTATION = 'esi.dev/merged-keys';
+/** ESO's convention: a new value of this ExternalSecret annotation forces a refresh. */
+export const FORCE_SYNC_ANNOTATION = 'force-sync';
+
+/** A valid label value naming `name` (≤ 63 characters, stable for a given name). */
+export function labelValue(name: string): string {
+  if (name.length <= 63) return name;
+  const hash = createHash('sha256').update(name).digest('hex').slice(0, 8);
+  return `${name.slice(0, 54).replace(/[^A-Za-z0-9]+$/, '')}-${hash}`;
+}

@@ -1,0 +1,323 @@
+// One PushSecret → entries in external stores (docs/pushsecret.md). Every reconcile:
+// checks the spec, the stores (class, conditions, readiness, capabilities) and the source
+// Secrets (read through the API: PushSecret sources are not watched, a changed Secret is
+// pushed at the next refresh), refuses a push back into the store a Secret came from,
+// computes every entry's value first (nothing is pushed when any is wrong), then per
+// store compares and writes, deletes what is no longer wanted (deletionPolicy Delete),
+// and records in status.syncedPushSecrets exactly what it wrote.
+import type { V1Secret } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { AnySecretStore, PushSecret, PushSecretData } from '../../api/types.js';
+import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
+import { providerNameOf } from '../../providers/registry.js';
+import type { TemplateEngine } from '../../templating/index.js';
+import { storeId, type ClientCache } from '../clients.js';
+import type { EventRecorder } from '../events.js';
+import type { Informers } from '../informers.js';
+import { nextRefresh, phaseOf } from '../refresh.js';
+import type { Schedule } from '../schedule.js';
+import { describeStore, type StoreReconciler } from '../stores.js';
+import { cleanup, type CleanupDeps } from './cleanup.js';
+import { deleteEntry, KeyedMutex, NotOwned, PROVIDER_OWNERSHIP, pushEntry } from './remote.js';
+import { entryKey, forSource, MAX_SOURCES, PUSH_FINALIZER, pushSpec, selectorQuery, type PushSpec } from './spec.js';
+import { countEntries, psPath, regarding, writePushStatus, type Outcome, type Synced } from './status.js';
+import { loopProblems, resolveStores, statusStoreKey, storeProblems } from './targets.js';
+import { entryValue, MissingKey, sourceValues } from './values.js';
+
+export interface PushMetrics {
+  /** One per entry and reconcile: written | equal | exists | error. */
+  push(result: string): void;
+  deleted(result: 'deleted' | 'error'): void;
+}
+
+export interface PushDeps {
+  informers: Informers;
+  stores: StoreReconciler;
+  clients: ClientCache;
+  rest: KubeRest;
+  events: EventRecorder;
+  schedule: Schedule;
+  engine: TemplateEngine;
+  logger: Logger;
+  metrics: PushMetrics;
+  jitterMaxMs: number;
+  retry(key: string): void;
+  forget(key: string): void;
+}
+
+interface Wanted {
+  store: AnySecretStore;
+  data: PushSecretData;
+  value: Uint8Array;
+}
+
+export type PushOutcome = { result: 'synced' | 'unchanged' | 'skipped' | 'error'; reason: string };
+
+const psKey = (ns: string, name: string) => `ps/${ns}/${name}`;
+
+class Refusal extends Error {
+  constructor(readonly problems: string[], readonly retry: boolean) {
+    super(problems.join('; '));
+  }
+}
+
+export class PushSecretReconciler {
+  /** What each PushSecret wrote, ahead of the (possibly stale) cached status. */
+  private readonly written = new Map<string, { uid: string; synced: Synced }>();
+  private readonly locks = new KeyedMutex();
+
+  constructor(private readonly d: PushDeps) {}
+
+  private recorded(ps: PushSecret): Synced {
+    const mine = this.written.get(psKey(ps.metadata.namespace!, ps.metadata.name!));
+    const src = mine && mine.uid === ps.metadata.uid ? mine.synced : ps.status?.syncedPushSecrets ?? {};
+    return Object.fromEntries(Object.entries(src).map(([k, m]) => [k, { ...m }]));
+  }
+
+  private remember(ps: PushSecret, synced: Synced): void {
+    this.written.set(psKey(ps.metadata.namespace!, ps.metadata.name!), { uid: ps.metadata.uid!, synced });
+  }
+
+  private cleanupDeps(): CleanupDeps {
+    return { informers: this.d.informers, stores: this.d.stores, clients: this.d.clients, events: this.d.events, metrics: this.d.metrics, locks: this.locks };
+  }
+
+  async reconcile(ns: string, name: string): Promise<PushOutcome> {
+    const key = psKey(ns, name);
+    const ps = this.d.informers.pushSecret(ns, name);
+    if (!ps) {
+      this.written.delete(key);
+      this.d.schedule.cancel(key);
+      this.d.forget(key);
+      return { result: 'skipped', reason: 'Deleted' };
+    }
+    const { spec, problems } = pushSpec(ps);
+    const targets = spec ? resolveStores(ps, this.d.informers, this.d.stores) : undefined;
+    // Stores of other classes only: another controller's PushSecret.
+    if (targets && !targets.stores.length && !targets.problems.length && !ps.metadata.finalizers?.includes(PUSH_FINALIZER)) {
+      this.d.schedule.cancel(key);
+      return { result: 'skipped', reason: 'OtherClass' };
+    }
+    if (ps.metadata.deletionTimestamp) return this.finalize(ps, spec);
+    try {
+      if (!spec || !targets) throw new Refusal(problems, false);
+      await this.ensureFinalizer(ps, spec);
+      return await this.sync(ps, spec, targets.stores, targets.problems);
+    } catch (err) {
+      if (!(err instanceof Refusal)) throw err;
+      await writePushStatus(this.d.rest, ps, { ready: 'False', reason: 'Errored', message: `nothing pushed: ${err.message}`, synced: this.recorded(ps), wrote: false });
+      this.d.events.emit(regarding(ps), 'Warning', 'Errored', `nothing pushed: ${err.message}`);
+      if (spec) this.scheduleNext(ps, spec);
+      if (err.retry) this.d.retry(key);
+      return { result: 'error', reason: 'Errored' };
+    }
+  }
+
+  private async ensureFinalizer(ps: PushSecret, spec: PushSpec): Promise<void> {
+    const has = ps.metadata.finalizers?.includes(PUSH_FINALIZER) ?? false;
+    const want = spec.deletionPolicy === 'Delete';
+    if (has === want) return;
+    const finalizers = want ? [...(ps.metadata.finalizers ?? []), PUSH_FINALIZER] : (ps.metadata.finalizers ?? []).filter((f) => f !== PUSH_FINALIZER);
+    await this.d.rest.patch(psPath(ps.metadata.namespace!, ps.metadata.name!), { metadata: { finalizers, resourceVersion: ps.metadata.resourceVersion } });
+    ps.metadata.finalizers = finalizers;
+  }
+
+  /** Deleted PushSecret: deletionPolicy Delete removes what it wrote, then the finalizer goes. */
+  private async finalize(ps: PushSecret, spec: PushSpec | undefined): Promise<PushOutcome> {
+    const key = psKey(ps.metadata.namespace!, ps.metadata.name!);
+    this.d.schedule.cancel(key);
+    if (!ps.metadata.finalizers?.includes(PUSH_FINALIZER)) return { result: 'skipped', reason: 'Deleting' };
+    const policy = spec?.deletionPolicy ?? ps.spec.deletionPolicy ?? 'None';
+    const recorded = this.recorded(ps);
+    const left = policy === 'Delete' ? await cleanup(this.cleanupDeps(), ps, recorded) : { synced: {}, failures: [] };
+    if (left.failures.length) {
+      this.remember(ps, left.synced);
+      await writePushStatus(this.d.rest, ps, { ready: 'False', reason: 'Errored', message: `deleting: ${left.failures.join('; ')}`, synced: left.synced, wrote: false }).catch(() => undefined);
+      this.d.retry(key);
+      return { result: 'error', reason: 'DeleteFailed' };
+    }
+    const finalizers = (ps.metadata.finalizers ?? []).filter((f) => f !== PUSH_FINALIZER);
+    try {
+      await this.d.rest.patch(psPath(ps.metadata.namespace!, ps.metadata.name!), { metadata: { finalizers, resourceVersion: ps.metadata.resourceVersion } });
+    } catch (err) {
+      if (!isKubeStatus(err, 404)) throw err;
+    }
+    this.written.delete(key);
+    this.d.forget(key);
+    this.d.events.forget(regarding(ps));
+    return { result: 'synced', reason: 'Deleted' };
+  }
+
+  /** The source Secrets: the named one (undefined when missing) or every label-selected one. */
+  private async sources(ps: PushSecret): Promise<V1Secret[] | undefined> {
+    const ns = ps.metadata.namespace!;
+    const sel = ps.spec.selector.secret!;
+    const base = `/api/v1/namespaces/${ns}/secrets`;
+    try {
+      if (sel.name) return [await this.d.rest.get<V1Secret>(`${base}/${encodeURIComponent(sel.name)}`)];
+      let query: string;
+      try {
+        query = selectorQuery(sel.selector!);
+      } catch (err) {
+        throw new Refusal([`spec.selector.secret.selector: ${(err as Error).message}`], false);
+      }
+      const list = await this.d.rest.get<{ items: V1Secret[]; metadata?: { continue?: string } }>(`${base}?labelSelector=${encodeURIComponent(query)}&limit=${MAX_SOURCES}`);
+      if (list.metadata?.continue) throw new Refusal([`spec.selector.secret.selector matches more than ${MAX_SOURCES} Secrets; narrow it`], false);
+      return list.items.sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : 1));
+    } catch (err) {
+      if (err instanceof Refusal) throw err;
+      if (sel.name && isKubeStatus(err, 404)) return undefined;
+      throw new Refusal([`cannot read the source Secret(s): ${(err as Error).message}`], true);
+    }
+  }
+
+  /** Every entry to push, per store; throws Refusal listing every problem. */
+  private wanted(ps: PushSecret, spec: PushSpec, stores: AnySecretStore[], secrets: V1Secret[]): Map<string, Map<string, Wanted>> {
+    const problems: string[] = [];
+    const out = new Map<string, Map<string, Wanted>>(stores.map((s) => [statusStoreKey(s), new Map()]));
+    const from = new Map<string, string>();
+    for (const secret of secrets) {
+      const sname = secret.metadata!.name!;
+      problems.push(...loopProblems(secret, stores));
+      let values: Record<string, Uint8Array>;
+      try {
+        values = sourceValues(ps, spec, secret, this.d.engine);
+      } catch (err) {
+        problems.push((err as Error).message);
+        continue;
+      }
+      spec.data.forEach((d0, i) => {
+        const d = forSource(d0, sname);
+        let value: Uint8Array;
+        try {
+          value = entryValue(d, values, sname, i);
+        } catch (err) {
+          if (!(err instanceof MissingKey)) throw err;
+          problems.push(err.message);
+          return;
+        }
+        for (const store of stores) {
+          const sk = statusStoreKey(store);
+          const ek = entryKey(d);
+          const seen = from.get(`${sk}\0${ek}`);
+          if (seen !== undefined) {
+            problems.push(`${describeStore(store)} remote entry "${ek}" would be written twice (Secret "${seen}" and Secret "${sname}"); put {{ .Name }} in remoteRef.remoteKey to write one per Secret`);
+            continue;
+          }
+          from.set(`${sk}\0${ek}`, sname);
+          out.get(sk)!.set(ek, { store, data: d, value });
+        }
+      });
+    }
+    if (problems.length) throw new Refusal(problems, false);
+    return out;
+  }
+
+  private async sync(ps: PushSecret, spec: PushSpec, stores: AnySecretStore[], problems: string[]): Promise<PushOutcome> {
+    const ns = ps.metadata.namespace!;
+    const key = psKey(ns, ps.metadata.name!);
+    problems.push(...(await storeProblems(stores, this.d.stores)));
+    if (problems.length) throw new Refusal(problems, true);
+    const secrets = await this.sources(ps);
+    const recorded = this.recorded(ps);
+    if (!secrets) return this.sourceDeleted(ps, spec, recorded);
+    const wanted = this.wanted(ps, spec, stores, secrets);
+    const synced: Synced = {};
+    const failures: string[] = [];
+    let wrote = false;
+    await Promise.all(stores.map(async (store) => {
+      const sk = statusStoreKey(store);
+      const mine = (synced[sk] = {} as Record<string, PushSecretData>);
+      const before = recorded[sk] ?? {};
+      let client;
+      try {
+        client = (await this.d.clients.get(store, ns)).fresh;
+      } catch (err) {
+        failures.push(this.fail(ps, store, '*', err));
+        Object.assign(mine, before);
+        return;
+      }
+      const provider = providerNameOf(store.spec.provider);
+      for (const [ek, w] of wanted.get(sk)!) {
+        const isRecorded = Object.hasOwn(before, ek);
+        try {
+          const r = await this.locks.run(`${storeId(store)}\0${w.data.match.remoteRef.remoteKey}`, () => pushEntry({
+            client: client!, provider, ref: w.data.match.remoteRef, value: w.value, updatePolicy: spec.updatePolicy, recorded: isRecorded,
+          }));
+          this.d.metrics.push(r);
+          if (r === 'written') wrote = true;
+          if (r === 'written' || isRecorded || (r === 'equal' && PROVIDER_OWNERSHIP.has(provider))) mine[ek] = w.data;
+        } catch (err) {
+          this.d.metrics.push('error');
+          failures.push(this.fail(ps, store, ek, err));
+          if (isRecorded) mine[ek] = before[ek]!;
+        }
+      }
+      // Entries written before and no longer wanted (data entry removed, Secret unselected).
+      for (const [ek, data] of Object.entries(before)) {
+        if (wanted.get(sk)!.has(ek)) continue;
+        if (spec.deletionPolicy !== 'Delete') continue;
+        try {
+          await this.locks.run(`${storeId(store)}\0${data.match.remoteRef.remoteKey}`, () => deleteEntry(client!, data.match.remoteRef));
+          this.d.metrics.deleted('deleted');
+        } catch (err) {
+          this.d.metrics.deleted('error');
+          failures.push(this.fail(ps, store, ek, err));
+          mine[ek] = data;
+        }
+      }
+    }));
+    // Stores removed from the spec: what was written there goes too (deletionPolicy Delete).
+    const gone = Object.fromEntries(Object.entries(recorded).filter(([sk]) => !wanted.has(sk)));
+    if (spec.deletionPolicy === 'Delete') {
+      const left = await cleanup(this.cleanupDeps(), ps, gone);
+      Object.assign(synced, left.synced);
+      failures.push(...left.failures);
+    }
+    this.remember(ps, synced);
+    const n = countEntries(synced);
+    const ok = !failures.length;
+    const outcome: Outcome = ok
+      ? { ready: 'True', reason: 'Synced', message: `${n} remote entr${n === 1 ? 'y' : 'ies'} in sync in ${stores.map(describeStore).join(', ')}`, synced, wrote }
+      : { ready: 'False', reason: 'Errored', message: failures.join('; '), synced, wrote };
+    if (wrote && ok) this.d.events.emit(regarding(ps), 'Normal', 'Synced', outcome.message);
+    await writePushStatus(this.d.rest, ps, outcome);
+    this.scheduleNext(ps, spec);
+    if (ok) this.d.forget(key);
+    else this.d.retry(key);
+    return { result: ok ? (wrote ? 'synced' : 'unchanged') : 'error', reason: outcome.reason };
+  }
+
+  /** The named source Secret is gone: Delete removes what was pushed from it, None keeps it. */
+  private async sourceDeleted(ps: PushSecret, spec: PushSpec, recorded: Synced): Promise<PushOutcome> {
+    const key = psKey(ps.metadata.namespace!, ps.metadata.name!);
+    const secret = `Secret "${ps.metadata.namespace}/${ps.spec.selector.secret!.name}"`;
+    const had = countEntries(recorded);
+    if (!had) throw new Refusal([`${secret} not found; create it or fix spec.selector.secret.name`], true);
+    const left = spec.deletionPolicy === 'Delete' ? await cleanup(this.cleanupDeps(), ps, recorded) : { synced: recorded, failures: [] };
+    this.remember(ps, left.synced);
+    const done = spec.deletionPolicy === 'Delete' ? `removed the ${had - countEntries(left.synced)} remote entries it had pushed (deletionPolicy Delete)` : `kept the ${had} remote entries it had pushed (deletionPolicy None)`;
+    const message = `${secret} was deleted; ${done}${left.failures.length ? `; ${left.failures.join('; ')}` : ''}`;
+    await writePushStatus(this.d.rest, ps, { ready: 'False', reason: 'SourceDeleted', message, synced: left.synced, wrote: false });
+    this.d.events.emit(regarding(ps), 'Warning', 'SourceDeleted', message);
+    this.scheduleNext(ps, spec);
+    if (left.failures.length) this.d.retry(key);
+    return { result: 'error', reason: 'SourceDeleted' };
+  }
+
+  /** A per-store failure: Event naming store, entry and cause; the message for status. */
+  private fail(ps: PushSecret, store: AnySecretStore, entry: string, err: unknown): string {
+    const cause = err instanceof NotOwned ? err.message : (err as Error).message;
+    const msg = `${describeStore(store)} entry "${entry}": ${cause}`;
+    this.d.events.emit(regarding(ps), 'Warning', 'PushFailed', msg);
+    this.d.logger.warn({ pushSecret: `${ps.metadata.namespace}/${ps.metadata.name}`, store: storeId(store), entry, err: cause }, 'push failed');
+    return msg;
+  }
+
+  private scheduleNext(ps: PushSecret, spec: PushSpec): void {
+    const key = psKey(ps.metadata.namespace!, ps.metadata.name!);
+    if (spec.intervalMs === 0) return this.d.schedule.cancel(key);
+    // The ExternalSecrets' shared epoch-anchored grid (src/controller/refresh.ts).
+    this.d.schedule.at(key, nextRefresh(0, spec.intervalMs, phaseOf(ps.metadata.uid ?? ''), this.d.jitterMaxMs, Date.now()));
+  }
+}

@@ -1,0 +1,93 @@
+// The stores a PushSecret writes to: spec.secretStoreRefs by name or labelSelector, kind
+// SecretStore (the PushSecret's namespace) or ClusterSecretStore. The same access rules as
+// ExternalSecrets apply: the controller class (stores of another class are another
+// controller's business and are left out), ClusterSecretStore conditions, the store's
+// readiness, and its capabilities (a store that cannot write refuses pushes).
+import type { V1Secret } from '@kubernetes/client-node';
+import type { AnySecretStore, PushSecret } from '../../api/types.js';
+import { loadProvider, providerNameOf } from '../../providers/registry.js';
+import { clusterStoreAdmits, matchesLabelSelector } from '../../stores/access.js';
+import type { Informers } from '../informers.js';
+import { SOURCE_STORE_ANNOTATION, STORE_KIND_LABEL, STORE_LABEL, labelValue } from '../labels.js';
+import { describeStore, type StoreReconciler } from '../stores.js';
+
+/** `SecretStore/<name>` or `ClusterSecretStore/<name>`: the store key of status.syncedPushSecrets. */
+export function statusStoreKey(store: { kind?: string; metadata: { name?: string } }): string {
+  return `${store.kind ?? 'SecretStore'}/${store.metadata.name}`;
+}
+
+export interface Targets {
+  /** Served stores, in spec order, without duplicates. */
+  stores: AnySecretStore[];
+  problems: string[];
+}
+
+/** The stores the refs name or select (served by this controller) and what is wrong with them. */
+export function resolveStores(ps: PushSecret, informers: Informers, stores: StoreReconciler): Targets {
+  const ns = ps.metadata.namespace!;
+  const out = new Map<string, AnySecretStore>();
+  const problems: string[] = [];
+  (ps.spec.secretStoreRefs ?? []).forEach((ref, i) => {
+    const kind = ref.kind ?? 'SecretStore';
+    if (ref.name) {
+      const store = kind === 'ClusterSecretStore' ? informers.clusterSecretStore(ref.name) : informers.secretStore(ns, ref.name);
+      if (!store) problems.push(`spec.secretStoreRefs[${i}]: ${kind === 'ClusterSecretStore' ? `ClusterSecretStore "${ref.name}"` : `SecretStore "${ns}/${ref.name}"`} not found`);
+      else if (stores.served(store)) out.set(statusStoreKey(store), store);
+      return;
+    }
+    const all = kind === 'ClusterSecretStore' ? informers.clusterSecretStores() : informers.secretStores(ns);
+    for (const s of all) if (stores.served(s) && matchesLabelSelector(ref.labelSelector!, s.metadata.labels ?? {})) out.set(statusStoreKey(s), s);
+  });
+  for (const store of out.values()) {
+    if (store.kind !== 'ClusterSecretStore') continue;
+    const nsObj = informers.namespace(ns);
+    const verdict = nsObj ? clusterStoreAdmits(store, nsObj) : { ok: false, why: `namespace "${ns}" is not known yet` };
+    if (!verdict.ok) problems.push(`${describeStore(store)} may not be used from namespace "${ns}": ${verdict.why}`);
+  }
+  return { stores: [...out.values()], problems };
+}
+
+/** Readiness and write capability of each store (I/O: validation, provider load). */
+export async function storeProblems(
+  targets: AnySecretStore[],
+  stores: Pick<StoreReconciler, 'ensure'>,
+  load: (name: string) => Promise<{ capabilities: { write: boolean } }> = loadProvider,
+): Promise<string[]> {
+  const problems: string[] = [];
+  for (const store of targets) {
+    const st = await stores.ensure(store);
+    if (!st.ready) {
+      problems.push(`${describeStore(store)} is not ready: ${st.message}`);
+      continue;
+    }
+    const name = providerNameOf(store.spec.provider);
+    const provider = await load(name);
+    if (!provider.capabilities.write) problems.push(`${describeStore(store)} is ReadOnly (provider "${name}" cannot write); PushSecret needs a store that can write`);
+  }
+  return problems;
+}
+
+/** The store a Secret's values came from, as the ExternalSecret that wrote it labelled it. */
+export function sourceStoreOf(secret: V1Secret): { kind: string; name?: string; label?: string } | undefined {
+  const exact = secret.metadata?.annotations?.[SOURCE_STORE_ANNOTATION];
+  const m = exact ? /^(SecretStore|ClusterSecretStore)\/(.+)$/.exec(exact) : null;
+  if (m) return { kind: m[1]!, name: m[2]! };
+  const kind = secret.metadata?.labels?.[STORE_KIND_LABEL];
+  const label = secret.metadata?.labels?.[STORE_LABEL];
+  return kind && label ? { kind, label } : undefined;
+}
+
+/** Refusals of pushing `secret` back into the store its values came from (a loop). */
+export function loopProblems(secret: V1Secret, targets: AnySecretStore[]): string[] {
+  const from = sourceStoreOf(secret);
+  if (!from) return [];
+  const out: string[] = [];
+  for (const store of targets) {
+    if (store.kind !== from.kind) continue;
+    const same = from.name !== undefined ? from.name === store.metadata.name : from.label === labelValue(store.metadata.name!);
+    if (!same) continue;
+    out.push(`Secret "${secret.metadata?.name}" was written by an ExternalSecret from ${describeStore(store)} (labels ${STORE_KIND_LABEL}/${STORE_LABEL}); ` +
+      'pushing it back into the store it came from is refused: remove that store from spec.secretStoreRefs');
+  }
+  return out;
+}

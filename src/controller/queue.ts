@@ -1,0 +1,147 @@
+// The work queue: each key (`<kind>/<namespace>/<name>`) is queued at most once, handled
+// by at most one worker at a time (an event arriving while it is being handled marks it
+// dirty and it runs once more afterwards), failures back off exponentially per key with a
+// cap, and rate limiters bound the calls toward the apiserver and each store.
+import type { Schedule } from './schedule.js';
+
+/** A token bucket: `rate` tokens per second, up to `burst` saved. `take()` waits. */
+export class TokenBucket {
+  private tokens: number;
+  private last: number;
+  private tail: Promise<void> = Promise.resolve();
+
+  constructor(private readonly rate: number, private readonly burst: number, private readonly now: () => number = Date.now) {
+    this.tokens = burst;
+    this.last = now();
+  }
+
+  /** Resolves when a token is available; callers are served in order. */
+  take(): Promise<void> {
+    if (!(this.rate > 0) || !Number.isFinite(this.rate)) return Promise.resolve();
+    const next = this.tail.then(async () => {
+      this.refill();
+      if (this.tokens < 1) {
+        await new Promise((r) => setTimeout(r, ((1 - this.tokens) / this.rate) * 1000));
+        this.refill();
+      }
+      this.tokens -= 1;
+    });
+    this.tail = next;
+    return next;
+  }
+
+  private refill(): void {
+    const now = this.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.rate);
+    this.last = now;
+  }
+}
+
+export interface QueueOptions {
+  workers: number;
+  /** First retry delay and cap of the per-key exponential backoff, in ms. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** Runs the key; throwing requeues it with backoff. */
+  handle: (key: string) => Promise<void>;
+  schedule: Schedule;
+  /** Observers for metrics: time a key waited in the queue, queue depth. */
+  onDequeue?: (waitedMs: number) => void;
+  onError?: (key: string, err: unknown) => void;
+}
+
+export class WorkQueue {
+  private readonly fifo: string[] = [];
+  private head = 0;
+  private readonly queued = new Map<string, number>();
+  private readonly processing = new Set<string>();
+  private readonly dirty = new Set<string>();
+  private readonly failures = new Map<string, number>();
+  private waiting: (() => void)[] = [];
+  private stopped = false;
+  private readonly running: Promise<void>[] = [];
+
+  constructor(private readonly opts: QueueOptions) {}
+
+  start(): void {
+    for (let i = 0; i < this.opts.workers; i++) this.running.push(this.worker());
+  }
+
+  add(key: string): void {
+    if (this.stopped) return;
+    if (this.processing.has(key)) {
+      this.dirty.add(key);
+      return;
+    }
+    if (this.queued.has(key)) return;
+    this.queued.set(key, Date.now());
+    this.fifo.push(key);
+    this.waiting.shift()?.();
+  }
+
+  /** Re-adds `key` after its backoff (base · 2^failures, capped). */
+  retry(key: string): number {
+    const n = this.failures.get(key) ?? 0;
+    this.failures.set(key, n + 1);
+    const delay = Math.min(this.opts.maxDelayMs, this.opts.baseDelayMs * 2 ** Math.min(n, 30));
+    this.opts.schedule.sooner(key, delay);
+    return delay;
+  }
+
+  /** Clears the backoff of `key` (after a success, or when the object is gone). */
+  forget(key: string): void {
+    this.failures.delete(key);
+  }
+
+  failuresOf(key: string): number {
+    return this.failures.get(key) ?? 0;
+  }
+
+  get depth(): number {
+    return this.fifo.length - this.head;
+  }
+
+  get busy(): number {
+    return this.processing.size;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const w of this.waiting) w();
+    this.waiting = [];
+    await Promise.all(this.running);
+  }
+
+  private next(): Promise<string | undefined> {
+    if (this.stopped) return Promise.resolve(undefined);
+    if (this.head < this.fifo.length) {
+      const key = this.fifo[this.head++]!;
+      if (this.head > 4096 && this.head * 2 > this.fifo.length) {
+        this.fifo.splice(0, this.head);
+        this.head = 0;
+      }
+      return Promise.resolve(key);
+    }
+    return new Promise<void>((r) => this.waiting.push(r)).then(() => this.next());
+  }
+
+  private async worker(): Promise<void> {
+    for (;;) {
+      const key = await this.next();
+      if (key === undefined) return;
+      const since = this.queued.get(key) ?? Date.now();
+      this.queued.delete(key);
+      this.processing.add(key);
+      this.opts.onDequeue?.(Date.now() - since);
+      try {
+        await this.opts.handle(key);
+      } catch (err) {
+        this.opts.onError?.(key, err);
+        this.retry(key);
+      } finally {
+        this.processing.delete(key);
+        if (this.dirty.delete(key)) this.add(key);
+      }
+    }
+  }
+}

@@ -1,0 +1,352 @@
+// One ExternalSecret → its target Secret. Decides whether values must be fetched (spec
+// change, force-sync, missing or hand-edited Secret, refresh due, store change), fetches
+// through the store's cached, coalescing client, renders the template, writes the Secret
+// only when it differs, and records the outcome in status and Events. Errors are value-
+// free by construction (they come from src/externalsecret, the providers and templating).
+import type { V1Secret } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { API_GROUP, EXTERNAL_SECRET_API_VERSION, type AnySecretStore, type ExternalSecret, type ExternalSecretStatus } from '../api/types.js';
+import { isKubeStatus, type KubeRest } from '../kube/rest.js';
+import { fetchExternalSecret } from '../externalsecret/fetch.js';
+import { ProviderError } from '../providers/types.js';
+import { clusterStoreAdmits, crossNamespaceRefs } from '../stores/access.js';
+import { applyExternalSecretTemplate, selectTemplateEngine, type TemplateEngine } from '../templating/index.js';
+import { transformKeys } from '../templating/go/index.js';
+import { storeId, type ClientCache } from './clients.js';
+import type { EventRecorder } from './events.js';
+import type { Informers } from './informers.js';
+import { EXTERNAL_SECRET_ANNOTATION, FORCE_SYNC_ANNOTATION } from './labels.js';
+import { nextRefresh, phaseOf, refreshSpec, type RefreshSpec } from './refresh.js';
+import type { Schedule } from './schedule.js';
+import { desiredSecret, editedByHand, planSecret, withoutMergedKeys, type Plan } from './secret.js';
+import { describeStore, versionOf, type StoreReconciler } from './stores.js';
+import { bounded, readyCondition, statusDiffers, syncedResourceVersion, withReady } from './status.js';
+
+export interface EsDeps {
+  informers: Informers;
+  stores: StoreReconciler;
+  clients: ClientCache;
+  rest: KubeRest;
+  events: EventRecorder;
+  schedule: Schedule;
+  engine: TemplateEngine;
+  logger: Logger;
+  jitterMaxMs: number;
+  /** Called with the store id each ExternalSecret uses (dependents index). */
+  uses(esKey: string, store: string | undefined): void;
+  retry(esKey: string): void;
+  forget(esKey: string): void;
+}
+
+/** What the reconciler remembers between reconciles of one ExternalSecret (no values). */
+interface EsState {
+  uid: string;
+  storeVersion: string;
+  forceSync?: string;
+  /** When the next periodic refresh is due (ms), once scheduled. */
+  due?: number;
+}
+
+export type Outcome = { result: 'synced' | 'unchanged' | 'skipped' | 'error'; reason: string };
+
+class Failure extends Error {
+  constructor(readonly reason: string, message: string, readonly retry: boolean) {
+    super(message);
+  }
+}
+
+const esKey = (ns: string, name: string) => `es/${ns}/${name}`;
+
+function rootCause(err: unknown): unknown {
+  let e = err;
+  while (e instanceof Error && e.cause && !(e instanceof ProviderError)) e = e.cause;
+  return e;
+}
+
+export class ExternalSecretReconciler {
+  private readonly state = new Map<string, EsState>();
+
+  constructor(private readonly d: EsDeps) {}
+
+  async reconcile(ns: string, name: string): Promise<Outcome> {
+    const key = esKey(ns, name);
+    const es = this.d.informers.externalSecret(ns, name);
+    if (!es) {
+      this.state.delete(key);
+      this.d.schedule.cancel(key);
+      this.d.forget(key);
+      this.d.uses(key, undefined);
+      return { result: 'skipped', reason: 'Deleted' };
+    }
+    const store = this.findStore(es);
+    this.d.uses(key, store.id);
+    try {
+      if (!store.obj) throw new Failure('StoreNotFound', `${store.what} not found; create it or fix spec.secretStoreRef`, false);
+      if (!this.d.stores.served(store.obj)) {
+        this.state.delete(key);
+        this.d.schedule.cancel(key);
+        return { result: 'skipped', reason: 'OtherClass' };
+      }
+      const refresh = this.check(es, store.obj);
+      const st = await this.d.stores.ensure(store.obj);
+      if (!st.ready) throw new Failure('StoreNotReady', `${describeStore(store.obj)} is not ready: ${st.message}`, false);
+      return await this.sync(es, store.obj, refresh);
+    } catch (err) {
+      if (!(err instanceof Failure)) throw err;
+      await this.fail(es, err.reason, err.message);
+      if (err.retry) this.d.retry(key);
+      return { result: 'error', reason: err.reason };
+    }
+  }
+
+  private findStore(es: ExternalSecret): { id?: string; what: string; obj?: AnySecretStore } {
+    const ref = es.spec.secretStoreRef;
+    const ns = es.metadata.namespace!;
+    if (!ref?.name) return { what: 'spec.secretStoreRef.name (required by ESI: per-entry sourceRef stores are not supported)' };
+    if (ref.kind === 'ClusterSecretStore') {
+      return { id: `ClusterSecretStore/${ref.name}`, what: `ClusterSecretStore "${ref.name}"`, obj: this.d.informers.clusterSecretStore(ref.name) };
+    }
+    return { id: `SecretStore/${ns}/${ref.name}`, what: `SecretStore "${ns}/${ref.name}"`, obj: this.d.informers.secretStore(ns, ref.name) };
+  }
+
+  /** Access rules and spec checks that need no I/O; throws Failure. */
+  private check(es: ExternalSecret, store: AnySecretStore): RefreshSpec {
+    const ns = es.metadata.namespace!;
+    const what = describeStore(store);
+    if (store.kind === 'ClusterSecretStore') {
+      const nsObj = this.d.informers.namespace(ns);
+      const verdict = nsObj ? clusterStoreAdmits(store, nsObj) : { ok: false, why: `namespace "${ns}" is not known yet` };
+      if (!verdict.ok) throw new Failure('AccessDenied', `${what} may not be used from namespace "${ns}": ${verdict.why}`, false);
+      const cross = crossNamespaceRefs(store.spec.provider, ns);
+      if (cross.length) throw new Failure('AccessDenied', `${what}: ${cross.join('; ')}`, false);
+    }
+    const problems: string[] = [];
+    (es.spec.data ?? []).forEach((e, i) => e.sourceRef && problems.push(`spec.data[${i}].sourceRef is not supported by ESI; use spec.secretStoreRef`));
+    (es.spec.dataFrom ?? []).forEach((e, i) => e.sourceRef && problems.push(`spec.dataFrom[${i}].sourceRef (generators, other stores) is not supported by ESI`));
+    if (!es.spec.data?.length && !es.spec.dataFrom?.length) problems.push('has neither spec.data nor spec.dataFrom');
+    try {
+      selectTemplateEngine(es.metadata.name!, es.metadata.annotations, es.spec.target?.template);
+    } catch (err) {
+      problems.push((err as Error).message.replace(/^ExternalSecret "[^"]*": /, ''));
+    }
+    let refresh: RefreshSpec | undefined;
+    try {
+      refresh = refreshSpec(es);
+    } catch (err) {
+      problems.push((err as Error).message);
+    }
+    if (problems.length || !refresh) throw new Failure('InvalidSpec', `ExternalSecret "${es.metadata.name}": ${problems.join('; ')}`, false);
+    return refresh;
+  }
+
+  private targetName(es: ExternalSecret): string {
+    return es.spec.target?.name ?? es.metadata.name!;
+  }
+
+  /** Is the target Secret there, ours and unedited (or not wanted: creationPolicy None)? */
+  private secretOk(es: ExternalSecret, cur: V1Secret | undefined): boolean {
+    if ((es.spec.target?.creationPolicy ?? 'Owner') === 'None') return true;
+    return !!cur && !editedByHand(cur) && cur.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION] === es.metadata.name;
+  }
+
+  /** Whether values must be fetched now. */
+  private needsFetch(es: ExternalSecret, store: AnySecretStore, refresh: RefreshSpec, seen: { st?: EsState; cur?: V1Secret }): boolean {
+    const { st, cur } = seen;
+    const ready = readyCondition(es.status?.conditions)?.status === 'True';
+    const secretOk = this.secretOk(es, cur);
+    if (refresh.policy === 'CreatedOnce') return !ready || !secretOk;
+    if (st && st.forceSync !== es.metadata.annotations?.[FORCE_SYNC_ANNOTATION]) return true;
+    if (!ready || !secretOk || es.status?.syncedResourceVersion !== syncedResourceVersion(es)) return true;
+    if (refresh.policy === 'OnChange' || refresh.intervalMs === 0) return false;
+    if (st) return st.storeVersion !== versionOf(store) || (st.due !== undefined && Date.now() >= st.due);
+    return this.dueOnFirstSight(es, refresh);
+  }
+
+  /** First sight (e.g. after a restart): due when a grid point passed since the last write. */
+  private dueOnFirstSight(es: ExternalSecret, refresh: RefreshSpec): boolean {
+    const written = Date.parse(es.status?.refreshTime ?? '') || 0;
+    return Date.now() >= nextRefresh(refresh.intervalMs, phaseOf(es.metadata.uid ?? ''), this.d.jitterMaxMs, written);
+  }
+
+  private schedule(es: ExternalSecret, refresh: RefreshSpec, st: EsState): void {
+    const key = esKey(es.metadata.namespace!, es.metadata.name!);
+    this.state.set(key, st);
+    if (refresh.policy !== 'Periodic' || refresh.intervalMs === 0) return this.d.schedule.cancel(key);
+    st.due = nextRefresh(refresh.intervalMs, phaseOf(es.metadata.uid ?? ''), this.d.jitterMaxMs, Date.now());
+    this.d.schedule.at(key, st.due);
+  }
+
+  private async sync(es: ExternalSecret, store: AnySecretStore, refresh: RefreshSpec): Promise<Outcome> {
+    const ns = es.metadata.namespace!;
+    const key = esKey(ns, es.metadata.name!);
+    const target = this.targetName(es);
+    const cur = es.spec.target?.creationPolicy === 'None' ? undefined : this.d.informers.secret(ns, target);
+    const prev = this.state.get(key);
+    const st = prev?.uid === es.metadata.uid ? prev : undefined;
+    const force = es.metadata.annotations?.[FORCE_SYNC_ANNOTATION];
+    const next = (): EsState => ({ uid: es.metadata.uid!, storeVersion: versionOf(store), forceSync: force });
+    if (!this.needsFetch(es, store, refresh, { st, cur })) {
+      this.schedule(es, refresh, next());
+      return { result: 'unchanged', reason: 'UpToDate' };
+    }
+    const fetched = await this.fetch(es, store, !!st && st.forceSync !== force);
+    if ('outcome' in fetched) return fetched.outcome;
+    const { wrote, action } = await this.write(es, store, fetched.values, cur);
+    const now = Date.now();
+    if (wrote) {
+      const verb = action === 'create' ? 'Created' : 'Updated';
+      this.d.events.emit(this.regarding(es), 'Normal', verb, `${verb} Secret "${target}" from ${describeStore(store)}`);
+    }
+    const statusWritten = await this.writeStatus(es, this.syncedStatus(es, store, wrote, now));
+    this.d.forget(key);
+    this.schedule(es, refresh, next());
+    return { result: wrote || statusWritten ? 'synced' : 'unchanged', reason: 'SecretSynced' };
+  }
+
+  private syncedStatus(es: ExternalSecret, store: AnySecretStore, wrote: boolean, now: number): ExternalSecretStatus {
+    const none = es.spec.target?.creationPolicy === 'None';
+    const target = this.targetName(es);
+    const message = none
+      ? `values fetched from ${describeStore(store)} (creationPolicy None: no Secret written)`
+      : `Secret "${target}" is in sync with ${describeStore(store)}`;
+    return {
+      conditions: withReady(es.status?.conditions, 'True', 'SecretSynced', message),
+      // Only a write moves refreshTime: an idle refresh writes nothing, status included.
+      refreshTime: wrote || !es.status?.refreshTime ? new Date(now).toISOString() : es.status.refreshTime,
+      syncedResourceVersion: syncedResourceVersion(es),
+      ...(none ? {} : { binding: { name: target } }),
+    };
+  }
+
+  /** The ExternalSecret's values, rendered; or the outcome when the remote secret is gone. */
+  private async fetch(es: ExternalSecret, store: AnySecretStore, fresh: boolean): Promise<{ values: Record<string, Uint8Array> } | { outcome: Outcome }> {
+    const ns = es.metadata.namespace!;
+    const id = storeId(store);
+    let values: Record<string, Uint8Array>;
+    try {
+      const client = await this.d.clients.get(store, ns);
+      values = await fetchExternalSecret(fresh ? client.fresh : client.shared, {
+        name: es.metadata.name!, data: es.spec.data ?? [], dataFrom: es.spec.dataFrom ?? [],
+      }, { transformKeys });
+    } catch (err) {
+      const cause = rootCause(err);
+      const code = cause instanceof ProviderError ? cause.code : undefined;
+      if (code === 'AuthFailed' || code === 'Forbidden') await this.d.clients.evict(id);
+      const gone = code === 'NotFound' ? await this.remoteGone(es, (err as Error).message) : undefined;
+      if (gone) return { outcome: gone };
+      throw new Failure('SecretSyncedError', (err as Error).message, true);
+    }
+    const engine = selectTemplateEngine(es.metadata.name!, es.metadata.annotations, es.spec.target?.template);
+    if (engine === 'none') return { values };
+    try {
+      return { values: applyExternalSecretTemplate(this.d.engine, es.metadata.name!, es.spec.target!.template, values, engine) };
+    } catch (err) {
+      throw new Failure('TemplateError', (err as Error).message, false);
+    }
+  }
+
+  /** Writes the target Secret when it differs; throws Failure when refused. */
+  private async write(es: ExternalSecret, store: AnySecretStore, values: Record<string, Uint8Array>, cached: V1Secret | undefined): Promise<{ wrote: boolean; action: Plan['action'] }> {
+    const ns = es.metadata.namespace!;
+    const target = this.targetName(es);
+    const desired = desiredSecret(es, { kind: store.kind, name: store.metadata.name! }, values);
+    const cur = !cached && desired.policy === 'Merge' ? await this.read(ns, target) : cached;
+    const exists = (n: string) => !!this.d.informers.externalSecret(ns, n);
+    let plan = planSecret(desired, es, cur, exists);
+    const wrote = await this.apply(plan, ns, target).catch(async (err: unknown) => {
+      if (!isKubeStatus(err, 409) || plan.action !== 'create') throw err;
+      // Exists but not in the managed cache (not ours, or created a moment ago): look.
+      plan = planSecret(desired, es, await this.read(ns, target), exists);
+      return this.apply(plan, ns, target);
+    }).catch((err: unknown) => {
+      if (err instanceof Failure) throw err;
+      throw new Failure('SecretWriteError', `cannot write Secret "${ns}/${target}": ${(err as Error).message}`, true);
+    });
+    if (plan.action === 'refuse') throw new Failure(plan.reason, plan.message, false);
+    return { wrote, action: plan.action };
+  }
+
+  /** Performs a plan; true when the Secret was written. */
+  private async apply(plan: Plan, ns: string, name: string): Promise<boolean> {
+    const path = `/api/v1/namespaces/${ns}/secrets`;
+    switch (plan.action) {
+      case 'none':
+      case 'refuse':
+        return false;
+      case 'create':
+        await this.d.rest.create(path, plan.body);
+        return true;
+      case 'replace':
+        await this.d.rest.replace(`${path}/${name}`, plan.body);
+        return true;
+      case 'recreate':
+        await this.d.rest.delete(`${path}/${name}`).catch((err: unknown) => {
+          if (!isKubeStatus(err, 404)) throw err;
+        });
+        await this.d.rest.create(path, plan.body);
+        return true;
+    }
+  }
+
+  private async read(ns: string, name: string): Promise<V1Secret | undefined> {
+    try {
+      return await this.d.rest.get<V1Secret>(`/api/v1/namespaces/${ns}/secrets/${name}`);
+    } catch (err) {
+      if (isKubeStatus(err, 404)) return undefined;
+      throw new Failure('SecretReadError', `cannot read Secret "${ns}/${name}": ${(err as Error).message}`, true);
+    }
+  }
+
+  /** deletionPolicy when the remote secret is gone: Delete removes the Secret ESI owns,
+   *  Merge removes the keys ESI merged; Retain (default) keeps it and reports the error. */
+  private async remoteGone(es: ExternalSecret, cause: string): Promise<Outcome | undefined> {
+    const ns = es.metadata.namespace!;
+    const target = this.targetName(es);
+    const cur = this.d.informers.secret(ns, target);
+    const policy = es.spec.target?.deletionPolicy ?? 'Retain';
+    if (policy === 'Retain') return undefined;
+    const mine = cur && cur.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION] === es.metadata.name;
+    if (policy === 'Delete' && mine) {
+      await this.d.rest.delete(`/api/v1/namespaces/${ns}/secrets/${target}`).catch(() => undefined);
+      this.d.events.emit(this.regarding(es), 'Normal', 'Deleted', `Deleted Secret "${target}": the remote secret is gone (deletionPolicy Delete)`);
+    } else if (policy === 'Merge') {
+      const live = cur ?? (await this.read(ns, target));
+      const stripped = live && withoutMergedKeys(live);
+      if (stripped) await this.d.rest.replace(`/api/v1/namespaces/${ns}/secrets/${target}`, stripped);
+    }
+    await this.writeStatus(es, {
+      ...es.status,
+      conditions: withReady(es.status?.conditions, 'False', 'SecretDeleted', bounded(`${cause}; deletionPolicy ${policy} applied to Secret "${target}"`)),
+      syncedResourceVersion: syncedResourceVersion(es),
+    });
+    this.d.retry(esKey(ns, es.metadata.name!));
+    return { result: 'error', reason: 'SecretDeleted' };
+  }
+
+  private regarding(es: ExternalSecret) {
+    return { apiVersion: EXTERNAL_SECRET_API_VERSION, kind: 'ExternalSecret', name: es.metadata.name!, namespace: es.metadata.namespace, uid: es.metadata.uid };
+  }
+
+  private async fail(es: ExternalSecret, reason: string, message: string): Promise<void> {
+    const msg = bounded(message);
+    const changed = await this.writeStatus(es, {
+      ...es.status,
+      conditions: withReady(es.status?.conditions, 'False', reason, msg),
+    });
+    if (changed) this.d.logger.info({ externalSecret: `${es.metadata.namespace}/${es.metadata.name}`, reason, message: msg }, 'sync failed');
+    this.d.events.emit(this.regarding(es), 'Warning', reason, msg);
+  }
+
+  /** Writes status when it differs; true when written. */
+  private async writeStatus(es: ExternalSecret, status: ExternalSecretStatus): Promise<boolean> {
+    if (!statusDiffers(es.status, status)) return false;
+    const path = `/apis/${API_GROUP}/v1/namespaces/${es.metadata.namespace}/externalsecrets/${es.metadata.name}/status`;
+    try {
+      await this.d.rest.patch(path, { status });
+      return true;
+    } catch (err) {
+      if (isKubeStatus(err, 404)) return false;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,44 @@
+// When an ExternalSecret fetches again. Every object with the same interval refreshes on
+// one grid anchored at the Unix epoch (n·interval), shifted earlier by a stable per-object
+// phase: the jitter spreads 10 000 objects over up to `jitterMaxMs`, and since the grid is
+// shared and the phase never changes, all readers of one remote key refresh within one
+// coalescing window however far apart they were created — one provider call per key per
+// refresh window.
+import { createHash } from 'node:crypto';
+import type { ExternalSecret, RefreshPolicy } from '../api/types.js';
+import { parseGoDuration } from './duration.js';
+
+export const DEFAULT_REFRESH_INTERVAL = '1h';
+
+export interface RefreshSpec {
+  policy: RefreshPolicy;
+  /** ms; 0 = fetch once. */
+  intervalMs: number;
+}
+
+/** The ExternalSecret's refresh settings; throws naming the field when invalid. */
+export function refreshSpec(es: ExternalSecret): RefreshSpec {
+  const policy = es.spec.refreshPolicy ?? 'Periodic';
+  if (!['Periodic', 'CreatedOnce', 'OnChange'].includes(policy)) {
+    throw new Error(`spec.refreshPolicy "${policy}" must be Periodic, CreatedOnce or OnChange`);
+  }
+  return { policy, intervalMs: parseGoDuration(es.spec.refreshInterval ?? DEFAULT_REFRESH_INTERVAL, 'spec.refreshInterval') };
+}
+
+/** A stable fraction in [0, 1) per object. */
+export function phaseOf(uid: string): number {
+  return createHash('sha256').update(uid).digest().readUInt32BE(0) / 2 ** 32;
+}
+
+/** The jitter span of an interval: a tenth of it, at most `jitterMaxMs`. */
+export function jitterSpan(intervalMs: number, jitterMaxMs: number): number {
+  return Math.min(intervalMs / 10, jitterMaxMs);
+}
+
+/** The next refresh strictly after `now` on the shared grid (multiples of the interval
+ *  since the epoch), shifted earlier by this object's phase of the jitter span. */
+export function nextRefresh(intervalMs: number, phase: number, jitterMaxMs: number, now: number): number {
+  const shift = phase * jitterSpan(intervalMs, jitterMaxMs);
+  const n = Math.floor((now + shift) / intervalMs) + 1;
+  return n * intervalMs - shift;
+}

@@ -1,0 +1,128 @@
+// One ExternalSecret's `data` + `dataFrom` resolved against a store client into a
+// key → bytes map, with ESO v1 semantics (decoding, key conversion, rewrites, ordering).
+// Shared by the two consumers of the provider layer: the agent (injector/fetch.ts) and
+// the reconciler (src/controller/). It takes the spec's shape, not either consumer's
+// configuration type (docs/decisions/0009-provider-contract-and-lazy-registry.md).
+// No message here ever holds a value: errors name the ExternalSecret, the entry and the
+// remote key only.
+import type {
+  ConversionStrategy,
+  DecodingStrategy,
+  ExternalSecretData,
+  ExternalSecretDataFromRemoteRef,
+  ExternalSecretDataRemoteRef,
+} from '../api/types.js';
+import { RemoteRefError } from '../providers/errors.js';
+import { emptySecretMap, ProviderError, type CallOptions, type FindRef, type RemoteRef, type SecretMap, type SecretsClient } from '../providers/types.js';
+import { decodeMap, decodeValue } from './decode.js';
+import { convertKeys, isValidSecretKey } from './keys.js';
+import { applyRewrites, type KeyTransform } from './rewrite.js';
+
+/** Provider call options, plus the renderer of `rewrite[].transform` templates. */
+export interface FetchOptions extends CallOptions {
+  transformKeys?: KeyTransform;
+}
+
+/** What is fetched: an ExternalSecret's name and the `data` / `dataFrom` of its spec. */
+export interface ExternalSecretSource {
+  name: string;
+  data?: ExternalSecretData[];
+  dataFrom?: ExternalSecretDataFromRemoteRef[];
+}
+
+/** A value-free error about one entry of an ExternalSecret. */
+export class ExternalSecretError extends Error {
+  constructor(
+    readonly secret: string,
+    readonly entry: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`ExternalSecret "${secret}" ${entry}: ${message}`, options);
+    this.name = 'ExternalSecretError';
+  }
+}
+
+export function toRemoteRef(ref: ExternalSecretDataRemoteRef): RemoteRef {
+  const out: RemoteRef = { key: ref.key };
+  if (ref.property) out.property = ref.property;
+  if (ref.version) out.version = ref.version;
+  if (ref.metadataPolicy) out.metadataPolicy = ref.metadataPolicy;
+  return out;
+}
+
+export function describeData(i: number, d: ExternalSecretData): string {
+  return `data[${i}] (secretKey "${d.secretKey}", remote key "${d.remoteRef?.key}")`;
+}
+
+export function describeFrom(i: number, f: ExternalSecretDataFromRemoteRef): string {
+  if (f.extract) return `dataFrom[${i}].extract (remote key "${f.extract.key}")`;
+  if (f.find) return `dataFrom[${i}].find`;
+  return `dataFrom[${i}]`;
+}
+
+async function fetchData(client: SecretsClient, d: ExternalSecretData, opts: CallOptions): Promise<Uint8Array> {
+  if (d.sourceRef) throw new RemoteRefError('sourceRef is not supported by ESI (one store per ExternalSecret)', 'Unsupported');
+  if (!isValidSecretKey(d.secretKey)) throw new RemoteRefError('secretKey is not a valid key ([-._a-zA-Z0-9]+)', 'InvalidSpec');
+  return decodeValue(d.remoteRef.decodingStrategy, await client.getSecret(toRemoteRef(d.remoteRef), opts));
+}
+
+function checkKeys(map: SecretMap): SecretMap {
+  for (const k of Object.keys(map)) {
+    if (!isValidSecretKey(k)) throw new RemoteRefError(`resulting key "${k}" is not a valid key ([-._a-zA-Z0-9]+)`, 'InvalidSpec');
+  }
+  return map;
+}
+
+async function fetchFrom(client: SecretsClient, f: ExternalSecretDataFromRemoteRef, opts: FetchOptions): Promise<SecretMap> {
+  if (f.sourceRef) throw new RemoteRefError('sourceRef (generators, store overrides) is not supported by ESI', 'Unsupported');
+  let map: SecretMap;
+  let conversion: ConversionStrategy | undefined;
+  let decoding: DecodingStrategy | undefined;
+  if (f.extract) {
+    map = await client.getSecretMap(toRemoteRef(f.extract), opts);
+    ({ conversionStrategy: conversion, decodingStrategy: decoding } = f.extract);
+  } else if (f.find) {
+    const find: FindRef = {};
+    if (f.find.path) find.path = f.find.path;
+    if (f.find.name) find.name = f.find.name;
+    if (f.find.tags) find.tags = f.find.tags;
+    map = await client.getAllSecrets(find, opts);
+    ({ conversionStrategy: conversion, decodingStrategy: decoding } = f.find);
+  } else {
+    throw new RemoteRefError('needs one of extract or find', 'InvalidSpec');
+  }
+  // As ESO: an explicit rewrite replaces the default key conversion.
+  map = f.rewrite?.length ? applyRewrites(f.rewrite, map, opts.transformKeys) : convertKeys(conversion, map);
+  return decodeMap(decoding, checkKeys(map));
+}
+
+function wrap(secret: string, entry: string, err: unknown): ExternalSecretError {
+  const cause = err instanceof Error ? err.message : String(err);
+  const code = err instanceof ProviderError ? ` [${err.code}]` : '';
+  return new ExternalSecretError(secret, entry, `${cause}${code}`, { cause: err });
+}
+
+/** Resolves `dataFrom` then `data` (ESO's order: later entries override earlier ones,
+ *  so explicit `data` keys win) into key → bytes. Remote reads run concurrently; the
+ *  caller's `signal` (its deadline) is passed to every provider call. */
+export async function fetchExternalSecret(client: SecretsClient, secret: ExternalSecretSource, opts: FetchOptions = {}): Promise<SecretMap> {
+  const from = (secret.dataFrom ?? []).map((f, i) =>
+    fetchFrom(client, f, opts).catch((err: unknown) => Promise.reject(wrap(secret.name, describeFrom(i, f), err))),
+  );
+  const data = (secret.data ?? []).map((d, i) =>
+    fetchData(client, d, opts).catch((err: unknown) => Promise.reject(wrap(secret.name, describeData(i, d), err))),
+  );
+  // Fetch concurrently, but report the first failure in declaration order (dataFrom, then
+  // data): the same broken ExternalSecret always gives the same error line.
+  const settled = await Promise.allSettled([...from, ...data]);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  const results = settled.map((s) => (s as PromiseFulfilledResult<unknown>).value);
+  const fromMaps = results.slice(0, from.length) as SecretMap[];
+  const values = results.slice(from.length) as Uint8Array[];
+  const out = emptySecretMap();
+  for (const m of fromMaps) Object.assign(out, m);
+  (secret.data ?? []).forEach((d, i) => (out[d.secretKey] = values[i]!));
+  return out;
+}

@@ -1,0 +1,50 @@
+// `dataFrom[].rewrite`: Go regexp rewrites and Go template transforms of the keys a
+// dataFrom entry produced.
+import type { ExternalSecretRewrite } from '../api/types.js';
+import { RemoteRefError } from '../providers/errors.js';
+import { compileGoRegexp } from '../providers/regexp.js';
+import { emptySecretMap, type SecretMap } from '../providers/types.js';
+
+/** Go's Regexp.Expand: `$1`, `${1}`, `$name`, `${name}`; `$$` is a dollar; a name
+ *  is the longest run of letters, digits and `_`; unknown groups expand to nothing. */
+export function expandGoTemplate(target: string, groups: (string | undefined)[], named: Record<string, string | undefined>): string {
+  return target.replace(/\$(\$|\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))/g, (_m, all: string, braced?: string, bare?: string) => {
+    if (all === '$') return '$';
+    const name = (braced ?? bare)!;
+    if (/^\d+$/.test(name)) return groups[Number(name)] ?? '';
+    return named[name] ?? '';
+  });
+}
+
+function rewriteKey(re: RegExp, target: string, key: string): string {
+  return key.replace(re, (...args: unknown[]) => {
+    const last = args[args.length - 1];
+    const hasNamed = typeof last === 'object' && last !== null;
+    const named = (hasNamed ? last : {}) as Record<string, string | undefined>;
+    const groups = args.slice(0, hasNamed ? -3 : -2) as (string | undefined)[];
+    return expandGoTemplate(target, groups, named);
+  });
+}
+
+/** Renders a `rewrite[].transform` template (ESO's Go template engine) over the keys of
+ *  `map`; supplied by the caller (the agent and the reconciler own the template engine). */
+export type KeyTransform = (name: string, template: string, map: SecretMap) => SecretMap;
+
+/** `dataFrom[].rewrite`: each step rewrites every key, in order. */
+export function applyRewrites(rewrites: ExternalSecretRewrite[], map: SecretMap, transform?: KeyTransform): SecretMap {
+  let cur = map;
+  for (const [i, rw] of rewrites.entries()) {
+    if (rw.transform) {
+      // A Go template (ESO engine v2) rendering each key, bound to `.value`.
+      if (!transform) throw new RemoteRefError(`rewrite[${i}].transform needs a Go template engine, which this caller did not provide`, 'Unsupported');
+      cur = transform(`rewrite[${i}].transform`, rw.transform.template, cur);
+      continue;
+    }
+    if (!rw.regexp) throw new RemoteRefError(`rewrite[${i}] has no regexp`, 'InvalidSpec');
+    const re = compileGoRegexp(rw.regexp.source);
+    const next = emptySecretMap();
+    for (const [k, v] of Object.entries(cur)) next[rewriteKey(re, rw.regexp.target, k)] = v;
+    cur = next;
+  }
+  return cur;
+}

@@ -1,0 +1,22 @@
+// What ESI knows about the `aws` provider without loading an AWS SDK.
+import type { AWSProvider } from '../../api/types.js';
+import { References } from '../refs.js';
+import { capabilities } from '../define.js';
+import type { ProviderMeta } from '../types.js';
+import { STS_AUDIENCE, usesWebIdentity, validateSpec } from './spec.js';
+
+export const meta: ProviderMeta = {
+  name: 'aws',
+  // ESO sets a pushed property with sjson: a dotted path into a nested object.
+  capabilities: capabilities(['name', 'tags', 'path'], { versions: true, pushProperty: 'path' }),
+  validateSpec,
+  references: (spec) =>
+    new References('aws', spec)
+      .secretKey('auth.secretRef.accessKeyIDSecretRef', 'auth.secretRef.secretAccessKeySecretRef', 'auth.secretRef.sessionTokenSecretRef')
+      .serviceAccount('auth.jwt.serviceAccountRef'),
+  identity: {
+    // Without static keys, ESI assumes the role with the pod's token (STS web identity).
+    ambient: (spec) => typeof spec === 'object' && spec !== null && usesWebIdentity(spec as AWSProvider),
+    audience: () => STS_AUDIENCE,
+  },
+};

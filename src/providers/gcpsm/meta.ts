@@ -1,0 +1,26 @@
+// What ESI knows about the `gcpsm` provider without loading the Google SDKs.
+import { field, References } from '../refs.js';
+import { capabilities } from '../define.js';
+import type { ProviderMeta } from '../types.js';
+import { federationPlan, validateSpec } from './spec.js';
+
+export const meta: ProviderMeta = {
+  name: 'gcpsm',
+  // ESO sets a pushed property with sjson: a dotted path into a nested object.
+  capabilities: capabilities(['name', 'tags', 'path'], { versions: true, pushProperty: 'path' }),
+  validateSpec,
+  references: (spec) =>
+    new References('gcpsm', spec)
+      .secretKey('auth.secretRef.secretAccessKeySecretRef')
+      .serviceAccount('auth.workloadIdentity.serviceAccountRef'),
+  identity: {
+    // No auth = Application Default Credentials, which on GKE is the pod's identity.
+    ambient: (spec) => field(spec, 'auth') === undefined || field(spec, 'auth.workloadIdentity') !== undefined,
+    audience: (spec) => {
+      const wi = field(spec, 'auth.workloadIdentity');
+      const project = (spec as { projectID?: unknown } | null)?.projectID;
+      const plan = wi ? federationPlan(wi as never, typeof project === 'string' ? project : undefined) : undefined;
+      return plan && !Array.isArray(plan) ? plan.tokenAudience : undefined;
+    },
+  },
+};

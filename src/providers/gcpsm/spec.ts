@@ -1,0 +1,73 @@
+// The gcpsm store spec without I/O or SDKs: validation and the workload identity
+// federation plan (which token the pod presents, for which STS audience).
+import type { GCPWorkloadIdentity } from '../../api/types.js';
+
+/** A workload identity pool provider of IAM (non-GKE clusters federate through one). */
+const WIF_PROVIDER = /^(?:https:)?(\/\/iam\.googleapis\.com\/projects\/\d+\/locations\/global\/workloadIdentityPools\/[^/]+\/providers\/[^/]+)$/;
+
+/** What the token exchange needs: which token to present and for which STS audience. */
+export interface FederationPlan {
+  /** Audience of the pod's projected token (what the webhook mounts for this store). */
+  tokenAudience: string;
+  /** `audience` of the STS token exchange. */
+  stsAudience: string;
+  /** `gke` (the cluster's own identity namespace) or `pool` (an IAM workload identity pool provider). */
+  kind: 'gke' | 'pool';
+}
+
+/** The token exchange of `auth.workloadIdentity`, or a list of what is missing.
+ *  - `serviceAccountRef.audiences[0]` naming an IAM pool provider
+ *    (`//iam.googleapis.com/projects/<number>/locations/global/workloadIdentityPools/<pool>/providers/<provider>`,
+ *    optionally with `https:`): any cluster whose OIDC issuer the provider trusts.
+ *  - otherwise GKE: `identitynamespace:<project>.svc.id.goog:https://container.googleapis.com/v1/projects/<project>/locations/<clusterLocation>/clusters/<clusterName>`,
+ *    with a token for `<project>.svc.id.goog` (or `audiences[0]` when set). */
+export function federationPlan(wi: GCPWorkloadIdentity, projectID: string | undefined): FederationPlan | string[] {
+  const first = wi.serviceAccountRef?.audiences?.[0];
+  const pool = first ? WIF_PROVIDER.exec(first) : null;
+  if (pool) return { kind: 'pool', tokenAudience: first!, stsAudience: pool[1]! };
+  const project = wi.clusterProjectID || projectID;
+  const missing: string[] = [];
+  if (!project) missing.push('workloadIdentity.clusterProjectID (or projectID)');
+  if (!wi.clusterLocation) missing.push('workloadIdentity.clusterLocation');
+  if (!wi.clusterName) missing.push('workloadIdentity.clusterName');
+  if (missing.length > 0) return missing;
+  const idPool = `${project}.svc.id.goog`;
+  const idProvider = `https://container.googleapis.com/v1/projects/${project}/locations/${wi.clusterLocation}/clusters/${wi.clusterName}`;
+  return { kind: 'gke', tokenAudience: first || idPool, stsAudience: `identitynamespace:${idPool}:${idProvider}` };
+}
+
+type Json = Record<string, unknown>;
+const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const optString = (v: unknown): boolean => v === undefined || typeof v === 'string';
+
+function validateAuth(auth: unknown, projectID: unknown): string[] {
+  if (auth === undefined) return [];
+  if (!isObj(auth)) return ['gcpsm.auth must be an object'];
+  const problems: string[] = [];
+  const key = isObj(auth.secretRef) ? auth.secretRef.secretAccessKeySecretRef : undefined;
+  if (auth.secretRef !== undefined && !(isObj(key) && typeof key.name === 'string' && key.name && typeof key.key === 'string' && key.key)) {
+    problems.push('gcpsm.auth.secretRef.secretAccessKeySecretRef needs name and key');
+  }
+  const wi = auth.workloadIdentity;
+  if (wi !== undefined) {
+    if (!isObj(wi) || !isObj(wi.serviceAccountRef) || typeof wi.serviceAccountRef.name !== 'string' || !wi.serviceAccountRef.name) {
+      problems.push('gcpsm.auth.workloadIdentity.serviceAccountRef.name is required');
+    } else {
+      const plan = federationPlan(wi as never, typeof projectID === 'string' ? projectID : undefined);
+      if (Array.isArray(plan)) problems.push(`gcpsm.auth.workloadIdentity needs ${plan.join(', ')} (or serviceAccountRef.audiences[0] naming an IAM workload identity pool provider)`);
+    }
+  }
+  if (auth.secretRef !== undefined && wi !== undefined) problems.push('gcpsm.auth: set secretRef or workloadIdentity, not both');
+  return problems;
+}
+
+export function validateSpec(spec: unknown): string[] {
+  if (!isObj(spec)) return ['gcpsm must be an object'];
+  const problems: string[] = [];
+  if (!optString(spec.projectID)) problems.push('gcpsm.projectID must be a string');
+  if (!optString(spec.location) || (typeof spec.location === 'string' && !/^[a-z0-9-]*$/.test(spec.location))) {
+    problems.push('gcpsm.location must be a region name such as europe-west1');
+  }
+  return [...problems, ...validateAuth(spec.auth, spec.projectID)];
+}
+

@@ -1,0 +1,23 @@
+// What ESI knows about the `kubernetes` provider without loading its client.
+import { field, References } from '../refs.js';
+import { capabilities } from '../define.js';
+import type { ProviderMeta } from '../types.js';
+import { validateSpec } from './spec.js';
+
+export const meta: ProviderMeta = {
+  name: 'kubernetes',
+  // Find by name or labels; a pushed property is the data key of the Secret.
+  capabilities: capabilities(['name', 'tags'], { versions: false, pushProperty: 'key' }),
+  validateSpec,
+  references: (spec) =>
+    new References('kubernetes', spec)
+      .caProvider('server.caProvider')
+      .secretKey('auth.token.bearerToken', 'auth.cert.clientCert', 'auth.cert.clientKey', 'authRef')
+      .serviceAccount('auth.serviceAccount'),
+  identity: {
+    // No auth (in-cluster) or auth.serviceAccount: the pod's own token.
+    ambient: (spec) => field(spec, 'auth') === undefined || field(spec, 'auth.serviceAccount') !== undefined,
+    // '' = a token for the Kubernetes API itself.
+    audience: () => '',
+  },
+};

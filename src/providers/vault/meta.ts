@@ -1,0 +1,28 @@
+// What ESI knows about the `vault` provider without loading its client.
+import { field, References } from '../refs.js';
+import { capabilities } from '../define.js';
+import type { ProviderMeta } from '../types.js';
+import { validateSpec } from './spec.js';
+
+export const meta: ProviderMeta = {
+  name: 'vault',
+  // Tags are KV v2 custom_metadata (KV v1 reports find-by-tags Unsupported); a pushed
+  // property is one key of the KV data map, as ESO.
+  capabilities: capabilities(['name', 'tags', 'path'], { versions: true, pushProperty: 'key' }),
+  validateSpec,
+  references: (spec) =>
+    new References('vault', spec)
+      .caProvider('caProvider')
+      .secretKey(
+        'auth.tokenSecretRef', 'auth.appRole.roleRef', 'auth.appRole.secretRef', 'auth.kubernetes.secretRef',
+        'auth.jwt.secretRef', 'auth.ldap.secretRef', 'auth.userPass.secretRef', 'auth.cert.clientCert',
+        'auth.cert.secretRef', 'tls.certSecretRef', 'tls.keySecretRef',
+      )
+      .serviceAccount('auth.kubernetes.serviceAccountRef')
+      .serviceAccount('auth.jwt.kubernetesServiceAccountToken.serviceAccountRef', 'auth.jwt.kubernetesServiceAccountToken'),
+  identity: {
+    // Kubernetes auth without a token Secret logs in with the pod's own token.
+    ambient: (spec) => field(spec, 'auth.kubernetes') !== undefined && field(spec, 'auth.kubernetes.secretRef') === undefined,
+    audience: () => undefined,
+  },
+};

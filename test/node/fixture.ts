@@ -1,0 +1,82 @@
+// What the test/node/ files share: the node (useNode), the stores and ExternalSecrets the
+// injected agent reads (Kubernetes Secrets through the apiserver, reached from pods at the
+// `kubernetes` Service address), an app container whose own process prints a hash of the
+// file it reads at start and on each reload call, and polling helpers.
+import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api, type KubeConfig, type V1Container, type V1Pod } from '@kubernetes/client-node';
+import { createHash } from 'node:crypto';
+
+export const SECRETS_DIR = '/var/run/secrets/esi';
+/** The `kubernetes` Service address, where pods on the test node reach the apiserver. */
+export const APISERVER_IN_CLUSTER = 'https://10.96.0.1:443';
+
+export function hashOf(value: string): string {
+  return createHash('sha256').update(value).digest('hex').slice(0, 16);
+}
+
+export async function until<T>(what: string, check: () => Promise<T | undefined | false>, ms = 60_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** The app: prints `start <hash>` of <SECRETS_DIR>/db/password when its process starts
+ *  (`start missing:ENOENT` if the file is not there yet), then, unless `once`, serves
+ *  POST /-/reload on 127.0.0.1:8080 and prints `reload <hash>` for each call. */
+export function appContainer(image: string, once = false): V1Container {
+  const script = [
+    "const fs = require('fs'), crypto = require('crypto'), http = require('http');",
+    `const read = () => { try { return crypto.createHash('sha256').update(fs.readFileSync('${SECRETS_DIR}/db/password')).digest('hex').slice(0, 16); } catch (e) { return 'missing:' + e.code; } };`,
+    "console.log('start ' + read());",
+    once ? '' : "http.createServer((q, s) => { if (q.method === 'POST' && q.url === '/-/reload') console.log('reload ' + read()); s.end('ok'); }).listen(8080, '127.0.0.1');",
+  ].join('\n');
+  return {
+    name: 'app', image, imagePullPolicy: 'Never', command: ['/nodejs/bin/node', '-e', script],
+    securityContext: { runAsNonRoot: true, runAsUser: 65532, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+  };
+}
+
+/** A ServiceAccount `app` allowed to read the Secret `db`, a SecretStore reading this
+ *  namespace's Secrets as that ServiceAccount, and an ExternalSecret `db` (username,
+ *  password). `forbidden` leaves out the RoleBinding. */
+export async function secretsFixture(kc: KubeConfig, ns: string, caPem: string, password: string, opts: { forbidden?: boolean } = {}): Promise<void> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'app' } } });
+  await rbac.createNamespacedRole({ namespace: ns, body: { metadata: { name: 'read-db' }, rules: [{ apiGroups: [''], resources: ['secrets'], resourceNames: ['db'], verbs: ['get'] }] } });
+  if (!opts.forbidden) {
+    await rbac.createNamespacedRoleBinding({ namespace: ns, body: { metadata: { name: 'app-read-db' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'read-db' }, subjects: [{ kind: 'ServiceAccount', name: 'app', namespace: ns }] } });
+  }
+  await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'db' }, stringData: { username: 'orders', password } } });
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const create = (plural: string, body: object) => custom.createNamespacedCustomObject({ group: 'external-secrets.io', version: 'v1', namespace: ns, plural, body });
+  await create('secretstores', { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'cluster' }, spec: { provider: { kubernetes: {
+    remoteNamespace: ns, server: { url: APISERVER_IN_CLUSTER, caBundle: Buffer.from(caPem).toString('base64') }, auth: { serviceAccount: { name: 'app' } } } } } });
+  await create('externalsecrets', { apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: { name: 'db' }, spec: {
+    secretStoreRef: { name: 'cluster' }, data: [
+      { secretKey: 'username', remoteRef: { key: 'db', property: 'username' } },
+      { secretKey: 'password', remoteRef: { key: 'db', property: 'password' } },
+    ] } });
+}
+
+/** Pod template metadata that opts in to injection of ExternalSecret `db`. */
+export function optedIn(annotations: Record<string, string> = {}, labels: Record<string, string> = {}) {
+  return { labels: { 'esi.dev/inject': 'true', ...labels }, annotations: { 'esi.dev/secrets': 'db', ...annotations } };
+}
+
+export async function podsOf(kc: KubeConfig, ns: string, selector: string): Promise<V1Pod[]> {
+  return (await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: ns, labelSelector: selector })).items;
+}
+
+/** A container's log through the apiserver (which asks the node's kubelet). */
+export async function logOf(kc: KubeConfig, ns: string, pod: string, container: string): Promise<string> {
+  return kc.makeApiClient(CoreV1Api).readNamespacedPodLog({ namespace: ns, name: pod, container }).catch(() => '');
+}

@@ -1,0 +1,109 @@
+// Injected pods run for real on the test node (kubelet + containerd, test/platform/node/):
+// the webhook (a local `esi webhook` process) injects the agent image, the kubelet starts
+// the native sidecar first and holds the app until the sidecar's startup probe passes, the
+// app's own process reads its files at start, a changed remote value reaches the running
+// app and fires its reload hook, an init-only Job completes, and a forbidden store keeps
+// the pod in Init with a clear agent log line. No secret value appears in any log.
+import { AppsV1Api, BatchV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import { randomBytes } from 'node:crypto';
+import t from 'tap';
+import { installCrds } from '../../src/api/crds.js';
+import { createNamespace } from '../helpers/kube.js';
+import { registerWebhook, startWebhook, waitForCaBundle } from '../helpers/webhook.js';
+import { freePort } from '../platform/control-plane-process.js';
+import { useNode } from '../platform/node/useNode.js';
+import { appContainer, hashOf, logOf, optedIn, podsOf, secretsFixture, until } from './fixture.js';
+
+const { cp, node } = await useNode(t);
+const kc = cp.kc;
+const core = kc.makeApiClient(CoreV1Api);
+await installCrds(kc);
+const port = await freePort();
+const { name: configName, runId } = await registerWebhook(kc, port, t);
+const webhook = await startWebhook({
+  kubeconfigPath: cp.kubeconfigPath, namespace: await createNamespace(kc, 'esi-system', t), configName, port,
+  extraArgs: ['--agent-image', node.esiImage, '--agent-pull-policy', 'Never'],
+});
+t.teardown(() => webhook.stop());
+await waitForCaBundle(kc, configName);
+const CANARY = `node-canary-${randomBytes(4).toString('hex')}`;
+const RUN = { 'esi-test-run': runId };
+
+const statusOf = (pod: V1Pod, name: string) =>
+  [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].find((s) => s.name === name);
+const ready = (pod: V1Pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+
+t.test('a Deployment with an opted-in pod runs: sidecar first, app gated on the startup probe, files read at start, reload on change', async (t) => {
+  const ns = await createNamespace(kc, 'node-app', t, RUN);
+  await secretsFixture(kc, ns, cp.caPem, `${CANARY}-1`);
+  await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({ namespace: ns, body: {
+    metadata: { name: 'web' },
+    spec: { replicas: 1, selector: { matchLabels: { app: 'web' } }, template: {
+      metadata: optedIn({ 'esi.dev/refresh-interval': '10s', 'esi.dev/on-change': 'http://127.0.0.1:8080/-/reload' }, { app: 'web' }),
+      spec: { serviceAccountName: 'app', terminationGracePeriodSeconds: 2, containers: [appContainer(node.esiImage)] },
+    } },
+  } });
+  const pod = await until('the web pod Ready', async () => (await podsOf(kc, ns, 'app=web')).find(ready), 180_000);
+  t.equal(pod.spec!.nodeName, node.name, 'scheduled on the test node');
+  const sidecar = pod.spec!.initContainers!.find((c) => c.name === 'esi-agent')!;
+  t.equal(sidecar.restartPolicy, 'Always', 'the agent is a native sidecar');
+  t.ok(sidecar.startupProbe, 'with a startup probe');
+  const agent = statusOf(pod, 'esi-agent')!;
+  const app = statusOf(pod, 'app')!;
+  t.ok(agent.started, 'the sidecar passed its startup probe');
+  t.ok(agent.state?.running && app.state?.running, 'both run');
+  t.ok(new Date(agent.state!.running!.startedAt!) <= new Date(app.state!.running!.startedAt!), 'the sidecar started before the app');
+  const log = await until('the app log', async () => (await logOf(kc, ns, pod.metadata!.name!, 'app')) || undefined);
+  t.equal(log.split('\n')[0], `start ${hashOf(`${CANARY}-1`)}`, "the app's own process read the rendered file when it started");
+
+  await core.replaceNamespacedSecret({ namespace: ns, name: 'db', body: { metadata: { name: 'db' }, stringData: { username: 'orders', password: `${CANARY}-2` } } });
+  const reloaded = await until('the reload hook', async () => {
+    const l = await logOf(kc, ns, pod.metadata!.name!, 'app');
+    return l.includes(`reload ${hashOf(`${CANARY}-2`)}`) ? l : undefined;
+  }, 90_000);
+  t.ok(reloaded, 'the changed remote value reached the running app, and the agent called its reload hook');
+  const agentLog = await logOf(kc, ns, pod.metadata!.name!, 'esi-agent');
+  t.notOk(`${reloaded}${agentLog}`.includes(CANARY), 'no secret value in the app or agent log');
+  await kc.makeApiClient(AppsV1Api).deleteNamespacedDeployment({ namespace: ns, name: 'web', body: { propagationPolicy: 'Foreground' } });
+});
+
+t.test('a Job with an init-only agent completes', async (t) => {
+  const ns = await createNamespace(kc, 'node-job', t, RUN);
+  await secretsFixture(kc, ns, cp.caPem, `${CANARY}-job`);
+  const batch = kc.makeApiClient(BatchV1Api);
+  await batch.createNamespacedJob({ namespace: ns, body: {
+    metadata: { name: 'once' },
+    spec: { backoffLimit: 0, template: {
+      metadata: optedIn({ 'esi.dev/mode': 'init-only' }, { app: 'once' }),
+      spec: { serviceAccountName: 'app', restartPolicy: 'Never', containers: [appContainer(node.esiImage, true)] },
+    } },
+  } });
+  const job = await until('the Job to finish', async () => {
+    const j = await batch.readNamespacedJob({ namespace: ns, name: 'once' });
+    return (j.status?.succeeded ?? 0) + (j.status?.failed ?? 0) > 0 ? j : undefined;
+  }, 180_000);
+  t.equal(job.status!.succeeded, 1, 'the Job completed');
+  const [pod] = await podsOf(kc, ns, 'app=once');
+  t.equal(pod!.spec!.initContainers!.find((c) => c.name === 'esi-agent')?.restartPolicy, undefined, 'the agent is a classic init container');
+  t.equal((await logOf(kc, ns, pod!.metadata!.name!, 'app')).trim(), `start ${hashOf(`${CANARY}-job`)}`);
+});
+
+t.test('a pod whose store is forbidden stays in Init and the agent says why', async (t) => {
+  const ns = await createNamespace(kc, 'node-denied', t, RUN);
+  await secretsFixture(kc, ns, cp.caPem, `${CANARY}-denied`, { forbidden: true });
+  await core.createNamespacedPod({ namespace: ns, body: {
+    metadata: { name: 'denied', ...optedIn() },
+    spec: { serviceAccountName: 'app', terminationGracePeriodSeconds: 1, containers: [appContainer(node.esiImage)] },
+  } });
+  const line = await until('the agent log line', async () => {
+    const log = await logOf(kc, ns, 'denied', 'esi-agent');
+    return log.split('\n').find((l) => /[Ff]orbidden/.test(l));
+  }, 120_000);
+  t.match(line, /db/, 'the line names the ExternalSecret');
+  t.notOk(line.includes(CANARY));
+  const pod = await core.readNamespacedPod({ namespace: ns, name: 'denied' });
+  t.equal(pod.status!.phase, 'Pending', 'the pod is still initialising');
+  t.notOk(statusOf(pod, 'esi-agent')?.started, 'the sidecar never passed its startup probe');
+  t.notOk(statusOf(pod, 'app')?.state?.running, 'the app never started');
+  await core.deleteNamespacedPod({ namespace: ns, name: 'denied', body: { gracePeriodSeconds: 0 } });
+});

@@ -1,0 +1,221 @@
+// Builds the container images the test node runs, without a registry or an image builder:
+// OCI image-layout archives that `ctr images import` loads into the node's containerd.
+//
+//   esi.local/esi:node    every `esi` subcommand, like Dockerfile.webhook: /app holds
+//                         package.json, bin/esi.js, dist/ (compiled here), the production
+//                         node_modules (npm ci --omit=dev from the lockfile) and the CRDs;
+//                         entrypoint /nodejs/bin/node /app/bin/esi.js, user 65532:65532,
+//                         no shell, no package manager. Runs the webhook, the injected
+//                         agent and the tests' app containers.
+//   esi.local/pause:3.10  the pod sandbox: a static Go program (images/pause/main.go).
+//
+// What differs from the published Dockerfiles (docs/decisions/0018-test-node.md): the
+// Node.js runtime is this machine's `node` binary and the shared libraries it links (glibc,
+// libstdc++) instead of gcr.io/distroless/nodejs22-debian12, so the Node.js major version
+// is the machine's; there is no /etc/ssl CA bundle (Node.js uses its built-in one); the
+// agent uses this same image rather than the pruned Dockerfile.agent one.
+//
+// Archives are cached under ~/.cache/esi/images keyed by a hash of every input, so an
+// unchanged tree reuses them.
+//
+//   tsx test/platform/images/build-images.ts     # prints the two archive paths
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, copyFileSync, cpSync, createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { cacheDir } from '../binaries.js';
+
+export const ESI_IMAGE = 'esi.local/esi:node';
+export const PAUSE_IMAGE = 'esi.local/pause:3.10';
+const ROOT = join(import.meta.dirname, '..', '..', '..');
+/** Repository paths the esi image is built from. */
+const INPUTS = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'bin', 'src', 'webhook', 'injector', 'certs', 'examples', 'charts/esi/crds'];
+const UID = 65532;
+
+const log = (msg: string) => process.stderr.write(`[build-images] ${msg}\n`);
+const run = (cmd: string, args: string[], cwd = ROOT, env: NodeJS.ProcessEnv = process.env) =>
+  execFileSync(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 }).toString();
+
+function files(path: string): string[] {
+  const abs = join(ROOT, path);
+  if (!existsSync(abs)) return [];
+  if (!statSync(abs).isDirectory()) return [path];
+  return readdirSync(abs, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => relative(ROOT, join(e.parentPath, e.name)))
+    .sort();
+}
+
+function inputHash(extra: string[]): string {
+  const h = createHash('sha256');
+  for (const e of extra) h.update(`${e}\0`);
+  for (const f of INPUTS.flatMap(files)) h.update(`${f}\0`).update(readFileSync(join(ROOT, f))).update('\0');
+  return h.digest('hex').slice(0, 16);
+}
+
+async function sha256File(file: string): Promise<string> {
+  const h = createHash('sha256');
+  for await (const chunk of createReadStream(file)) h.update(chunk as Buffer);
+  return h.digest('hex');
+}
+
+/** Reproducible tar of `dir` (root-owned, mtime 0, sorted) — one image layer. */
+function tarLayer(dir: string, out: string): void {
+  run('tar', ['--sort=name', '--owner=0', '--group=0', '--numeric-owner', '--mtime=@0', '--format=gnu', '-C', dir, '-cf', out, '.']);
+}
+
+interface ImageSpec {
+  name: string;
+  layers: string[];
+  config: { User: string; WorkingDir?: string; Env: string[]; Entrypoint: string[]; Cmd?: string[] };
+}
+
+/** Writes an OCI image layout for `spec` and archives it to `out` (what `ctr images
+ *  import` reads; the io.containerd.image.name annotation names the image). */
+async function writeOciArchive(spec: ImageSpec, work: string, out: string): Promise<void> {
+  const layout = join(work, 'layout');
+  const blobs = join(layout, 'blobs', 'sha256');
+  rmSync(layout, { recursive: true, force: true });
+  mkdirSync(blobs, { recursive: true });
+  const blob = (content: Buffer | string) => {
+    const digest = createHash('sha256').update(content).digest('hex');
+    writeFileSync(join(blobs, digest), content);
+    return { digest: `sha256:${digest}`, size: Buffer.byteLength(content) };
+  };
+  const layers = [];
+  for (const layer of spec.layers) {
+    const digest = await sha256File(layer);
+    renameSync(layer, join(blobs, digest));
+    layers.push({ mediaType: 'application/vnd.oci.image.layer.v1.tar', digest: `sha256:${digest}`, size: statSync(join(blobs, digest)).size });
+  }
+  const config = blob(JSON.stringify({
+    architecture: 'amd64', os: 'linux', config: spec.config,
+    rootfs: { type: 'layers', diff_ids: layers.map((l) => l.digest) },
+  }));
+  const manifest = blob(JSON.stringify({
+    schemaVersion: 2, mediaType: 'application/vnd.oci.image.manifest.v1+json',
+    config: { mediaType: 'application/vnd.oci.image.config.v1+json', ...config }, layers,
+  }));
+  writeFileSync(join(layout, 'oci-layout'), JSON.stringify({ imageLayoutVersion: '1.0.0' }));
+  writeFileSync(join(layout, 'index.json'), JSON.stringify({
+    schemaVersion: 2,
+    manifests: [{
+      mediaType: 'application/vnd.oci.image.manifest.v1+json', ...manifest,
+      platform: { architecture: 'amd64', os: 'linux' },
+      annotations: { 'io.containerd.image.name': spec.name, 'org.opencontainers.image.ref.name': spec.name.split(':').pop() },
+    }],
+  }));
+  run('tar', ['--owner=0', '--group=0', '--numeric-owner', '-C', layout, '-cf', `${out}.tmp`, '.']);
+  renameSync(`${out}.tmp`, out);
+}
+
+/** The machine's node binary, the shared libraries it links and a minimal /etc. */
+function runtimeRootfs(dir: string): void {
+  const node = run('sh', ['-c', 'command -v node']).trim();
+  mkdirSync(join(dir, 'nodejs', 'bin'), { recursive: true });
+  copyFileSync(node, join(dir, 'nodejs', 'bin', 'node'));
+  chmodSync(join(dir, 'nodejs', 'bin', 'node'), 0o755);
+  // `ldd` lines: "libx.so => /lib/.../libx.so (0x…)" and "/lib64/ld-linux-x86-64.so.2 (0x…)".
+  for (const m of run('ldd', [node]).matchAll(/(\/\S+) \(0x/g)) {
+    const lib = m[1]!;
+    mkdirSync(join(dir, dirname(lib)), { recursive: true });
+    copyFileSync(lib, join(dir, lib)); // follows symlinks: the real file under the link's name
+  }
+  mkdirSync(join(dir, 'etc'), { recursive: true });
+  writeFileSync(join(dir, 'etc', 'passwd'), `root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:${UID}:${UID}:nonroot:/home/nonroot:/sbin/nologin\n`);
+  writeFileSync(join(dir, 'etc', 'group'), `root:x:0:\nnonroot:x:${UID}:\n`);
+  mkdirSync(join(dir, 'tmp'));
+  chmodSync(join(dir, 'tmp'), 0o1777);
+  mkdirSync(join(dir, 'home', 'nonroot'), { recursive: true });
+  run('chown', [`${UID}:${UID}`, join(dir, 'home', 'nonroot')]);
+}
+
+/** /app as Dockerfile.webhook lays it out. */
+function appRootfs(dir: string): void {
+  const app = join(dir, 'app');
+  mkdirSync(join(app, 'bin'), { recursive: true });
+  for (const f of ['package.json', 'package-lock.json']) copyFileSync(join(ROOT, f), join(app, f));
+  copyFileSync(join(ROOT, 'bin', 'esi.js'), join(app, 'bin', 'esi.js'));
+  cpSync(join(ROOT, 'charts', 'esi', 'crds'), join(app, 'charts', 'esi', 'crds'), { recursive: true });
+  log('compiling dist/ (tsc -p tsconfig.build.json)');
+  run(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json', '--outDir', join(app, 'dist')]);
+  log('installing production dependencies (npm ci --omit=dev, from the lockfile)');
+  run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline', '--cache', join(cacheDir(), 'npm')], app,
+    { ...process.env, npm_config_update_notifier: 'false' });
+  rmSync(join(app, 'package-lock.json'));
+}
+
+/** Keeps the 3 newest archives of a kind (other checkouts may still use recent ones). */
+function pruneOld(images: string, prefix: string, keep: string): void {
+  const old = readdirSync(images).filter((f) => f.startsWith(prefix) && f.endsWith('.tar')).map((f) => join(images, f))
+    .filter((f) => f !== keep).sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs).slice(2);
+  for (const f of old) rmSync(f, { force: true });
+}
+
+async function buildEsiImage(images: string): Promise<string> {
+  const nodeVersion = process.version;
+  const out = join(images, `esi-${inputHash([nodeVersion])}.tar`);
+  if (existsSync(out)) return out;
+  const started = Date.now();
+  const work = `${out}.work`;
+  rmSync(work, { recursive: true, force: true });
+  const [runtime, app] = [join(work, 'runtime'), join(work, 'app')];
+  mkdirSync(runtime, { recursive: true });
+  mkdirSync(app, { recursive: true });
+  runtimeRootfs(runtime);
+  appRootfs(app);
+  tarLayer(runtime, join(work, 'runtime.tar'));
+  tarLayer(app, join(work, 'app.tar'));
+  await writeOciArchive({
+    name: ESI_IMAGE,
+    layers: [join(work, 'runtime.tar'), join(work, 'app.tar')],
+    config: {
+      User: `${UID}:${UID}`, WorkingDir: '/app',
+      Env: ['NODE_ENV=production', 'PATH=/nodejs/bin'],
+      Entrypoint: ['/nodejs/bin/node', '/app/bin/esi.js'], Cmd: ['--help'],
+    },
+  }, work, out);
+  rmSync(work, { recursive: true, force: true });
+  pruneOld(images, 'esi-', out);
+  log(`${ESI_IMAGE} built in ${Math.round((Date.now() - started) / 1000)}s: ${out}`);
+  return out;
+}
+
+async function buildPauseImage(images: string): Promise<string> {
+  const src = join(import.meta.dirname, 'pause');
+  const h = createHash('sha256');
+  for (const f of ['main.go', 'go.mod']) h.update(readFileSync(join(src, f)));
+  const out = join(images, `pause-${h.digest('hex').slice(0, 16)}.tar`);
+  if (existsSync(out)) return out;
+  const work = `${out}.work`;
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(join(work, 'rootfs'), { recursive: true });
+  const cache = cacheDir();
+  run('go', ['build', '-trimpath', '-ldflags=-s -w', '-o', join(work, 'rootfs', 'pause'), '.'], src, {
+    ...process.env, CGO_ENABLED: '0', GOCACHE: join(cache, 'go', 'build'), GOMODCACHE: join(cache, 'go', 'mod'), GOFLAGS: '-mod=mod',
+  });
+  tarLayer(join(work, 'rootfs'), join(work, 'layer.tar'));
+  await writeOciArchive({ name: PAUSE_IMAGE, layers: [join(work, 'layer.tar')], config: { User: '65535:65535', Env: [], Entrypoint: ['/pause'] } }, work, out);
+  rmSync(work, { recursive: true, force: true });
+  log(`${PAUSE_IMAGE} built: ${out}`);
+  return out;
+}
+
+/** Builds (or finds) both archives. One builder at a time per machine (flock). */
+export async function ensureImages(): Promise<{ esi: string; pause: string }> {
+  const images = join(cacheDir(), 'images');
+  mkdirSync(images, { recursive: true });
+  // Serialise concurrent builders through flock(1) on a lock file: re-run ourselves under it.
+  if (!process.env.ESI_IMAGES_LOCKED) {
+    const out = execFileSync('flock', [join(images, '.lock'), process.execPath, ...process.execArgv, import.meta.filename], {
+      env: { ...process.env, ESI_IMAGES_LOCKED: '1' }, stdio: ['ignore', 'pipe', 'inherit'], timeout: 900_000,
+    }).toString().trim().split('\n');
+    return { esi: out[0]!, pause: out[1]! };
+  }
+  return { esi: await buildEsiImage(images), pause: await buildPauseImage(images) };
+}
+
+if (process.argv[1] === import.meta.filename) {
+  const { esi, pause } = await ensureImages();
+  process.stdout.write(`${esi}\n${pause}\n`);
+}

@@ -1,0 +1,3 @@
+module esi.local/pause
+
+go 1.24

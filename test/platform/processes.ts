@@ -1,0 +1,72 @@
+// Small process and readiness helpers every part of the test platform uses (etcd,
+// kube-apiserver, kube-controller-manager, the node): spawn with the output in a log
+// file, stop gracefully then forcibly, poll until ready, pick a free loopback port.
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { createWriteStream, readFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { createServer } from 'node:net';
+
+export async function terminate(child: ChildProcess, graceMs = 5000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Spawns `bin args` with stdout and stderr appended to `logFile`. */
+export function launch(bin: string, args: string[], logFile: string, opts: SpawnOptions = {}): ChildProcess {
+  const log = createWriteStream(logFile, { flags: 'a' });
+  const child = spawn(bin, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.pipe(log);
+  child.stderr?.pipe(log);
+  return child;
+}
+
+export function tail(file: string, lines = 15): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+/** Polls `check` every 150 ms until it returns true; fails early when `child` exits, with
+ *  the last lines of its log, or after `timeoutMs`. */
+export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, child: ChildProcess, log: string) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode}; last log lines:\n${tail(log)}`);
+    if (await check().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  throw new Error(`${what} not ready after ${timeoutMs} ms; last log lines:\n${tail(log)}`);
+}
+
+/** GET `url`; true on 200. Without `ca` the certificate is not verified (readiness polls of
+ *  self-signed local servers only). */
+export function httpsOk(url: string, token?: string, ca?: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const headers = token ? { authorization: `Bearer ${token}` } : undefined;
+    const req = request(url, { headers, ca, rejectUnauthorized: !!ca, timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on('error', () => resolve(false));
+    req.on('timeout', () => req.destroy());
+    req.end();
+  });
+}
