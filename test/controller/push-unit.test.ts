@@ -31,7 +31,7 @@ t.test('spec checks name the field', async (t) => {
     t.ok(bad.problems.some((p) => re.test(p)), String(re));
   }
   t.equal(pushSpec(ps({ template: { data: { x: '{{ .k }}' } } })).spec?.engine, 'go', 'Go templates by default, as ESO');
-  t.match(pushSpec(ps({ template: { data: { x: '{{ .k ' } } })).problems.join(), /spec\.template\.data\.x line 1: unclosed action/);
+  t.match(pushSpec(ps({ template: { data: { x: '{{ .k ' } } })).problems.join(), /template\.data\.x line 1: unclosed action/);
   t.equal(pushSpec(ps({ template: { data: { x: '{{k}}' } } }, { 'esi.dev/template-engine': 'handlebars' })).spec?.engine, 'handlebars');
   t.match(pushSpec(ps({ selector: { generatorRef: { apiVersion: 'x', kind: 'Password', name: 'g' } } })).problems.join(), /generatorRef is not supported/);
 });
