@@ -66,29 +66,28 @@ export class Fetcher {
     };
   }
 
-  /** `<credentialsDir>/<name>/<key>`: only what the webhook mounted into this container. */
-  private async readCredential(storeId: string, store: AgentStore, ref: SecretKeySelector): Promise<Uint8Array> {
-    if (!store.credentialsDir) throw new ProviderError('NotFound', storeId, `credential ${ref.name}/${ref.key} is not mounted (no credentialsDir)`);
+  /** `<dir>/<name>/<key>` of a mount the webhook made for this container; the name and
+   *  key come from the store spec and must not climb out of it. */
+  private async readMounted(storeId: string, dir: string | undefined, ref: SecretKeySelector, what: string): Promise<Uint8Array> {
+    if (!dir) throw new ProviderError('NotFound', storeId, `${what} ${ref.name}/${ref.key} is not mounted (no ${what === 'credential' ? 'credentialsDir' : 'configMapsDir'})`);
     for (const part of [ref.name, ref.key]) {
-      if (fileNameProblem(part)) throw new ProviderError('InvalidSpec', storeId, `invalid credential reference ${ref.name}/${ref.key}`);
+      if (fileNameProblem(part)) throw new ProviderError('InvalidSpec', storeId, `invalid ${what} reference ${ref.name}/${ref.key}`);
     }
-    const path = join(underRoot(this.opts.root, store.credentialsDir), ref.name, ref.key);
     try {
-      return new Uint8Array(await readFile(path));
+      return new Uint8Array(await readFile(join(underRoot(this.opts.root, dir), ref.name, ref.key)));
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code ?? 'error';
-      throw new ProviderError('NotFound', storeId, `credential ${ref.name}/${ref.key} is not mounted (${code})`);
+      throw new ProviderError('NotFound', storeId, `${what} ${ref.name}/${ref.key} is not mounted (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
     }
   }
 
+  /** `<credentialsDir>/<name>/<key>`: only what the webhook mounted into this container. */
+  private readCredential(storeId: string, store: AgentStore, ref: SecretKeySelector): Promise<Uint8Array> {
+    return this.readMounted(storeId, store.credentialsDir, ref, 'credential');
+  }
+
   /** `<configMapsDir>/<name>/<key>`: ConfigMaps (CA bundles) the webhook mounted. */
-  private async readConfigMap(storeId: string, store: AgentStore, ref: SecretKeySelector): Promise<Uint8Array> {
-    if (!store.configMapsDir) throw new ProviderError('NotFound', storeId, `ConfigMap ${ref.name}/${ref.key} is not mounted (no configMapsDir)`);
-    try {
-      return new Uint8Array(await readFile(join(underRoot(this.opts.root, store.configMapsDir), ref.name, ref.key ?? '')));
-    } catch (err) {
-      throw new ProviderError('NotFound', storeId, `ConfigMap ${ref.name}/${ref.key} is not mounted (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-    }
+  private readConfigMap(storeId: string, store: AgentStore, ref: SecretKeySelector): Promise<Uint8Array> {
+    return this.readMounted(storeId, store.configMapsDir, ref, 'ConfigMap');
   }
 
   /** The projected service-account token, re-read every time (the kubelet rotates it).

@@ -35,10 +35,13 @@ export function backoffDelay(failures: number, baseMs: number, maxMs: number, ra
   return Math.min(maxMs, jittered(raw, 0.1, random));
 }
 
-/** Sleeps unless aborted; returns false when aborted. */
+/** Longest delay a Node timer honours: a longer one fires after 1 ms (a hot loop). */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Sleeps unless aborted; returns false when aborted. Every delay is clamped. */
 async function wait(ms: number, signal: AbortSignal): Promise<boolean> {
   try {
-    await sleep(ms, undefined, { signal });
+    await sleep(Math.min(Math.max(0, ms), MAX_TIMER_MS), undefined, { signal });
     return true;
   } catch {
     return false;

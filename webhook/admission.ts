@@ -3,8 +3,11 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import fastJsonPatch from 'fast-json-patch';
 import { INJECT_LABEL } from './annotations.js';
-import { checkPod, isInjected, mutatePod, type AgentSettings } from './mutate.js';
-import { parseAnnotations } from './parse.js';
+import { AGENT_CONFIG_ENV } from '../src/agent-config.js';
+import { agentConfigProblem } from '../src/agent-config-check.js';
+import { AGENT_CONTAINER, AGENT_INIT_CONTAINER, checkCredentials, checkPod, isInjected, mutatePod, type AgentSettings } from './mutate.js';
+import { joinProblems, parseAnnotations, quoteShort } from './parse.js';
+import { podShapeProblems } from './pod-shape.js';
 import { resolve, type ObjectLookup, type Resolved, type ResolveOptions } from './resolve.js';
 
 export type JsonPatchOp = fastJsonPatch.Operation;
@@ -25,11 +28,22 @@ export type AdmitResult =
 export type DenialReason = 'annotation' | 'resolution' | 'pod';
 
 function podName(pod: V1Pod): string {
-  return pod.metadata?.name ?? (pod.metadata?.generateName ? `${pod.metadata.generateName}*` : '(unnamed)');
+  const { name, generateName } = pod.metadata ?? {};
+  if (typeof name === 'string') return quoteShort(name);
+  return typeof generateName === 'string' ? quoteShort(`${generateName}*`) : '(unnamed)';
 }
 
+/** The denial; its message is bounded (MAX_DENIAL_LENGTH) whatever the input. */
 function deny(pod: V1Pod, reason: DenialReason, problems: string[]): AdmitResult {
-  return { kind: 'denied', reason, message: `ESI cannot inject secrets into pod "${podName(pod)}": ${problems.join('; ')}` };
+  return { kind: 'denied', reason, message: `ESI cannot inject secrets into pod ${podName(pod)}: ${joinProblems(problems)}` };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function injectLabel(pod: unknown): unknown {
+  const meta = isObject(pod) ? pod.metadata : undefined;
+  const labels = isObject(meta) ? meta.labels : undefined;
+  return isObject(labels) ? labels[INJECT_LABEL] : undefined;
 }
 
 function warningsFor(pod: V1Pod, mode: string, resolved: Resolved): string[] {
@@ -43,8 +57,23 @@ function warningsFor(pod: V1Pod, mode: string, resolved: Resolved): string[] {
   return warnings;
 }
 
+/** The agent validates its configuration with the same checker: a config it would refuse
+ *  (and exit 2, the app never starting) is refused here instead, naming the field. */
+function agentConfigProblems(pod: V1Pod): string[] {
+  const problems: string[] = [];
+  for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) {
+    if (c.name !== AGENT_CONTAINER && c.name !== AGENT_INIT_CONTAINER) continue;
+    const text = c.env?.find((e) => e.name === AGENT_CONFIG_ENV)?.value ?? '';
+    const problem = agentConfigProblem(JSON.parse(text));
+    if (problem) problems.push(`the agent configuration ESI would write is invalid: ${problem.field}: ${problem.problem}`);
+  }
+  return [...new Set(problems)];
+}
+
 export function admit(pod: V1Pod, ctx: AdmitContext): AdmitResult {
-  if (pod.metadata?.labels?.[INJECT_LABEL] !== 'true') return { kind: 'skipped' };
+  if (injectLabel(pod) !== 'true') return { kind: 'skipped' };
+  const shape = podShapeProblems(pod);
+  if (shape.length) return deny(pod, 'pod', shape);
   if (isInjected(pod)) return { kind: 'unchanged' };
   const parsed = parseAnnotations(pod.metadata?.annotations);
   if (!parsed.ok) return deny(pod, 'annotation', parsed.problems);
@@ -54,8 +83,12 @@ export function admit(pod: V1Pod, ctx: AdmitContext): AdmitResult {
   const facts = { namespace: ctx.namespace, serviceAccountName: pod.spec?.serviceAccountName || 'default' };
   const resolved = resolve(facts, request, ctx.lookup, ctx.resolve);
   if (!resolved.ok) return deny(pod, 'resolution', resolved.problems);
+  const credentialProblems = checkCredentials(resolved.resolved);
+  if (credentialProblems.length) return deny(pod, 'resolution', credentialProblems);
   const agent = request.tokenAudience ? { ...ctx.agent, defaultTokenAudience: request.tokenAudience } : ctx.agent;
   const mutated = mutatePod(pod, { namespace: ctx.namespace, request, resolved: resolved.resolved, agent });
+  const configProblems = agentConfigProblems(mutated);
+  if (configProblems.length) return deny(pod, 'pod', configProblems);
   const warnings = warningsFor(pod, request.mode, resolved.resolved);
   return { kind: 'mutated', pod: mutated, patch: fastJsonPatch.compare(pod, mutated), warnings };
 }

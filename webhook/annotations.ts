@@ -2,6 +2,8 @@
 // default, validation, description). Parsing, defaults, validation errors and the
 // reference page docs/annotations.md are all derived from it.
 import type { InjectionMode, OnChange } from '../src/agent-config.js';
+import { onChangeUrlProblem } from '../src/agent-config-check.js';
+import { MAX_REFRESH_SECONDS, SIGNALS } from '../src/agent-config-schema.js';
 import { parseDuration, parseQuantity } from './values.js';
 
 export const PREFIX = 'esi.dev/';
@@ -45,11 +47,15 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 export const FILE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,252}$/;
 const MODES: InjectionMode[] = ['native-sidecar', 'init-only', 'sidecar'];
 
+/** At most this many names in a list annotation (bounded resolution work). */
+const MAX_LIST = 64;
+
 function list(raw: string, what: string, re: RegExp): string[] {
   const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
   if (items.length === 0) throw new Error(`must list at least one ${what}`);
+  if (items.length > MAX_LIST) throw new Error(`lists ${items.length} names; at most ${MAX_LIST}`);
   for (const item of items) {
-    if (!re.test(item)) throw new Error(`"${item}" is not a valid ${what} name (lowercase letters, digits, "-")`);
+    if (!re.test(item)) throw new Error(`${JSON.stringify(item.slice(0, 64))} is not a valid ${what} name (lowercase letters, digits, "-")`);
   }
   if (new Set(items).size !== items.length) throw new Error(`lists the same ${what} twice`);
   return items;
@@ -71,28 +77,21 @@ function fileMode(raw: string): number {
   return mode;
 }
 
-/** `http://127.0.0.1:PORT/path` (POST) or `signal:SIGHUP:process-name`. */
+/** `http://127.0.0.1:PORT/path` (POST) or `signal:SIGHUP:process-name`. The URL and the
+ *  signal follow the agent configuration's own rules (src/agent-config-check.ts). */
 export function parseOnChange(raw: string): OnChange {
   const value = raw.trim();
-  const sig = /^signal:(SIG[A-Z0-9]+):([^\s/]{1,15})$/.exec(value);
+  const sig = /^signal:(SIG[A-Z0-9]{1,12}):([^\s/]{1,15})$/.exec(value);
   if (sig) {
-    const signal = sig[1] as NodeJS.Signals;
-    if (!['SIGHUP', 'SIGUSR1', 'SIGUSR2', 'SIGTERM', 'SIGINT', 'SIGQUIT', 'SIGWINCH'].includes(signal)) {
-      throw new Error(`signal ${signal} is not allowed (use SIGHUP, SIGUSR1, SIGUSR2, SIGTERM, SIGINT, SIGQUIT or SIGWINCH)`);
-    }
+    const signal = SIGNALS.find((s) => s === sig[1]);
+    if (!signal) throw new Error(`signal ${sig[1]} is not allowed (use ${SIGNALS.join(', ')})`);
     return { type: 'signal', signal, process: sig[2]! };
   }
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new Error('must be "http://127.0.0.1:<port>/<path>" or "signal:<SIGNAL>:<process-name>"');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('URL must use http or https');
-  if (!['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) {
-    throw new Error(`URL host must be 127.0.0.1, localhost or [::1] (the app in the same pod), not "${url.hostname}"`);
-  }
-  return { type: 'http', url: url.toString(), method: 'POST' };
+  if (!URL.canParse(value)) throw new Error('must be "http://127.0.0.1:<port>/<path>" or "signal:<SIGNAL>:<process-name>"');
+  const url = new URL(value).toString();
+  const problem = onChangeUrlProblem(url);
+  if (problem) throw new Error(`URL ${problem}`);
+  return { type: 'http', url, method: 'POST' };
 }
 
 function port(raw: string): number {
@@ -132,10 +131,11 @@ export const ANNOTATIONS = [
   }),
   spec({
     name: 'esi.dev/refresh-interval', field: 'refreshSeconds', type: 'duration', default: '1h',
-    description: 'How often the sidecar fetches again (with ±10 % jitter), for example `30s`, `5m`, `1h`. At least 10s. Ignored in `init-only` mode.',
+    description: 'How often the sidecar fetches again (with ±10 % jitter), for example `30s`, `5m`, `1h`. At least 10s, at most 24h. Ignored in `init-only` mode.',
     parse: (raw) => {
       const s = parseDuration(raw);
       if (s < 10) throw new Error('must be at least 10s (stores rate-limit)');
+      if (s > MAX_REFRESH_SECONDS) throw new Error(`must be at most ${MAX_REFRESH_SECONDS / 3600}h`);
       return s;
     },
   }),

@@ -7,6 +7,8 @@ import { parseArgs } from 'node:util';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { ClusterSecretStore, ExternalSecret, SecretStore } from '../src/api/types.js';
 import { admit } from './admission.js';
+import { joinProblems } from './parse.js';
+import { podShapeProblems } from './pod-shape.js';
 import type { ObjectLookup } from './resolve.js';
 
 const HELP = `Usage: esi inject -f FILE [-f FILE…] [--agent-image IMAGE] [--token-audience AUD]
@@ -84,6 +86,9 @@ export async function main(argv: string[]): Promise<number> {
   const pods = objects.filter((o) => o.kind === 'Pod') as V1Pod[];
   if (pods.length !== 1) return (process.stderr.write(`esi inject: expected exactly one Pod in the input, found ${pods.length}\n`), 2);
   const pod = pods[0]!;
+  // Malformed input is exit 2 (bad input), not a denial (exit 1).
+  const shape = podShapeProblems(pod);
+  if (shape.length) return (process.stderr.write(`esi inject: the Pod is malformed: ${joinProblems(shape)}\n`), 2);
   const namespace = pod.metadata?.namespace ?? 'default';
   const result = admit(pod, {
     namespace, lookup: new ManifestLookup(objects), resolve: {},

@@ -40,8 +40,44 @@ export function isInjected(pod: V1Pod): boolean {
   return pod.metadata?.annotations?.[INJECTED_ANNOTATION] !== undefined || names.includes(AGENT_CONTAINER) || names.includes(AGENT_INIT_CONTAINER);
 }
 
+/** Directory of every agent-internal mount: the shared volume must not overlap it. */
+export const AGENT_INTERNAL_DIR = '/var/run/esi';
+
+const overlaps = (a: string, b: string) => a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
+
+/** A Secret or ConfigMap name (DNS subdomain) and a data key usable as a projected
+ *  item path: what the apiserver itself would demand of the volumes we add. */
+const OBJECT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DATA_KEY = /^[-._a-zA-Z0-9]+$/;
+
+/** Credential references the agent's volumes would be built from, checked before use. */
+export function checkCredentials(resolved: Resolved): string[] {
+  const problems: string[] = [];
+  for (const store of resolved.stores.values()) {
+    const what = `${store.kind} "${store.name}"`;
+    for (const c of store.credentials) {
+      if (typeof c.name !== 'string' || c.name.length > 253 || !OBJECT_NAME.test(c.name)) {
+        problems.push(`${what}: ${c.path} references ${c.kind} ${JSON.stringify(String(c.name).slice(0, 64))}, which is not a valid ${c.kind} name`);
+      }
+      if (c.key !== undefined && (typeof c.key !== 'string' || c.key.length > 253 || !DATA_KEY.test(c.key) || c.key.startsWith('..') || c.key === '.')) {
+        problems.push(`${what}: ${c.path} key ${JSON.stringify(String(c.key).slice(0, 64))} is not a valid key (letters, digits, "-", "_", "."; not "." or starting with "..")`);
+      }
+    }
+  }
+  return problems;
+}
+
 /** Pod-shape problems that make the request impossible (each names what to fix). */
 export function checkPod(pod: V1Pod, request: InjectionRequest): string[] {
+  const problems: string[] = [];
+  if (overlaps(request.mountPath, AGENT_INTERNAL_DIR)) {
+    problems.push(`esi.dev/mount-path: ${request.mountPath} overlaps ${AGENT_INTERNAL_DIR}, where the agent mounts its tokens and credentials; choose another path`);
+  }
+  if (!pod.metadata?.name && !pod.metadata?.generateName) problems.push('metadata.name or metadata.generateName is required');
+  return [...problems, ...checkTargets(pod, request)];
+}
+
+function checkTargets(pod: V1Pod, request: InjectionRequest): string[] {
   const problems: string[] = [];
   const spec = pod.spec;
   const all = [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])];

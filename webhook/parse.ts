@@ -1,6 +1,9 @@
 // Turns a pod's `esi.dev/` annotations into an InjectionRequest, driven entirely by
 // the table in annotations.ts. Every problem is collected, so one denial lists them all.
-import Handlebars from 'handlebars';
+// The cost is linear in the annotations' size (docs/decisions/0013-admission-cost-bounds.md):
+// templates get handlebars' grammar checked by src/templating/syntax.ts, never by
+// handlebars' own parser, and values are quoted only in short.
+import { checkTemplateSyntax, TemplateSyntaxError } from '../src/templating/syntax.js';
 import {
   ANNOTATIONS, FILE_NAME, INJECTED_ANNOTATION, PREFIX, TEMPLATE_PREFIX,
   type AnnotationSpec, type InjectionRequest,
@@ -10,71 +13,116 @@ export type ParseResult = { ok: true; request: InjectionRequest } | { ok: false;
 
 const KNOWN = new Set<string>([...ANNOTATIONS.map((a) => a.name), INJECTED_ANNOTATION]);
 
+const CANDIDATES = [...KNOWN].filter((k) => k !== INJECTED_ANNOTATION);
+/** Typo hints are offered for the first few unknown names only (bounded work). */
+const MAX_HINTS = 10;
+
 function closest(name: string): string | undefined {
-  const candidates = [...KNOWN].filter((k) => k !== INJECTED_ANNOTATION);
-  const score = (a: string, b: string) => {
-    // Cheap similarity: shared prefix length plus shared characters; enough for typos.
+  // Cheap similarity: shared prefix length plus shared characters; enough for typos.
+  const chars = new Set(name);
+  const score = (b: string) => {
     let p = 0;
-    while (p < a.length && a[p] === b[p]) p++;
-    return p + [...new Set(a)].filter((c) => b.includes(c)).length;
+    while (p < name.length && name[p] === b[p]) p++;
+    return p + [...chars].filter((c) => b.includes(c)).length;
   };
-  const best = candidates.sort((a, b) => score(name, b) - score(name, a))[0];
-  return best && score(name, best) > PREFIX.length + 4 ? best : undefined;
-}
-
-// Pods of one workload carry the same templates: remember each text's verdict (bounded).
-const parseVerdicts = new Map<string, string | undefined>();
-const MAX_VERDICTS = 1000;
-
-function parseProblem(template: string): string | undefined {
-  if (parseVerdicts.has(template)) return parseVerdicts.get(template);
-  let verdict: string | undefined;
-  try {
-    Handlebars.parse(template);
-  } catch (err) {
-    // Handlebars' parse errors carry the line; never echo the template text back.
-    verdict = String((err as Error).message).split('\n')[0];
+  let best: string | undefined;
+  let bestScore = -1;
+  for (const c of CANDIDATES) {
+    const s = score(c);
+    if (s > bestScore) [best, bestScore] = [c, s];
   }
-  if (parseVerdicts.size >= MAX_VERDICTS) parseVerdicts.delete(parseVerdicts.keys().next().value!);
-  parseVerdicts.set(template, verdict);
-  return verdict;
+  return bestScore > PREFIX.length + 4 ? best : undefined;
 }
 
-function templateProblems(file: string, template: string): string | undefined {
+/** Longest denial message (the apiserver shows it to whoever created the pod). */
+export const MAX_DENIAL_LENGTH = 4096;
+/** Characters of a value quoted back in a problem. */
+const MAX_QUOTED = 64;
+/** Template text of one pod, all `esi.dev/template-*` annotations together. */
+export const MAX_TEMPLATES_LENGTH = 64 * 1024;
+
+/** `value` as a short JSON string: users see what they wrote, never a megabyte of it. */
+export function quoteShort(value: string): string {
+  return value.length > MAX_QUOTED ? `${JSON.stringify(value.slice(0, MAX_QUOTED))}… (${value.length} characters)` : JSON.stringify(value);
+}
+
+/** Joins problems into one bounded line: the first ones in full, then a count. */
+export function joinProblems(problems: string[], budget = MAX_DENIAL_LENGTH - 200): string {
+  let out = '';
+  for (const [i, p] of problems.entries()) {
+    const piece = i === 0 ? p : `; ${p}`;
+    if (out.length + piece.length > budget) return `${out}; and ${problems.length - i} more problems`;
+    out += piece;
+  }
+  return out;
+}
+
+function templateProblem(file: string, template: unknown): string | undefined {
+  const name = `${TEMPLATE_PREFIX}${file}`;
   if (!FILE_NAME.test(file) || file.startsWith('..')) {
-    return `${TEMPLATE_PREFIX}${file}: "${file}" is not a valid file name (letters, digits, ".", "_", "-"; not starting with "..")`;
+    return `${name}: ${quoteShort(file)} is not a valid file name (letters, digits, ".", "_", "-"; not starting with "..")`;
   }
-  const problem = parseProblem(template);
-  return problem ? `${TEMPLATE_PREFIX}${file}: the template does not parse: ${problem}` : undefined;
+  if (typeof template !== 'string') return `${name}: must be a string`;
+  try {
+    checkTemplateSyntax(template);
+  } catch (err) {
+    if (!(err instanceof TemplateSyntaxError)) throw err;
+    return `${name}: the template does not parse: ${err.message}`;
+  }
+  return undefined;
 }
 
-export function parseAnnotations(annotations: Record<string, string> | undefined): ParseResult {
-  const ann = annotations ?? {};
-  const problems: string[] = [];
-  const out: Record<string, unknown> = {};
+/** The table's annotations: typed values into `out`, problems naming each annotation. */
+function parseTable(ann: Record<string, unknown>, out: Record<string, unknown>, problems: string[]): void {
   for (const spec of ANNOTATIONS as readonly AnnotationSpec[]) {
-    const raw = ann[spec.name];
+    const raw = Object.hasOwn(ann, spec.name) ? ann[spec.name] : undefined;
+    if (raw !== undefined && typeof raw !== 'string') {
+      problems.push(`${spec.name}: must be a string`);
+      continue;
+    }
     const value = raw ?? spec.default;
     if (value === undefined) continue;
     try {
       out[spec.field] = spec.parse(value);
     } catch (err) {
-      problems.push(`${spec.name}: ${(err as Error).message} (got "${raw}")`);
+      problems.push(`${spec.name}: ${(err as Error).message} (got ${quoteShort(raw ?? '')})`);
     }
   }
+}
+
+/** `esi.dev/template-*` and unknown `esi.dev/` names; template text is bounded per pod. */
+function parseRest(ann: Record<string, unknown>, problems: string[]): InjectionRequest['templates'] {
   const templates: InjectionRequest['templates'] = [];
+  let templateLength = 0;
+  let unknown = 0;
   for (const [name, value] of Object.entries(ann)) {
     if (!name.startsWith(PREFIX) || KNOWN.has(name)) continue;
-    if (name.startsWith(TEMPLATE_PREFIX)) {
-      const file = name.slice(TEMPLATE_PREFIX.length);
-      const problem = templateProblems(file, value);
-      if (problem) problems.push(problem);
-      else templates.push({ file, template: value });
+    if (!name.startsWith(TEMPLATE_PREFIX)) {
+      const hint = ++unknown <= MAX_HINTS ? closest(name) : undefined;
+      problems.push(`${quoteShort(name).slice(1, -1)}: unknown annotation${hint ? `; did you mean ${hint}?` : ''} (see docs/annotations.md)`);
       continue;
     }
-    const hint = closest(name);
-    problems.push(`${name}: unknown annotation${hint ? `; did you mean ${hint}?` : ''} (see docs/annotations.md)`);
+    if (typeof value === 'string') templateLength += value.length;
+    // Past the pod's budget, no further template is even looked at.
+    if (templateLength > MAX_TEMPLATES_LENGTH) continue;
+    const file = name.slice(TEMPLATE_PREFIX.length);
+    const problem = templateProblem(file, value);
+    if (problem) problems.push(problem);
+    else templates.push({ file, template: value as string });
   }
+  if (templateLength > MAX_TEMPLATES_LENGTH) {
+    problems.push(`${TEMPLATE_PREFIX}*: the templates total ${templateLength} characters; the limit is ${MAX_TEMPLATES_LENGTH}`);
+  }
+  return templates;
+}
+
+export function parseAnnotations(annotations: Record<string, unknown> | undefined): ParseResult {
+  const ann = annotations ?? {};
+  if (typeof ann !== 'object' || Array.isArray(ann)) return { ok: false, problems: ['metadata.annotations: must be a map of names to strings'] };
+  const problems: string[] = [];
+  const out: Record<string, unknown> = {};
+  parseTable(ann, out, problems);
+  const templates = parseRest(ann, problems);
   if (!out.secrets && !problems.some((p) => p.startsWith('esi.dev/secrets'))) {
     problems.push('esi.dev/secrets: required: name the ExternalSecrets to mount, e.g. esi.dev/secrets: "db,api-keys"');
   }

@@ -12,7 +12,9 @@ import { fromParseError, fromRenderError, TemplateError } from './errors.js';
 import { detectGoTemplate } from './go-syntax.js';
 import { handlebarsHelpers, HELPER_NAMES } from './helpers.js';
 import { loadHandlebars } from './lazy.js';
+import { BudgetExceeded, charge, DEFAULT_RENDER_LIMITS, withBudget, type RenderLimits } from './budget.js';
 import { safeObject } from './safe.js';
+import { checkTemplateSyntax, TemplateSyntaxError } from './syntax.js';
 
 export type TemplateContext = Record<string, unknown>;
 
@@ -29,6 +31,33 @@ const RUNTIME_OPTIONS: Handlebars.RuntimeOptions = {
 interface Compiled {
   ast: hbs.AST.Program;
   fn: Handlebars.TemplateDelegate;
+  /** `{{…}}` expressions: each prints at most one context value outside any block. */
+  mustaches: number;
+}
+
+type Block = ((...args: unknown[]) => string) & Record<string, unknown>;
+type BlockOptions = { fn?: Block; inverse?: Block };
+
+/** A block body that charges its output to the render budget. */
+function metered(block: Block): Block {
+  const wrapped = function (this: unknown, ...args: unknown[]): string {
+    charge(0);
+    const out = block.apply(this, args);
+    charge(out.length);
+    return out;
+  } as Block;
+  // Handlebars reads properties it set on programs (blockParams, depth).
+  return Object.assign(wrapped, block);
+}
+
+/** The longest string a template could print without a helper or block: bounds the
+ *  output of plain `{{path}}` expressions, which handlebars appends without a hook. */
+function longestValue(v: unknown, depth = 0): number {
+  if (typeof v === 'string') return v.length;
+  if (v === null || typeof v !== 'object' || depth > 3) return 0;
+  let max = 0;
+  for (const x of Object.values(v)) max = Math.max(max, longestValue(x, depth + 1));
+  return max;
 }
 
 export interface CompiledTemplate {
@@ -53,7 +82,11 @@ export class TemplateEngine {
   private readonly cache = new Map<string, Compiled>();
   private readonly compileOptions: CompileOptions;
 
-  constructor(private readonly cacheSize = 256) {
+  constructor(
+    private readonly cacheSize = 256,
+    /** Output and time limits of one render (docs/templates.md). */
+    readonly limits: RenderLimits = DEFAULT_RENDER_LIMITS,
+  ) {
     const knownHelpers: Record<string, boolean> = {};
     for (const name of [...BUILTINS, ...HELPER_NAMES]) knownHelpers[name] = true;
     // Handlebars' compiler treats `log` as known by default; we removed it.
@@ -67,6 +100,18 @@ export class TemplateEngine {
     silenceHandlebarsLogger(hb);
     hb.unregisterHelper('log');
     for (const [name, fn] of Object.entries(handlebarsHelpers())) hb.registerHelper(name, fn);
+    // Block helpers run their bodies through the budget (nested `each` is the classic bomb).
+    for (const name of ['if', 'unless', 'each', 'with']) {
+      const builtin = hb.helpers[name] as (...args: unknown[]) => unknown;
+      hb.registerHelper(name, function (this: unknown, ...args: unknown[]) {
+        const options = args[args.length - 1] as BlockOptions | undefined;
+        if (options && typeof options === 'object') {
+          if (options.fn) options.fn = metered(options.fn);
+          if (options.inverse) options.inverse = metered(options.inverse);
+        }
+        return builtin.apply(this, args);
+      });
+    }
     return (this.instance = hb);
   }
 
@@ -107,6 +152,15 @@ export class TemplateEngine {
         go.column,
       );
     }
+    let mustaches: number;
+    try {
+      // Linear, bounded check first: handlebars' own parser is super-linear on hostile
+      // input, and partials/decorators (template bombs) are refused here.
+      mustaches = checkTemplateSyntax(source).mustaches;
+    } catch (err) {
+      if (err instanceof TemplateSyntaxError) throw new TemplateError(name, err.reason, err.line, err.column);
+      throw err;
+    }
     let ast: hbs.AST.Program;
     try {
       ast = this.hb.parse(source);
@@ -120,20 +174,29 @@ export class TemplateEngine {
     // so compile-time errors (unknown helpers) surface at compile time. Runtime errors
     // of this dry run (missing keys) are expected and ignored.
     try {
-      fn(safeObject(), RUNTIME_OPTIONS);
+      withBudget(this.limits, () => fn(safeObject(), RUNTIME_OPTIONS));
     } catch (err) {
       const e = err as { message?: string };
       if (/knownHelpersOnly|unknown helper/.test(String(e?.message))) throw fromRenderError(name, ast, err);
     }
-    return { ast, fn };
+    return { ast, fn, mustaches };
   }
 
   private run(name: string, compiled: Compiled, context: TemplateContext): string {
+    const { maxOutput } = this.limits;
+    const work = maxOutput * 64;
+    if (compiled.mustaches * longestValue(context) > work) {
+      throw new TemplateError(name, `could print more than the limit of ${work} characters (${compiled.mustaches} expressions × values up to ${longestValue(context)} characters)`);
+    }
+    let out: string;
     try {
-      return compiled.fn(context, RUNTIME_OPTIONS);
+      out = withBudget(this.limits, () => compiled.fn(context, RUNTIME_OPTIONS));
     } catch (err) {
+      if (err instanceof BudgetExceeded) throw new TemplateError(name, err.reason);
       throw fromRenderError(name, compiled.ast, err);
     }
+    if (out.length > maxOutput) throw new TemplateError(name, `output exceeds the limit of ${maxOutput} characters per template`);
+    return out;
   }
 }
 

@@ -79,8 +79,12 @@ function literalToMap(name: string, rendered: string): Record<string, string> {
   return out;
 }
 
-function setKey(out: Record<string, Uint8Array>, name: string, key: string, value: string): void {
-  if (!VALID_KEY.test(key) || key === '.' || key === '..') throw new TemplateError(name, `output key "${key}" is not a valid key ([-._a-zA-Z0-9]+)`);
+/** `rendered`: the key came out of a template and may hold a value, so it is never quoted. */
+function setKey(out: Record<string, Uint8Array>, name: string, { key, rendered }: { key: string; rendered: boolean }, value: string): void {
+  if (!VALID_KEY.test(key) || key.length > 253 || key.startsWith('..') || key === '.') {
+    const which = rendered ? 'a rendered output key' : `output key "${key}"`;
+    throw new TemplateError(name, `${which} is not a valid key ([-._a-zA-Z0-9]+, at most 253 characters, not "." or starting with "..")`);
+  }
   out[key] = enc.encode(value);
 }
 
@@ -106,11 +110,12 @@ function applyGoTemplate(esName: string, template: ExternalSecretTemplate, data:
   });
   const rendered = renderGoTemplates(jobs, data);
   for (const l of literals) {
-    for (const [k, v] of Object.entries(literalToMap(l.name, dec.decode(rendered[l.index])))) setKey(out, l.name, k, v);
+    for (const [k, v] of Object.entries(literalToMap(l.name, dec.decode(rendered[l.index])))) setKey(out, l.name, { key: k, rendered: true }, v);
   }
   for (const e of entries) {
     const key = e.keyJob === undefined ? e.key : dec.decode(rendered[e.keyJob]);
-    if (!VALID_KEY.test(key) || key === '.' || key === '..') throw new TemplateError(e.name, `output key "${key}" is not a valid key ([-._a-zA-Z0-9]+)`);
+    // The key check is setKey's (a rendered key is never quoted: it may hold a value).
+    setKey(out, e.name, { key, rendered: e.keyJob !== undefined }, '');
     out[key] = rendered[e.valueJob]!;
   }
 }
@@ -145,11 +150,11 @@ export function applyExternalSecretTemplate(
     }
     if (tf.literal === undefined) return;
     const map = literalToMap(name, engine.render(name, tf.literal, context));
-    for (const [k, v] of Object.entries(map)) setKey(out, name, k, v);
+    for (const [k, v] of Object.entries(map)) setKey(out, name, { key: k, rendered: true }, v);
   });
   for (const [key, source] of Object.entries(template.data ?? {})) {
     const name = `ExternalSecret ${esName} target.template.data.${key}`;
-    setKey(out, name, key, engine.render(name, source, context));
+    setKey(out, name, { key, rendered: false }, engine.render(name, source, context));
   }
   return out;
 }

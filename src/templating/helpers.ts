@@ -3,6 +3,7 @@
 // some other templating tool). A helper failure throws HelperError, whose message says
 // what was wrong with the input without ever quoting the input.
 import { createHash } from 'node:crypto';
+import { BudgetExceeded, charge, ensureRoom } from './budget.js';
 import { loadYaml } from './lazy.js';
 import { toPlain, toSafe } from './safe.js';
 
@@ -63,7 +64,9 @@ const cap = (w: string): string => w.charAt(0).toUpperCase() + w.slice(1).toLowe
 
 function indent(n: unknown, s: unknown, helper: string): string {
   const pad = ' '.repeat(int(helper, n));
-  return str(helper, s)
+  const text = str(helper, s);
+  ensureRoom(text.length + pad.length * (text.split('\n').length));
+  return text
     .split('\n')
     .map((line) => (line === '' ? line : pad + line))
     .join('\n');
@@ -102,6 +105,29 @@ function toYaml(v: unknown): string {
   return loadYaml().stringify(toPlain(v)).replace(/\n$/, '');
 }
 
+/** Every occurrence of `from` replaced, after checking the result fits the budget. */
+function replace(from: string, to: string, s: string): string {
+  let count = 0;
+  if (from === '') count = s.length + 1;
+  else for (let i = s.indexOf(from); i >= 0; i = s.indexOf(from, i + from.length)) count++;
+  ensureRoom(s.length + count * (to.length - from.length));
+  return s.split(from).join(to);
+}
+
+function joined(items: string[], sep: string): string {
+  ensureRoom(items.reduce((n, i) => n + i.length, 0) + sep.length * items.length);
+  return items.join(sep);
+}
+
+/** Strict `lookup`: a missing key is an error, like a missing path. Never quotes the key
+ *  (it may come from a value: `{{lookup db db.name}}`). */
+function lookup(obj: unknown, key: unknown): unknown {
+  if (obj === undefined || obj === null) throw new HelperError('lookup', 'the object is undefined (missing key?)');
+  if (typeof key !== 'string' && typeof key !== 'number') throw new HelperError('lookup', 'the key must be text or a number');
+  if (typeof obj !== 'object' || !Object.hasOwn(obj, key)) throw new HelperError('lookup', 'the key is not defined');
+  return (obj as Record<string | number, unknown>)[key];
+}
+
 /** name → [implementation, min args, max args]. */
 const HELPERS: Record<string, [Pure, number, number]> = {
   b64enc: [(s) => Buffer.from(str('b64enc', s), 'utf8').toString('base64'), 1, 1],
@@ -121,10 +147,11 @@ const HELPERS: Record<string, [Pure, number, number]> = {
   indent: [(n, s) => indent(n, s, 'indent'), 2, 2],
   nindent: [(n, s) => `\n${indent(n, s, 'nindent')}`, 2, 2],
   trim: [(s) => str('trim', s).trim(), 1, 1],
-  replace: [(from, to, s) => str('replace', s).split(str('replace', from)).join(str('replace', to)), 3, 3],
-  join: [(sep, ...items) => flat('join', items).join(str('join', sep)), 1, Infinity],
-  concat: [(...items) => flat('concat', items).join(''), 1, Infinity],
+  replace: [(from, to, s) => replace(str('replace', from), str('replace', to), str('replace', s)), 3, 3],
+  join: [(sep, ...items) => joined(flat('join', items), str('join', sep)), 1, Infinity],
+  concat: [(...items) => joined(flat('concat', items), ''), 1, Infinity],
   quote: [(s) => JSON.stringify(str('quote', s)), 1, 1],
+  lookup: [lookup, 2, 2],
   eq: [(a, b) => a === b, 2, 2],
   ne: [(a, b) => a !== b, 2, 2],
   not: [(a) => !a, 1, 1],
@@ -155,8 +182,11 @@ function wrap(name: string, [fn, min, max]: [Pure, number, number]): (...args: u
       throw new HelperError(name, `expects ${want} argument(s), got ${args.length}`, loc);
     }
     try {
-      return fn(...args);
+      const out = fn(...args);
+      if (typeof out === 'string') charge(out.length);
+      return out;
     } catch (err) {
+      if (err instanceof BudgetExceeded) throw err;
       if (err instanceof HelperError) throw new HelperError(err.helper, err.reason, loc);
       throw new HelperError(name, `failed (${(err as Error)?.name ?? 'error'})`, loc);
     }

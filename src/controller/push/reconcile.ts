@@ -318,6 +318,6 @@ export class PushSecretReconciler {
     const key = psKey(ps.metadata.namespace!, ps.metadata.name!);
     if (spec.intervalMs === 0) return this.d.schedule.cancel(key);
     // The ExternalSecrets' shared epoch-anchored grid (src/controller/refresh.ts).
-    this.d.schedule.at(key, nextRefresh(0, spec.intervalMs, phaseOf(ps.metadata.uid ?? ''), this.d.jitterMaxMs, Date.now()));
+    this.d.schedule.at(key, nextRefresh(spec.intervalMs, phaseOf(ps.metadata.uid ?? ''), this.d.jitterMaxMs, Date.now()));
   }
 }

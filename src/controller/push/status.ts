@@ -43,7 +43,7 @@ export interface Outcome {
 export async function writePushStatus(rest: KubeRest, ps: PushSecret, o: Outcome, now = new Date()): Promise<boolean> {
   const prev = ps.status;
   const message = bounded(o.message);
-  const conditions: Condition[] = withReady(prev?.conditions, o.ready, o.reason, message, now);
+  const conditions: Condition[] = withReady(prev?.conditions, o.ready, o.reason, message);
   const next: PushSecretStatus = {
     conditions,
     refreshTime: o.wrote || !prev?.refreshTime ? now.toISOString() : prev.refreshTime,

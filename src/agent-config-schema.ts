@@ -1,0 +1,114 @@
+// The agent configuration, declared ONCE as a JSON schema (TypeBox). From it come:
+//  - the TypeScript types (src/agent-config.ts, type-only: the agent never loads TypeBox);
+//  - the validator both the agent and the webhook run (Ajv, compiled ahead of time into
+//    src/agent-config-validator.generated.ts by `npm run schema:agent-config`, so the
+//    agent's start-up pays neither TypeBox nor Ajv; see docs/decisions/0011-agent-config-schema.md).
+// Rules a JSON schema cannot say (names unique, store keys that exist, loopback URLs) are
+// in src/agent-config-check.ts, next to the validator.
+import { Type, type TSchema } from '@sinclair/typebox';
+import type {
+  ExternalSecretData,
+  ExternalSecretDataFromRemoteRef,
+  ExternalSecretTemplate,
+  SecretStoreProvider,
+} from './api/types.js';
+
+/** Upper bound of the refresh period (24 h): far below Node's 32-bit timer limit
+ *  (~24.8 days, beyond which a timer fires after 1 ms). */
+export const MAX_REFRESH_SECONDS = 24 * 3600;
+/** Signals the agent may send to a process of its pod. */
+export const SIGNALS = ['SIGHUP', 'SIGUSR1', 'SIGUSR2', 'SIGTERM', 'SIGINT', 'SIGQUIT', 'SIGWINCH'] as const;
+export const PROVIDERS = ['vault', 'aws', 'azurekv', 'gcpsm', 'kubernetes', 'fake', 'grpc'] as const;
+/** Characters of one template (also enforced by src/templating/syntax.ts). */
+export const MAX_TEMPLATE_LENGTH = 32 * 1024;
+
+const NonEmpty = (o: object = {}) => Type.String({ minLength: 1, maxLength: 4096, ...o });
+/** Absolute, without a ".." segment (so `--root` confines it). */
+const AbsolutePath = NonEmpty({ pattern: '^/(?!(?:.*/)?\\.\\.(?:/|$))' });
+/** A name in the output directory: no "/", "\\", NUL; not ".", ".." or "..*" (the
+ *  writer's own entries); the 255-byte limit is checked by fileNameProblem. */
+export const FILE_NAME_PATTERN = '^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$';
+const FileName = Type.String({ minLength: 1, maxLength: 255, pattern: FILE_NAME_PATTERN });
+const Loose = <T>(schema: TSchema) => Type.Unsafe<T>(schema);
+
+const Provider = Loose<SecretStoreProvider>(Type.Object(
+  Object.fromEntries(PROVIDERS.map((p) => [p, Type.Optional(Type.Object({}))])),
+  { additionalProperties: false, minProperties: 1, maxProperties: 1 },
+));
+
+export const AgentStoreSchema = Type.Object({
+  kind: Type.Union([Type.Literal('SecretStore'), Type.Literal('ClusterSecretStore')]),
+  name: NonEmpty(),
+  provider: Provider,
+  /** Credential Secrets the webhook mounted into the agent container only: each
+   *  referenced `{name, key}` is the file `<credentialsDir>/<name>/<key>`. */
+  credentialsDir: Type.Optional(AbsolutePath),
+  /** ConfigMaps the store references (CA bundles): `<configMapsDir>/<name>/<key>`. */
+  configMapsDir: Type.Optional(AbsolutePath),
+  /** Projected token of the pod's own service account for this store (pod identity). */
+  tokenPath: Type.Optional(AbsolutePath),
+  /** Audience that token was issued for. */
+  tokenAudience: Type.Optional(NonEmpty()),
+}, { additionalProperties: false });
+
+const Data = Loose<ExternalSecretData>(Type.Object({
+  secretKey: FileName,
+  remoteRef: Type.Object({ key: NonEmpty() }),
+}));
+
+export const AgentSecretSchema = Type.Object({
+  /** The ExternalSecret's name; also its directory and its name in template contexts. */
+  name: FileName,
+  /** Key into `AgentConfig.stores`. */
+  store: NonEmpty(),
+  data: Type.Array(Data),
+  dataFrom: Type.Array(Loose<ExternalSecretDataFromRemoteRef>(Type.Object({}))),
+  /** The ExternalSecret's own `target.template`, when it has one. */
+  template: Type.Optional(Loose<ExternalSecretTemplate>(Type.Object({}))),
+  /** The engine that renders `template`: Go (ESO's, the default) or handlebars (opt-in). */
+  templateEngine: Type.Optional(Type.Union([Type.Literal('go'), Type.Literal('handlebars')])),
+}, { additionalProperties: false });
+
+export const AgentTemplateSchema = Type.Object({
+  /** File name relative to the output directory (no `/`, no `..`). */
+  file: FileName,
+  template: Type.String({ maxLength: MAX_TEMPLATE_LENGTH }),
+}, { additionalProperties: false });
+
+export const OnChangeSchema = Type.Union([
+  Type.Object({
+    type: Type.Literal('http'),
+    /** http:// on a loopback host (checked in agent-config-check.ts). */
+    url: NonEmpty(),
+    method: Type.Union([Type.Literal('POST'), Type.Literal('PUT'), Type.Literal('GET')]),
+  }, { additionalProperties: false }),
+  Type.Object({
+    type: Type.Literal('signal'),
+    process: Type.String({ pattern: '^[^\\s/]{1,15}$' }),
+    signal: Type.Union(SIGNALS.map((s) => Type.Literal(s))),
+  }, { additionalProperties: false }),
+]);
+
+export const InjectionModeSchema = Type.Union([Type.Literal('native-sidecar'), Type.Literal('init-only'), Type.Literal('sidecar')]);
+
+export const AgentConfigSchema = Type.Object({
+  version: Type.Literal(1),
+  mode: InjectionModeSchema,
+  pod: Type.Object({ namespace: NonEmpty(), name: NonEmpty(), serviceAccountName: Type.String() }, { additionalProperties: false }),
+  /** Container path of the in-memory volume the agent writes (read-only in app containers). */
+  outputDir: AbsolutePath,
+  /** File mode of rendered files, e.g. 0o440 (JSON carries it as a number). */
+  fileMode: Type.Integer({ minimum: 0, maximum: 0o777 }),
+  /** Refresh period in seconds; jitter is applied by the agent. Required in the sidecar
+   *  modes (checked in agent-config-check.ts), optional in init-only. */
+  refreshSeconds: Type.Optional(Type.Number({ minimum: 1, maximum: MAX_REFRESH_SECONDS })),
+  /** Default projected token for stores that set no `tokenPath` of their own. */
+  tokenPath: Type.Optional(AbsolutePath),
+  tokenAudience: Type.Optional(NonEmpty()),
+  /** Port of the agent's health/metrics server (startup probe target). */
+  port: Type.Integer({ minimum: 0, maximum: 65535 }),
+  stores: Type.Record(Type.String(), AgentStoreSchema),
+  secrets: Type.Array(AgentSecretSchema),
+  templates: Type.Array(AgentTemplateSchema),
+  onChange: Type.Optional(OnChangeSchema),
+}, { additionalProperties: false });
