@@ -4,7 +4,7 @@
 "use strict";
 export const validate = validate10;
 export default validate10;
-const schema11 = {"additionalProperties":false,"type":"object","required":["version","mode","pod","outputDir","fileMode","port","stores","secrets","templates"],"properties":{"version":{"const":1,"type":"number"},"mode":{"anyOf":[{"const":"native-sidecar","type":"string"},{"const":"init-only","type":"string"},{"const":"sidecar","type":"string"}]},"pod":{"additionalProperties":false,"type":"object","required":["namespace","name","serviceAccountName"],"properties":{"namespace":{"minLength":1,"maxLength":4096,"type":"string"},"name":{"minLength":1,"maxLength":4096,"type":"string"},"serviceAccountName":{"type":"string"}}},"outputDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"fileMode":{"minimum":0,"maximum":511,"type":"integer"},"refreshSeconds":{"minimum":1,"maximum":86400,"type":"number"},"tokenPath":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenAudience":{"minLength":1,"maxLength":4096,"type":"string"},"port":{"minimum":0,"maximum":65535,"type":"integer"},"stores":{"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","required":["kind","name","provider"],"properties":{"kind":{"anyOf":[{"const":"SecretStore","type":"string"},{"const":"ClusterSecretStore","type":"string"}]},"name":{"minLength":1,"maxLength":4096,"type":"string"},"provider":{"additionalProperties":false,"minProperties":1,"maxProperties":1,"type":"object","properties":{"vault":{"type":"object","properties":{}},"aws":{"type":"object","properties":{}},"azurekv":{"type":"object","properties":{}},"gcpsm":{"type":"object","properties":{}},"kubernetes":{"type":"object","properties":{}},"fake":{"type":"object","properties":{}},"grpc":{"type":"object","properties":{}}}},"credentialsDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"configMapsDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenPath":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenAudience":{"minLength":1,"maxLength":4096,"type":"string"}}}}},"secrets":{"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","store","data","dataFrom"],"properties":{"name":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"store":{"minLength":1,"maxLength":4096,"type":"string"},"data":{"type":"array","items":{"type":"object","required":["secretKey","remoteRef"],"properties":{"secretKey":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"remoteRef":{"type":"object","required":["key"],"properties":{"key":{"minLength":1,"maxLength":4096,"type":"string"}}}}}},"dataFrom":{"type":"array","items":{"type":"object","properties":{}}},"template":{"type":"object","properties":{}}}}},"templates":{"type":"array","items":{"additionalProperties":false,"type":"object","required":["file","template"],"properties":{"file":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"template":{"maxLength":32768,"type":"string"}}}},"onChange":{"anyOf":[{"additionalProperties":false,"type":"object","required":["type","url","method"],"properties":{"type":{"const":"http","type":"string"},"url":{"minLength":1,"maxLength":4096,"type":"string"},"method":{"anyOf":[{"const":"POST","type":"string"},{"const":"PUT","type":"string"},{"const":"GET","type":"string"}]}}},{"additionalProperties":false,"type":"object","required":["type","process","signal"],"properties":{"type":{"const":"signal","type":"string"},"process":{"pattern":"^[^\\s/]{1,15}$","type":"string"},"signal":{"anyOf":[{"const":"SIGHUP","type":"string"},{"const":"SIGUSR1","type":"string"},{"const":"SIGUSR2","type":"string"},{"const":"SIGTERM","type":"string"},{"const":"SIGINT","type":"string"},{"const":"SIGQUIT","type":"string"},{"const":"SIGWINCH","type":"string"}]}}}]}}};
+const schema11 = {"additionalProperties":false,"type":"object","required":["version","mode","pod","outputDir","fileMode","port","stores","secrets","templates"],"properties":{"version":{"const":1,"type":"number"},"mode":{"anyOf":[{"const":"native-sidecar","type":"string"},{"const":"init-only","type":"string"},{"const":"sidecar","type":"string"}]},"pod":{"additionalProperties":false,"type":"object","required":["namespace","name","serviceAccountName"],"properties":{"namespace":{"minLength":1,"maxLength":4096,"type":"string"},"name":{"minLength":1,"maxLength":4096,"type":"string"},"serviceAccountName":{"type":"string"}}},"outputDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"fileMode":{"minimum":0,"maximum":511,"type":"integer"},"refreshSeconds":{"minimum":1,"maximum":86400,"type":"number"},"tokenPath":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenAudience":{"minLength":1,"maxLength":4096,"type":"string"},"port":{"minimum":0,"maximum":65535,"type":"integer"},"stores":{"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","required":["kind","name","provider"],"properties":{"kind":{"anyOf":[{"const":"SecretStore","type":"string"},{"const":"ClusterSecretStore","type":"string"}]},"name":{"minLength":1,"maxLength":4096,"type":"string"},"provider":{"additionalProperties":false,"minProperties":1,"maxProperties":1,"type":"object","properties":{"vault":{"type":"object","properties":{}},"aws":{"type":"object","properties":{}},"azurekv":{"type":"object","properties":{}},"gcpsm":{"type":"object","properties":{}},"kubernetes":{"type":"object","properties":{}},"fake":{"type":"object","properties":{}},"grpc":{"type":"object","properties":{}}}},"credentialsDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"configMapsDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenPath":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenAudience":{"minLength":1,"maxLength":4096,"type":"string"}}}}},"secrets":{"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","store","data","dataFrom"],"properties":{"name":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"store":{"minLength":1,"maxLength":4096,"type":"string"},"data":{"type":"array","items":{"type":"object","required":["secretKey","remoteRef"],"properties":{"secretKey":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"remoteRef":{"type":"object","required":["key"],"properties":{"key":{"minLength":1,"maxLength":4096,"type":"string"}}}}}},"dataFrom":{"type":"array","items":{"type":"object","properties":{}}},"template":{"type":"object","properties":{}},"templateEngine":{"anyOf":[{"const":"go","type":"string"},{"const":"handlebars","type":"string"}]}}}},"templates":{"type":"array","items":{"additionalProperties":false,"type":"object","required":["file","template"],"properties":{"file":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"template":{"maxLength":32768,"type":"string"}}}},"onChange":{"anyOf":[{"additionalProperties":false,"type":"object","required":["type","url","method"],"properties":{"type":{"const":"http","type":"string"},"url":{"minLength":1,"maxLength":4096,"type":"string"},"method":{"anyOf":[{"const":"POST","type":"string"},{"const":"PUT","type":"string"},{"const":"GET","type":"string"}]}}},{"additionalProperties":false,"type":"object","required":["type","process","signal"],"properties":{"type":{"const":"signal","type":"string"},"process":{"pattern":"^[^\\s/]{1,15}$","type":"string"},"signal":{"anyOf":[{"const":"SIGHUP","type":"string"},{"const":"SIGUSR1","type":"string"},{"const":"SIGUSR2","type":"string"},{"const":"SIGTERM","type":"string"},{"const":"SIGINT","type":"string"},{"const":"SIGQUIT","type":"string"},{"const":"SIGWINCH","type":"string"}]}}}]}}};
 const func2 = Object.prototype.hasOwnProperty;
 import func3_module from "ajv/dist/runtime/ucs2length.js";
 const func3 = func3_module.default ?? func3_module;
@@ -894,7 +894,7 @@ return false;
 else {
 const _errs75 = errors;
 for(const key5 in data29){
-if(!(((((key5 === "name") || (key5 === "store")) || (key5 === "data")) || (key5 === "dataFrom")) || (key5 === "template"))){
+if(!((((((key5 === "name") || (key5 === "store")) || (key5 === "data")) || (key5 === "dataFrom")) || (key5 === "template")) || (key5 === "templateEngine"))){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0,schemaPath:"#/properties/secrets/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -1129,6 +1129,89 @@ var valid8 = _errs94 === errors;
 else {
 var valid8 = true;
 }
+if(valid8){
+if(data29.templateEngine !== undefined){
+let data40 = data29.templateEngine;
+const _errs96 = errors;
+const _errs97 = errors;
+let valid13 = false;
+const _errs98 = errors;
+if(typeof data40 !== "string"){
+const err12 = {instancePath:instancePath+"/secrets/" + i0+"/templateEngine",schemaPath:"#/properties/secrets/items/properties/templateEngine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if("go" !== data40){
+const err13 = {instancePath:instancePath+"/secrets/" + i0+"/templateEngine",schemaPath:"#/properties/secrets/items/properties/templateEngine/anyOf/0/const",keyword:"const",params:{allowedValue: "go"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+var _valid2 = _errs98 === errors;
+valid13 = valid13 || _valid2;
+if(!valid13){
+const _errs100 = errors;
+if(typeof data40 !== "string"){
+const err14 = {instancePath:instancePath+"/secrets/" + i0+"/templateEngine",schemaPath:"#/properties/secrets/items/properties/templateEngine/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if("handlebars" !== data40){
+const err15 = {instancePath:instancePath+"/secrets/" + i0+"/templateEngine",schemaPath:"#/properties/secrets/items/properties/templateEngine/anyOf/1/const",keyword:"const",params:{allowedValue: "handlebars"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+var _valid2 = _errs100 === errors;
+valid13 = valid13 || _valid2;
+}
+if(!valid13){
+const err16 = {instancePath:instancePath+"/secrets/" + i0+"/templateEngine",schemaPath:"#/properties/secrets/items/properties/templateEngine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+validate10.errors = vErrors;
+return false;
+}
+else {
+errors = _errs97;
+if(vErrors !== null){
+if(_errs97){
+vErrors.length = _errs97;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid8 = _errs96 === errors;
+}
+else {
+var valid8 = true;
+}
+}
 }
 }
 }
@@ -1159,48 +1242,48 @@ var valid0 = true;
 }
 if(valid0){
 if(data.templates !== undefined){
-let data40 = data.templates;
-const _errs96 = errors;
-if(errors === _errs96){
-if(Array.isArray(data40)){
-var valid13 = true;
-const len3 = data40.length;
+let data41 = data.templates;
+const _errs102 = errors;
+if(errors === _errs102){
+if(Array.isArray(data41)){
+var valid14 = true;
+const len3 = data41.length;
 for(let i3=0; i3<len3; i3++){
-let data41 = data40[i3];
-const _errs98 = errors;
-if(errors === _errs98){
-if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
+let data42 = data41[i3];
+const _errs104 = errors;
+if(errors === _errs104){
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
 let missing6;
-if(((data41.file === undefined) && (missing6 = "file")) || ((data41.template === undefined) && (missing6 = "template"))){
+if(((data42.file === undefined) && (missing6 = "file")) || ((data42.template === undefined) && (missing6 = "template"))){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: missing6},message:"must have required property '"+missing6+"'"}];
 return false;
 }
 else {
-const _errs100 = errors;
-for(const key6 in data41){
+const _errs106 = errors;
+for(const key6 in data42){
 if(!((key6 === "file") || (key6 === "template"))){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3,schemaPath:"#/properties/templates/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs100 === errors){
-if(data41.file !== undefined){
-let data42 = data41.file;
-const _errs101 = errors;
-if(errors === _errs101){
-if(typeof data42 === "string"){
-if(func3(data42) > 255){
+if(_errs106 === errors){
+if(data42.file !== undefined){
+let data43 = data42.file;
+const _errs107 = errors;
+if(errors === _errs107){
+if(typeof data43 === "string"){
+if(func3(data43) > 255){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/file",schemaPath:"#/properties/templates/items/properties/file/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
 return false;
 }
 else {
-if(func3(data42) < 1){
+if(func3(data43) < 1){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/file",schemaPath:"#/properties/templates/items/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(!pattern6.test(data42)){
+if(!pattern6.test(data43)){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/file",schemaPath:"#/properties/templates/items/properties/file/pattern",keyword:"pattern",params:{pattern: "^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"},message:"must match pattern \""+"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"+"\""}];
 return false;
 }
@@ -1212,18 +1295,18 @@ validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/file",schem
 return false;
 }
 }
-var valid14 = _errs101 === errors;
+var valid15 = _errs107 === errors;
 }
 else {
-var valid14 = true;
+var valid15 = true;
 }
-if(valid14){
-if(data41.template !== undefined){
-let data43 = data41.template;
-const _errs103 = errors;
-if(errors === _errs103){
-if(typeof data43 === "string"){
-if(func3(data43) > 32768){
+if(valid15){
+if(data42.template !== undefined){
+let data44 = data42.template;
+const _errs109 = errors;
+if(errors === _errs109){
+if(typeof data44 === "string"){
+if(func3(data44) > 32768){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/template",schemaPath:"#/properties/templates/items/properties/template/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters"}];
 return false;
 }
@@ -1233,10 +1316,10 @@ validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/template",s
 return false;
 }
 }
-var valid14 = _errs103 === errors;
+var valid15 = _errs109 === errors;
 }
 else {
-var valid14 = true;
+var valid15 = true;
 }
 }
 }
@@ -1247,8 +1330,8 @@ validate10.errors = [{instancePath:instancePath+"/templates/" + i3,schemaPath:"#
 return false;
 }
 }
-var valid13 = _errs98 === errors;
-if(!valid13){
+var valid14 = _errs104 === errors;
+if(!valid14){
 break;
 }
 }
@@ -1258,94 +1341,23 @@ validate10.errors = [{instancePath:instancePath+"/templates",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs96 === errors;
+var valid0 = _errs102 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.onChange !== undefined){
-let data44 = data.onChange;
-const _errs105 = errors;
-const _errs106 = errors;
-let valid15 = false;
-const _errs107 = errors;
-if(errors === _errs107){
-if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
-let missing7;
-if((((data44.type === undefined) && (missing7 = "type")) || ((data44.url === undefined) && (missing7 = "url"))) || ((data44.method === undefined) && (missing7 = "method"))){
-const err12 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/0/required",keyword:"required",params:{missingProperty: missing7},message:"must have required property '"+missing7+"'"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-else {
-const _errs109 = errors;
-for(const key7 in data44){
-if(!(((key7 === "type") || (key7 === "url")) || (key7 === "method"))){
-const err13 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-break;
-}
-}
-if(_errs109 === errors){
-if(data44.type !== undefined){
-let data45 = data44.type;
-const _errs110 = errors;
-if(typeof data45 !== "string"){
-const err14 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/0/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if("http" !== data45){
-const err15 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/0/properties/type/const",keyword:"const",params:{allowedValue: "http"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-var valid16 = _errs110 === errors;
-}
-else {
-var valid16 = true;
-}
-if(valid16){
-if(data44.url !== undefined){
-let data46 = data44.url;
+let data45 = data.onChange;
+const _errs111 = errors;
 const _errs112 = errors;
-if(errors === _errs112){
-if(typeof data46 === "string"){
-if(func3(data46) > 4096){
-const err16 = {instancePath:instancePath+"/onChange/url",schemaPath:"#/properties/onChange/anyOf/0/properties/url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-else {
-if(func3(data46) < 1){
-const err17 = {instancePath:instancePath+"/onChange/url",schemaPath:"#/properties/onChange/anyOf/0/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+let valid16 = false;
+const _errs113 = errors;
+if(errors === _errs113){
+if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+let missing7;
+if((((data45.type === undefined) && (missing7 = "type")) || ((data45.url === undefined) && (missing7 = "url"))) || ((data45.method === undefined) && (missing7 = "method"))){
+const err17 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/0/required",keyword:"required",params:{missingProperty: missing7},message:"must have required property '"+missing7+"'"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1354,10 +1366,11 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-}
 else {
-const err18 = {instancePath:instancePath+"/onChange/url",schemaPath:"#/properties/onChange/anyOf/0/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs115 = errors;
+for(const key7 in data45){
+if(!(((key7 === "type") || (key7 === "url")) || (key7 === "method"))){
+const err18 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1365,22 +1378,15 @@ else {
 vErrors.push(err18);
 }
 errors++;
+break;
 }
 }
-var valid16 = _errs112 === errors;
-}
-else {
-var valid16 = true;
-}
-if(valid16){
-if(data44.method !== undefined){
-let data47 = data44.method;
-const _errs114 = errors;
-const _errs115 = errors;
-let valid17 = false;
+if(_errs115 === errors){
+if(data45.type !== undefined){
+let data46 = data45.type;
 const _errs116 = errors;
-if(typeof data47 !== "string"){
-const err19 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data46 !== "string"){
+const err19 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/0/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1389,8 +1395,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-if("POST" !== data47){
-const err20 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/0/const",keyword:"const",params:{allowedValue: "POST"},message:"must be equal to constant"};
+if("http" !== data46){
+const err20 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/0/properties/type/const",keyword:"const",params:{allowedValue: "http"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1399,12 +1405,19 @@ vErrors.push(err20);
 }
 errors++;
 }
-var _valid3 = _errs116 === errors;
-valid17 = valid17 || _valid3;
-if(!valid17){
+var valid17 = _errs116 === errors;
+}
+else {
+var valid17 = true;
+}
+if(valid17){
+if(data45.url !== undefined){
+let data47 = data45.url;
 const _errs118 = errors;
-if(typeof data47 !== "string"){
-const err21 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(errors === _errs118){
+if(typeof data47 === "string"){
+if(func3(data47) > 4096){
+const err21 = {instancePath:instancePath+"/onChange/url",schemaPath:"#/properties/onChange/anyOf/0/properties/url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1413,8 +1426,9 @@ vErrors.push(err21);
 }
 errors++;
 }
-if("PUT" !== data47){
-const err22 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/1/const",keyword:"const",params:{allowedValue: "PUT"},message:"must be equal to constant"};
+else {
+if(func3(data47) < 1){
+const err22 = {instancePath:instancePath+"/onChange/url",schemaPath:"#/properties/onChange/anyOf/0/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -1423,12 +1437,10 @@ vErrors.push(err22);
 }
 errors++;
 }
-var _valid3 = _errs118 === errors;
-valid17 = valid17 || _valid3;
-if(!valid17){
-const _errs120 = errors;
-if(typeof data47 !== "string"){
-const err23 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/onChange/url",schemaPath:"#/properties/onChange/anyOf/0/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -1437,8 +1449,21 @@ vErrors.push(err23);
 }
 errors++;
 }
-if("GET" !== data47){
-const err24 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/2/const",keyword:"const",params:{allowedValue: "GET"},message:"must be equal to constant"};
+}
+var valid17 = _errs118 === errors;
+}
+else {
+var valid17 = true;
+}
+if(valid17){
+if(data45.method !== undefined){
+let data48 = data45.method;
+const _errs120 = errors;
+const _errs121 = errors;
+let valid18 = false;
+const _errs122 = errors;
+if(typeof data48 !== "string"){
+const err24 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -1447,12 +1472,8 @@ vErrors.push(err24);
 }
 errors++;
 }
-var _valid3 = _errs120 === errors;
-valid17 = valid17 || _valid3;
-}
-}
-if(!valid17){
-const err25 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if("POST" !== data48){
+const err25 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/0/const",keyword:"const",params:{allowedValue: "POST"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -1461,29 +1482,12 @@ vErrors.push(err25);
 }
 errors++;
 }
-else {
-errors = _errs115;
-if(vErrors !== null){
-if(_errs115){
-vErrors.length = _errs115;
-}
-else {
-vErrors = null;
-}
-}
-}
-var valid16 = _errs114 === errors;
-}
-else {
-var valid16 = true;
-}
-}
-}
-}
-}
-}
-else {
-const err26 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var _valid4 = _errs122 === errors;
+valid18 = valid18 || _valid4;
+if(!valid18){
+const _errs124 = errors;
+if(typeof data48 !== "string"){
+const err26 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1492,16 +1496,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-var _valid2 = _errs107 === errors;
-valid15 = valid15 || _valid2;
-if(!valid15){
-const _errs122 = errors;
-if(errors === _errs122){
-if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
-let missing8;
-if((((data44.type === undefined) && (missing8 = "type")) || ((data44.process === undefined) && (missing8 = "process"))) || ((data44.signal === undefined) && (missing8 = "signal"))){
-const err27 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/1/required",keyword:"required",params:{missingProperty: missing8},message:"must have required property '"+missing8+"'"};
+if("PUT" !== data48){
+const err27 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/1/const",keyword:"const",params:{allowedValue: "PUT"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -1510,11 +1506,12 @@ vErrors.push(err27);
 }
 errors++;
 }
-else {
-const _errs124 = errors;
-for(const key8 in data44){
-if(!(((key8 === "type") || (key8 === "process")) || (key8 === "signal"))){
-const err28 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+var _valid4 = _errs124 === errors;
+valid18 = valid18 || _valid4;
+if(!valid18){
+const _errs126 = errors;
+if(typeof data48 !== "string"){
+const err28 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1522,15 +1519,9 @@ else {
 vErrors.push(err28);
 }
 errors++;
-break;
 }
-}
-if(_errs124 === errors){
-if(data44.type !== undefined){
-let data48 = data44.type;
-const _errs125 = errors;
-if(typeof data48 !== "string"){
-const err29 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/1/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("GET" !== data48){
+const err29 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/2/const",keyword:"const",params:{allowedValue: "GET"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1539,8 +1530,12 @@ vErrors.push(err29);
 }
 errors++;
 }
-if("signal" !== data48){
-const err30 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/1/properties/type/const",keyword:"const",params:{allowedValue: "signal"},message:"must be equal to constant"};
+var _valid4 = _errs126 === errors;
+valid18 = valid18 || _valid4;
+}
+}
+if(!valid18){
+const err30 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1549,19 +1544,29 @@ vErrors.push(err30);
 }
 errors++;
 }
-var valid18 = _errs125 === errors;
+else {
+errors = _errs121;
+if(vErrors !== null){
+if(_errs121){
+vErrors.length = _errs121;
 }
 else {
-var valid18 = true;
+vErrors = null;
 }
-if(valid18){
-if(data44.process !== undefined){
-let data49 = data44.process;
-const _errs127 = errors;
-if(errors === _errs127){
-if(typeof data49 === "string"){
-if(!pattern9.test(data49)){
-const err31 = {instancePath:instancePath+"/onChange/process",schemaPath:"#/properties/onChange/anyOf/1/properties/process/pattern",keyword:"pattern",params:{pattern: "^[^\\s/]{1,15}$"},message:"must match pattern \""+"^[^\\s/]{1,15}$"+"\""};
+}
+}
+var valid17 = _errs120 === errors;
+}
+else {
+var valid17 = true;
+}
+}
+}
+}
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1571,8 +1576,15 @@ vErrors.push(err31);
 errors++;
 }
 }
-else {
-const err32 = {instancePath:instancePath+"/onChange/process",schemaPath:"#/properties/onChange/anyOf/1/properties/process/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid3 = _errs113 === errors;
+valid16 = valid16 || _valid3;
+if(!valid16){
+const _errs128 = errors;
+if(errors === _errs128){
+if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+let missing8;
+if((((data45.type === undefined) && (missing8 = "type")) || ((data45.process === undefined) && (missing8 = "process"))) || ((data45.signal === undefined) && (missing8 = "signal"))){
+const err32 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/1/required",keyword:"required",params:{missingProperty: missing8},message:"must have required property '"+missing8+"'"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1581,21 +1593,11 @@ vErrors.push(err32);
 }
 errors++;
 }
-}
-var valid18 = _errs127 === errors;
-}
 else {
-var valid18 = true;
-}
-if(valid18){
-if(data44.signal !== undefined){
-let data50 = data44.signal;
-const _errs129 = errors;
 const _errs130 = errors;
-let valid19 = false;
-const _errs131 = errors;
-if(typeof data50 !== "string"){
-const err33 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key8 in data45){
+if(!(((key8 === "type") || (key8 === "process")) || (key8 === "signal"))){
+const err33 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -1603,9 +1605,15 @@ else {
 vErrors.push(err33);
 }
 errors++;
+break;
 }
-if("SIGHUP" !== data50){
-const err34 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/0/const",keyword:"const",params:{allowedValue: "SIGHUP"},message:"must be equal to constant"};
+}
+if(_errs130 === errors){
+if(data45.type !== undefined){
+let data49 = data45.type;
+const _errs131 = errors;
+if(typeof data49 !== "string"){
+const err34 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/1/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -1614,12 +1622,8 @@ vErrors.push(err34);
 }
 errors++;
 }
-var _valid4 = _errs131 === errors;
-valid19 = valid19 || _valid4;
-if(!valid19){
-const _errs133 = errors;
-if(typeof data50 !== "string"){
-const err35 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("signal" !== data49){
+const err35 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/1/properties/type/const",keyword:"const",params:{allowedValue: "signal"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -1628,8 +1632,19 @@ vErrors.push(err35);
 }
 errors++;
 }
-if("SIGUSR1" !== data50){
-const err36 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/1/const",keyword:"const",params:{allowedValue: "SIGUSR1"},message:"must be equal to constant"};
+var valid19 = _errs131 === errors;
+}
+else {
+var valid19 = true;
+}
+if(valid19){
+if(data45.process !== undefined){
+let data50 = data45.process;
+const _errs133 = errors;
+if(errors === _errs133){
+if(typeof data50 === "string"){
+if(!pattern9.test(data50)){
+const err36 = {instancePath:instancePath+"/onChange/process",schemaPath:"#/properties/onChange/anyOf/1/properties/process/pattern",keyword:"pattern",params:{pattern: "^[^\\s/]{1,15}$"},message:"must match pattern \""+"^[^\\s/]{1,15}$"+"\""};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -1638,12 +1653,9 @@ vErrors.push(err36);
 }
 errors++;
 }
-var _valid4 = _errs133 === errors;
-valid19 = valid19 || _valid4;
-if(!valid19){
-const _errs135 = errors;
-if(typeof data50 !== "string"){
-const err37 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err37 = {instancePath:instancePath+"/onChange/process",schemaPath:"#/properties/onChange/anyOf/1/properties/process/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -1652,8 +1664,21 @@ vErrors.push(err37);
 }
 errors++;
 }
-if("SIGUSR2" !== data50){
-const err38 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/2/const",keyword:"const",params:{allowedValue: "SIGUSR2"},message:"must be equal to constant"};
+}
+var valid19 = _errs133 === errors;
+}
+else {
+var valid19 = true;
+}
+if(valid19){
+if(data45.signal !== undefined){
+let data51 = data45.signal;
+const _errs135 = errors;
+const _errs136 = errors;
+let valid20 = false;
+const _errs137 = errors;
+if(typeof data51 !== "string"){
+const err38 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -1662,12 +1687,8 @@ vErrors.push(err38);
 }
 errors++;
 }
-var _valid4 = _errs135 === errors;
-valid19 = valid19 || _valid4;
-if(!valid19){
-const _errs137 = errors;
-if(typeof data50 !== "string"){
-const err39 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("SIGHUP" !== data51){
+const err39 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/0/const",keyword:"const",params:{allowedValue: "SIGHUP"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -1676,8 +1697,12 @@ vErrors.push(err39);
 }
 errors++;
 }
-if("SIGTERM" !== data50){
-const err40 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/3/const",keyword:"const",params:{allowedValue: "SIGTERM"},message:"must be equal to constant"};
+var _valid5 = _errs137 === errors;
+valid20 = valid20 || _valid5;
+if(!valid20){
+const _errs139 = errors;
+if(typeof data51 !== "string"){
+const err40 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -1686,12 +1711,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-var _valid4 = _errs137 === errors;
-valid19 = valid19 || _valid4;
-if(!valid19){
-const _errs139 = errors;
-if(typeof data50 !== "string"){
-const err41 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("SIGUSR1" !== data51){
+const err41 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/1/const",keyword:"const",params:{allowedValue: "SIGUSR1"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -1700,8 +1721,12 @@ vErrors.push(err41);
 }
 errors++;
 }
-if("SIGINT" !== data50){
-const err42 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/4/const",keyword:"const",params:{allowedValue: "SIGINT"},message:"must be equal to constant"};
+var _valid5 = _errs139 === errors;
+valid20 = valid20 || _valid5;
+if(!valid20){
+const _errs141 = errors;
+if(typeof data51 !== "string"){
+const err42 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -1710,12 +1735,8 @@ vErrors.push(err42);
 }
 errors++;
 }
-var _valid4 = _errs139 === errors;
-valid19 = valid19 || _valid4;
-if(!valid19){
-const _errs141 = errors;
-if(typeof data50 !== "string"){
-const err43 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/5/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("SIGUSR2" !== data51){
+const err43 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/2/const",keyword:"const",params:{allowedValue: "SIGUSR2"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -1724,8 +1745,12 @@ vErrors.push(err43);
 }
 errors++;
 }
-if("SIGQUIT" !== data50){
-const err44 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/5/const",keyword:"const",params:{allowedValue: "SIGQUIT"},message:"must be equal to constant"};
+var _valid5 = _errs141 === errors;
+valid20 = valid20 || _valid5;
+if(!valid20){
+const _errs143 = errors;
+if(typeof data51 !== "string"){
+const err44 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -1734,12 +1759,8 @@ vErrors.push(err44);
 }
 errors++;
 }
-var _valid4 = _errs141 === errors;
-valid19 = valid19 || _valid4;
-if(!valid19){
-const _errs143 = errors;
-if(typeof data50 !== "string"){
-const err45 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/6/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("SIGTERM" !== data51){
+const err45 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/3/const",keyword:"const",params:{allowedValue: "SIGTERM"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -1748,8 +1769,12 @@ vErrors.push(err45);
 }
 errors++;
 }
-if("SIGWINCH" !== data50){
-const err46 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/6/const",keyword:"const",params:{allowedValue: "SIGWINCH"},message:"must be equal to constant"};
+var _valid5 = _errs143 === errors;
+valid20 = valid20 || _valid5;
+if(!valid20){
+const _errs145 = errors;
+if(typeof data51 !== "string"){
+const err46 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/4/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -1758,16 +1783,8 @@ vErrors.push(err46);
 }
 errors++;
 }
-var _valid4 = _errs143 === errors;
-valid19 = valid19 || _valid4;
-}
-}
-}
-}
-}
-}
-if(!valid19){
-const err47 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if("SIGINT" !== data51){
+const err47 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/4/const",keyword:"const",params:{allowedValue: "SIGINT"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -1776,29 +1793,12 @@ vErrors.push(err47);
 }
 errors++;
 }
-else {
-errors = _errs130;
-if(vErrors !== null){
-if(_errs130){
-vErrors.length = _errs130;
-}
-else {
-vErrors = null;
-}
-}
-}
-var valid18 = _errs129 === errors;
-}
-else {
-var valid18 = true;
-}
-}
-}
-}
-}
-}
-else {
-const err48 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var _valid5 = _errs145 === errors;
+valid20 = valid20 || _valid5;
+if(!valid20){
+const _errs147 = errors;
+if(typeof data51 !== "string"){
+const err48 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/5/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -1807,12 +1807,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-}
-var _valid2 = _errs122 === errors;
-valid15 = valid15 || _valid2;
-}
-if(!valid15){
-const err49 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if("SIGQUIT" !== data51){
+const err49 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/5/const",keyword:"const",params:{allowedValue: "SIGQUIT"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -1820,21 +1816,108 @@ else {
 vErrors.push(err49);
 }
 errors++;
-validate10.errors = vErrors;
-return false;
+}
+var _valid5 = _errs147 === errors;
+valid20 = valid20 || _valid5;
+if(!valid20){
+const _errs149 = errors;
+if(typeof data51 !== "string"){
+const err50 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/6/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err50];
 }
 else {
-errors = _errs106;
+vErrors.push(err50);
+}
+errors++;
+}
+if("SIGWINCH" !== data51){
+const err51 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/6/const",keyword:"const",params:{allowedValue: "SIGWINCH"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+var _valid5 = _errs149 === errors;
+valid20 = valid20 || _valid5;
+}
+}
+}
+}
+}
+}
+if(!valid20){
+const err52 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+else {
+errors = _errs136;
 if(vErrors !== null){
-if(_errs106){
-vErrors.length = _errs106;
+if(_errs136){
+vErrors.length = _errs136;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid0 = _errs105 === errors;
+var valid19 = _errs135 === errors;
+}
+else {
+var valid19 = true;
+}
+}
+}
+}
+}
+}
+else {
+const err53 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+var _valid3 = _errs128 === errors;
+valid16 = valid16 || _valid3;
+}
+if(!valid16){
+const err54 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+validate10.errors = vErrors;
+return false;
+}
+else {
+errors = _errs112;
+if(vErrors !== null){
+if(_errs112){
+vErrors.length = _errs112;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid0 = _errs111 === errors;
 }
 else {
 var valid0 = true;
