@@ -9,6 +9,7 @@ import type { AgentConfig, AgentStore } from '../src/agent-config.js';
 import { loadProvider, providerNameOf } from '../src/providers/registry.js';
 import { coalescing } from '../src/providers/coalescing.js';
 import { fetchExternalSecret } from '../src/externalsecret/fetch.js';
+import { transformKeys } from '../src/templating/go/index.js';
 import {
   ProviderError,
   type Provider,
@@ -144,7 +145,7 @@ export class Fetcher {
       return c;
     };
     const results = await Promise.allSettled(
-      config.secrets.map(async (s) => fetchExternalSecret(await clientFor(s.store), s, { signal: deadline })),
+      config.secrets.map(async (s) => fetchExternalSecret(await clientFor(s.store), s, { signal: deadline, transformKeys })),
     );
     const out: Fetched = new Map();
     const failures: { secret: string; store: string; error: Error }[] = [];

@@ -223,7 +223,17 @@ function securityContext(request: InjectionRequest): V1SecurityContext {
   };
 }
 
-function agentContainer(name: string, config: AgentConfig, inputs: MutationInputs, mounts: V1VolumeMount[]): V1Container {
+/** The Go template engine (WebAssembly, docs/decisions/0015) adds ~60 MiB to an agent
+ *  that renders Go templates; such an agent gets this limit unless the pod sets
+ *  esi.dev/agent-memory-limit itself. */
+export const GO_TEMPLATE_AGENT_MEMORY_LIMIT = '192Mi';
+
+function usesGoTemplates(config: AgentConfig): boolean {
+  return config.secrets.some((s) => s.templateEngine === 'go' || s.dataFrom.some((d) => d.rewrite?.some((r) => r.transform)));
+}
+
+// eslint-disable-next-line max-params -- whether the pod set its own memory limit is a fact of the pod, not of the parsed request
+function agentContainer(name: string, config: AgentConfig, inputs: MutationInputs, mounts: V1VolumeMount[], limitSet = true): V1Container {
   const { request, agent } = inputs;
   const health = (path: string) => ({ httpGet: { path, port: request.agentPort } });
   const c: V1Container = {
@@ -237,7 +247,7 @@ function agentContainer(name: string, config: AgentConfig, inputs: MutationInput
     ],
     resources: {
       requests: { cpu: request.cpuRequest, memory: request.memoryRequest },
-      limits: { memory: request.memoryLimit },
+      limits: { memory: !limitSet && usesGoTemplates(config) ? GO_TEMPLATE_AGENT_MEMORY_LIMIT : request.memoryLimit },
     },
     securityContext: securityContext(request),
     volumeMounts: [{ name: SECRETS_VOLUME, mountPath: request.mountPath }, ...mounts],
@@ -267,7 +277,7 @@ export function mutatePod(pod: V1Pod, inputs: MutationInputs): V1Pod {
   const inits = [...(spec.initContainers ?? [])];
   const at = afterNativeSidecars(inits);
   const containerFor = (name: string, mode: InjectionMode) =>
-    agentContainer(name, agentConfig(out, inputs, mode, mounts.stores), inputs, mounts.agentMounts);
+    agentContainer(name, agentConfig(out, inputs, mode, mounts.stores), inputs, mounts.agentMounts, 'esi.dev/agent-memory-limit' in (pod.metadata?.annotations ?? {}));
   if (request.mode === 'sidecar') {
     inits.splice(at, 0, containerFor(AGENT_INIT_CONTAINER, 'init-only'));
     spec.containers = [...spec.containers, containerFor(AGENT_CONTAINER, 'sidecar')];

@@ -11,6 +11,7 @@ import { fetchExternalSecret } from '../externalsecret/fetch.js';
 import { ProviderError } from '../providers/types.js';
 import { clusterStoreAdmits, crossNamespaceRefs } from '../stores/access.js';
 import { applyExternalSecretTemplate, selectTemplateEngine, type TemplateEngine } from '../templating/index.js';
+import { transformKeys } from '../templating/go/index.js';
 import { storeId, type ClientCache } from './clients.js';
 import type { EventRecorder } from './events.js';
 import type { Informers } from './informers.js';
@@ -226,7 +227,7 @@ export class ExternalSecretReconciler {
       const client = await this.d.clients.get(store, ns);
       values = await fetchExternalSecret(fresh ? client.fresh : client.shared, {
         name: es.metadata.name!, data: es.spec.data ?? [], dataFrom: es.spec.dataFrom ?? [],
-      });
+      }, { transformKeys });
     } catch (err) {
       const cause = rootCause(err);
       const code = cause instanceof ProviderError ? cause.code : undefined;

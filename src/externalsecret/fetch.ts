@@ -16,7 +16,12 @@ import { RemoteRefError } from '../providers/errors.js';
 import { emptySecretMap, ProviderError, type CallOptions, type FindRef, type RemoteRef, type SecretMap, type SecretsClient } from '../providers/types.js';
 import { decodeMap, decodeValue } from './decode.js';
 import { convertKeys, isValidSecretKey } from './keys.js';
-import { applyRewrites } from './rewrite.js';
+import { applyRewrites, type KeyTransform } from './rewrite.js';
+
+/** Provider call options, plus the renderer of `rewrite[].transform` templates. */
+export interface FetchOptions extends CallOptions {
+  transformKeys?: KeyTransform;
+}
 
 /** What is fetched: an ExternalSecret's name and the `data` / `dataFrom` of its spec. */
 export interface ExternalSecretSource {
@@ -69,7 +74,7 @@ function checkKeys(map: SecretMap): SecretMap {
   return map;
 }
 
-async function fetchFrom(client: SecretsClient, f: ExternalSecretDataFromRemoteRef, opts: CallOptions): Promise<SecretMap> {
+async function fetchFrom(client: SecretsClient, f: ExternalSecretDataFromRemoteRef, opts: FetchOptions): Promise<SecretMap> {
   if (f.sourceRef) throw new RemoteRefError('sourceRef (generators, store overrides) is not supported by ESI', 'Unsupported');
   let map: SecretMap;
   let conversion: ConversionStrategy | undefined;
@@ -88,7 +93,7 @@ async function fetchFrom(client: SecretsClient, f: ExternalSecretDataFromRemoteR
     throw new RemoteRefError('needs one of extract or find', 'InvalidSpec');
   }
   // As ESO: an explicit rewrite replaces the default key conversion.
-  map = f.rewrite?.length ? applyRewrites(f.rewrite, map) : convertKeys(conversion, map);
+  map = f.rewrite?.length ? applyRewrites(f.rewrite, map, opts.transformKeys) : convertKeys(conversion, map);
   return decodeMap(decoding, checkKeys(map));
 }
 
@@ -101,7 +106,7 @@ function wrap(secret: string, entry: string, err: unknown): ExternalSecretError 
 /** Resolves `dataFrom` then `data` (ESO's order: later entries override earlier ones,
  *  so explicit `data` keys win) into key → bytes. Remote reads run concurrently; the
  *  caller's `signal` (its deadline) is passed to every provider call. */
-export async function fetchExternalSecret(client: SecretsClient, secret: ExternalSecretSource, opts: CallOptions = {}): Promise<SecretMap> {
+export async function fetchExternalSecret(client: SecretsClient, secret: ExternalSecretSource, opts: FetchOptions = {}): Promise<SecretMap> {
   const from = (secret.dataFrom ?? []).map((f, i) =>
     fetchFrom(client, f, opts).catch((err: unknown) => Promise.reject(wrap(secret.name, describeFrom(i, f), err))),
   );

@@ -1,7 +1,7 @@
 // The ExternalSecret layer: ESO v1 semantics of an ExternalSecret's data/dataFrom over
 // a provider client, shared by the agent and the reconciler.
 export { decodeMap, decodeValue } from './decode.js';
-export { describeData, describeFrom, ExternalSecretError, fetchExternalSecret, toRemoteRef, type ExternalSecretSource } from './fetch.js';
+export { describeData, describeFrom, ExternalSecretError, fetchExternalSecret, toRemoteRef, type ExternalSecretSource, type FetchOptions } from './fetch.js';
 export { convertKey, convertKeys, isValidSecretKey } from './keys.js';
-export { applyRewrites, expandGoTemplate } from './rewrite.js';
+export { applyRewrites, expandGoTemplate, type KeyTransform } from './rewrite.js';
 export { compileGoRegexp } from '../providers/regexp.js';

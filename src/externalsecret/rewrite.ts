@@ -1,9 +1,9 @@
-// `dataFrom[].rewrite`: Go regexp rewrites of the keys a dataFrom entry produced.
+// `dataFrom[].rewrite`: Go regexp rewrites and Go template transforms of the keys a
+// dataFrom entry produced.
 import type { ExternalSecretRewrite } from '../api/types.js';
 import { RemoteRefError } from '../providers/errors.js';
 import { compileGoRegexp, type GoRegexp } from '../providers/regexp.js';
 import { emptySecretMap, type SecretMap } from '../providers/types.js';
-import { transformKeys } from '../templating/go/index.js';
 
 /** Go's Regexp.Expand: `$1`, `${1}`, `$name`, `${name}`; `$$` is a dollar; a name
  *  is the longest run of letters, digits and `_`; unknown groups expand to nothing. */
@@ -20,13 +20,18 @@ function rewriteKey(re: GoRegexp, target: string, key: string): string {
   return re.replaceAll(key, (groups, named) => expandGoTemplate(target, groups, named));
 }
 
+/** Renders a `rewrite[].transform` template (ESO's Go template engine) over the keys of
+ *  `map`; supplied by the caller (the agent and the reconciler own the template engine). */
+export type KeyTransform = (name: string, template: string, map: SecretMap) => SecretMap;
+
 /** `dataFrom[].rewrite`: each step rewrites every key, in order. */
-export function applyRewrites(rewrites: ExternalSecretRewrite[], map: SecretMap): SecretMap {
+export function applyRewrites(rewrites: ExternalSecretRewrite[], map: SecretMap, transform?: KeyTransform): SecretMap {
   let cur = map;
   for (const [i, rw] of rewrites.entries()) {
     if (rw.transform) {
       // A Go template (ESO engine v2) rendering each key, bound to `.value`.
-      cur = transformKeys(`rewrite[${i}].transform`, rw.transform.template, cur);
+      if (!transform) throw new RemoteRefError(`rewrite[${i}].transform needs a Go template engine, which this caller did not provide`, 'Unsupported');
+      cur = transform(`rewrite[${i}].transform`, rw.transform.template, cur);
       continue;
     }
     if (!rw.regexp) throw new RemoteRefError(`rewrite[${i}] has no regexp`, 'InvalidSpec');

@@ -66,13 +66,20 @@ t.test('target name, template (handlebars opt-in), dataFrom extract/find/rewrite
   t.same(decoded(await getSecret(env, ns, 'found')), { app_one: `${CANARY}-one`, app_two: `${CANARY}-two` });
 });
 
-t.test('an ESO Go template renders as ESO renders it', async (t) => {
+t.test('a Go template (ESO engine v2) renders into the Secret; a syntax error is Ready=False naming the line', async (t) => {
   await create(env, ns, 'externalsecrets', externalSecret('gotpl', 'fake', {
-    target: { template: { data: { pw: 'pw={{ .password }}' } } },
+    target: { template: { data: { pw: '{{ .password | upper }}' } } },
     dataFrom: [{ extract: { key: 'db' } }],
   }));
   await ready(env, ns, 'gotpl', 'True');
-  t.same(decoded(await getSecret(env, ns, 'gotpl')), { pw: `pw=${CANARY}-pw` });
+  t.same(decoded(await getSecret(env, ns, 'gotpl')), { pw: `${CANARY}-pw`.toUpperCase() });
+  await create(env, ns, 'externalsecrets', externalSecret('gotpl-bad', 'fake', {
+    target: { template: { data: { pw: '{{ .password ' } } },
+    dataFrom: [{ extract: { key: 'db' } }],
+  }));
+  const es = await ready(env, ns, 'gotpl-bad', 'False', 'InvalidSpec');
+  t.match(es.status?.conditions?.[0]?.message, /target\.template\.data\.pw line 1: unclosed action/);
+  t.notOk(await getSecret(env, ns, 'gotpl-bad'));
 });
 
 t.test('Merge into an existing Secret; Merge without one; None writes nothing', async (t) => {

@@ -3,6 +3,7 @@
 // against the real fake provider.
 import t from 'tap';
 import { stopEngine } from '../../src/templating/go/runner.js';
+import { transformKeys } from '../../src/templating/go/index.js';
 import pino from 'pino';
 import type { AgentSecret } from '../../src/agent-config.js';
 import { provider } from '../../src/providers/fake/index.js';
@@ -71,9 +72,10 @@ t.test('key conversion and rewrite', async (tt) => {
   );
   tt.same(Object.keys(out).sort(), ['APP_db_pass', 'APP_db_user', 'other']);
   // transform: ESO's Go template per key, `.value` bound to the key (rendered by the Go engine).
-  const upper = applyRewrites([{ transform: { template: '{{ .value | upper }}' } }, { regexp: { source: '/', target: '_' } }], map);
+  const upper = applyRewrites([{ transform: { template: '{{ .value | upper }}' } }, { regexp: { source: '/', target: '_' } }], map, transformKeys);
   tt.same(Object.keys(upper).sort(), ['APP_DB-PASS', 'APP_DB-USER', 'OTHER']);
-  tt.throws(() => applyRewrites([{ transform: { template: '{{ .nope }}' } }], map), /rewrite\[0\]\.transform line 1, column 3: .*no entry for key "nope"/);
+  tt.throws(() => applyRewrites([{ transform: { template: '{{ .value }}' } }], map), /rewrite\[0\]\.transform needs a Go template engine/);
+  tt.throws(() => applyRewrites([{ transform: { template: '{{ .nope }}' } }], map, transformKeys), /rewrite\[0\]\.transform line 1, column 3: .*no entry for key "nope"/);
   tt.throws(() => applyRewrites([{ regexp: { source: '(', target: '' } }], map), /invalid rewrite regexp/);
 });
 

@@ -2,7 +2,7 @@
 // do) but that uses a feature ESI does not serve is refused when a pod mounts it, with the
 // field and what ESI supports instead; Go templates (target.template, rewrite transforms)
 // are parsed there. One case per unsupported feature; the served ones resolve.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { ManifestLookup } from '../../webhook/inject-cmd.js';
 import { resolve } from '../../webhook/resolve.js';
 import type { InjectionRequest } from '../../webhook/annotations.js';
@@ -20,12 +20,11 @@ function verdict(spec: Record<string, unknown>, annotations?: Record<string, str
   return resolve({ namespace: NS, serviceAccountName: 'default' }, { secrets: ['es'] } as unknown as InjectionRequest, lookup);
 }
 
-function refused(t: Tap, what: string, spec: Record<string, unknown>, expected: RegExp, annotations?: Record<string, string>): void {
+function refused(t: Test, what: string, spec: Record<string, unknown>, expected: RegExp, annotations?: Record<string, string>): void {
   const r = verdict(spec, annotations);
   t.notOk(r.ok, `${what} is refused`);
   if (!r.ok) t.match(r.problems.join('\n'), expected, what);
 }
-type Tap = Pick<typeof t, 'notOk' | 'match'>;
 
 t.test('each unsupported feature is a denial naming the field and the alternative', async (t) => {
   refused(t, 'syncWindows', { data, syncWindows: { kind: 'allow', windows: [{ schedule: '0 2 * * *', duration: '1h' }] } },
@@ -78,4 +77,19 @@ t.test('served features resolve, with the engine the agent will use', async (t) 
   if (hb.ok) t.equal(hb.resolved.secrets[0]?.templateEngine, 'handlebars');
   const plain = verdict({ data, target: { manifest: { apiVersion: 'v1', kind: 'ConfigMap' }, creationPolicy: 'CreateOrMerge' } });
   t.ok(plain.ok, 'target fields describe the reconciler\'s object; the agent writes files regardless');
+});
+
+t.test('an agent that renders Go templates gets room for the engine, unless the pod sets its limit', async (t) => {
+  const { admit } = await import('../../webhook/admission.js');
+  const limit = (spec: Record<string, unknown>, annotations: Record<string, string> = {}) => {
+    const es = { apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: { name: 'es', namespace: NS }, spec: { secretStoreRef: { name: 'fake' }, ...spec } };
+    const pod = { metadata: { name: 'p', labels: { 'esi.dev/inject': 'true' }, annotations: { 'esi.dev/secrets': 'es', ...annotations } }, spec: { containers: [{ name: 'app', image: 'app' }] } };
+    const out = admit(pod, { namespace: NS, lookup: new ManifestLookup([namespace, store, es]), resolve: {}, agent: { image: 'esi:test', defaultTokenAudience: 'esi' } });
+    if (out.kind !== 'mutated') throw new Error(`not mutated: ${JSON.stringify(out)}`);
+    return out.pod.spec?.initContainers?.find((c) => c.name === 'esi-agent')?.resources?.limits?.memory;
+  };
+  t.equal(limit({ data }), '96Mi', 'no Go template: the default');
+  t.equal(limit({ data, target: { template: { data: { a: '{{ .k }}' } } } }), '192Mi', 'target.template in Go');
+  t.equal(limit({ dataFrom: [{ extract: { key: 'k' }, rewrite: [{ transform: { template: '{{ .value }}' } }] }] }), '192Mi', 'rewrite transform');
+  t.equal(limit({ data, target: { template: { data: { a: '{{ .k }}' } } } }, { 'esi.dev/agent-memory-limit': '128Mi' }), '128Mi', 'the pod\'s own limit wins');
 });

@@ -4,6 +4,7 @@
 // fresh one is started on the next request; responses larger than the shared buffer are
 // refused. Nothing loads until the first Go template: agents without one pay nothing.
 import { readFileSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { locateEngineWasm } from './locate.js';
 import { STATE, WORKER_SOURCE } from './worker-source.js';
@@ -81,6 +82,9 @@ export function capMemory(bytes: Uint8Array, maxPages: number): Uint8Array {
 }
 
 function start(): Running {
+  // Baseline (Liftoff) code only: templates run for microseconds, while optimising a 12 MiB
+  // module costs ~30 MiB and a second of CPU in a pod's agent. Only this module is WebAssembly.
+  if (!compiled) setFlagsFromString('--liftoff-only');
   compiled ??= new wasm.Module(capMemory(readFileSync(locateEngineWasm()), MAX_MEMORY_PAGES));
   const control = new Int32Array(new SharedArrayBuffer(8));
   const data = new Uint8Array(new SharedArrayBuffer(RESPONSE_BYTES));
