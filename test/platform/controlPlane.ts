@@ -44,7 +44,12 @@ function alive(pid: number): boolean {
 export function readSharedState(): (ControlPlaneInfo & { pid: number }) | undefined {
   const file = join(SHARED_DIR, 'state.json');
   if (!existsSync(file)) return undefined;
-  const state = JSON.parse(readFileSync(file, 'utf8')) as ControlPlaneInfo & { pid: number; error?: string };
+  let state: ControlPlaneInfo & { pid: number; error?: string };
+  try {
+    state = JSON.parse(readFileSync(file, 'utf8')) as typeof state;
+  } catch {
+    return undefined; // written by an older supervisor that did not rename: poll again
+  }
   if (state.error || !alive(state.pid)) return undefined;
   return state;
 }

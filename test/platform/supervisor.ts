@@ -3,7 +3,7 @@
 // when the time limit passes. Writes <dir>/state.json once the apiserver is ready.
 //
 //   tsx test/platform/supervisor.ts --dir DIR [--owner PID] [--ttl SECONDS] [--controllers a,b]
-import { rm, writeFile } from 'node:fs/promises';
+import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startControlPlane, type ControllerName } from './control-plane-process.js';
@@ -31,14 +31,21 @@ const alive = (pid: number) => {
   }
 };
 
+/** Readers poll state.json: write it whole (temp file + rename), never half-written. */
+async function writeState(state: object): Promise<void> {
+  const tmp = join(dir, `state.json.${process.pid}.tmp`);
+  await writeFile(tmp, JSON.stringify(state));
+  await rename(tmp, join(dir, 'state.json'));
+}
+
 const controllers = values.controllers.split(',').filter(Boolean) as ControllerName[];
 const cp = await startControlPlane(dir, { controllers }).catch(async (err: Error) => {
-  await writeFile(join(dir, 'state.json'), JSON.stringify({ error: err.message }));
+  await writeState({ error: err.message });
   console.error(`supervisor: control plane failed to start: ${err.message}`);
   process.exit(1);
 });
 const { stop, ...info } = cp;
-await writeFile(join(dir, 'state.json'), JSON.stringify({ ...info, pid: process.pid }));
+await writeState({ ...info, pid: process.pid });
 
 let stopping = false;
 async function shutdown(why: string) {
