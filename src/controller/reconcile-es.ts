@@ -81,7 +81,7 @@ export class ExternalSecretReconciler {
     const store = this.findStore(es);
     this.d.uses(key, store.id);
     try {
-      if (!store.obj) throw new Failure('StoreNotFound', `${store.what} not found; create it or fix spec.secretStoreRef`, false);
+      if (!store.obj) throw new Failure('StoreNotFound', `${store.what} not found; create it or fix spec.secretStoreRef`, true); // retried with backoff: converges even if the store's add event raced this reconcile
       if (!this.d.stores.served(store.obj)) {
         this.state.delete(key);
         this.d.schedule.cancel(key);

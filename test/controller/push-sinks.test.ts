@@ -53,6 +53,9 @@ t.test('a label-selected PushSecret publishes connection Secrets; another namesp
   await putSecret(env, producer, 'payments-db', { host: 'payments.db.svc', password: `${CANARY}-pay` }, publish);
   await until('new Secret published at the next refresh', async () => (await remote(`connections/${producer}/payments-db`))?.host === 'payments.db.svc', 45_000);
 
+  // Delete removes what status records: wait until the new entry is recorded there.
+  await until('new entry recorded in status', async () =>
+    JSON.stringify((await getPush(env, producer, 'publish-connections'))?.status?.syncedPushSecrets ?? {}).includes('payments-db'), 45_000);
   await deletePush(env, producer, 'publish-connections');
   await until('PushSecret gone', async () => !(await getPush(env, producer, 'publish-connections')));
   t.notOk(plugin.store.keys().some((k) => k.startsWith(`connections/${producer}/`)), 'published entries removed (deletionPolicy Delete)');
