@@ -5,6 +5,7 @@
 import t from 'tap';
 import type { AnySecretStore, PushSecret } from '../../src/api/types.js';
 import { FakeClient } from '../../src/providers/fake/index.js';
+import type { PushOptions, PushRemoteRef, SecretsClient } from '../../src/providers/types.js';
 import { KeyedMutex, NotOwned, pushEntry, sameMetadata } from '../../src/controller/push/remote.js';
 import { entryKey, forSource, pushSpec, selectorQuery } from '../../src/controller/push/spec.js';
 import { loopProblems, storeProblems } from '../../src/controller/push/targets.js';
@@ -110,7 +111,7 @@ t.test('pushEntry: changed metadata is pushed even for an equal value, with the 
   const client = new FakeClient('SecretStore/n/fake', []);
   const seen: unknown[] = [];
   const push = client.pushSecret.bind(client);
-  client.pushSecret = (v, r, o) => (seen.push(o?.metadata), push(v, r, o));
+  (client as SecretsClient).pushSecret = (v: Uint8Array, r: PushRemoteRef, o?: PushOptions) => (seen.push(o?.metadata), push(v, r));
   const base = { client, provider: 'fake', updatePolicy: 'Replace' as const, recorded: true, ref: { remoteKey: 'k' }, value: enc('v') };
   t.equal(await pushEntry(base), 'written');
   t.equal(await pushEntry({ ...base, metadata: { tags: { a: 'b' } }, metadataChanged: false }), 'equal', 'same metadata: no write');
