@@ -2,7 +2,7 @@
 // merged into one JSON secret, whole-Secret pushes, the managed-by custom metadata, no new
 // version on idle refreshes, an unmarked secret refused) and moto (Secrets Manager: the
 // managed-by tag, deletionPolicy Delete removing exactly the pushed secret while a foreign
-// one with the same prefix survives).
+// one with the same prefix survives); and the shared scenario of push-matrix.ts on both.
 import { CreateSecretCommand, DescribeSecretCommand, GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import t from 'tap';
 import { startMoto } from '../platform/backends/moto.js';
@@ -10,6 +10,7 @@ import { kvRead, kvWrite, startVaultServer } from '../platform/backends/openbao.
 import { createNamespace } from '../helpers/kube.js';
 import { controllerEnv, create, startController, until } from './fixture.js';
 import { createPush, deletePush, getPush, pushReady, putSecret } from './push-fixture.js';
+import { pushMatrix } from './push-matrix.js';
 
 const CANARY = 'pushbk-canary-81c2e7';
 const env = await controllerEnv(t);
@@ -27,17 +28,19 @@ t.teardown(() => sm.destroy());
 
 await putSecret(env, ns, 'creds', { 'vault-token': vault.rootToken, 'aws-id': 'AKIAPUSHTEST', 'aws-secret': 'push-test-secret' });
 await putSecret(env, ns, 'db', { username: 'orders', password: `${CANARY}-pw` });
-await create(env, ns, 'secretstores', {
+const baoStore = {
   kind: 'SecretStore', metadata: { name: 'bao' },
   spec: { controller: env.cls, provider: { vault: { server: vault.addr, path: 'secret', version: 'v2', auth: { tokenSecretRef: { name: 'creds', key: 'vault-token' } } } } },
-});
-await create(env, ns, 'secretstores', {
+};
+const awsStore = {
   kind: 'SecretStore', metadata: { name: 'aws' },
   spec: { controller: env.cls, provider: { aws: {
     service: 'SecretsManager', region: moto.region, secretsManager: { forceDeleteWithoutRecovery: true },
     auth: { secretRef: { accessKeyIDSecretRef: { name: 'creds', key: 'aws-id' }, secretAccessKeySecretRef: { name: 'creds', key: 'aws-secret' } } },
   } } },
-});
+};
+await create(env, ns, 'secretstores', baoStore);
+await create(env, ns, 'secretstores', awsStore);
 const ctl = await startController(env.cp.kubeconfigPath, ['--controller-class', env.cls, '--claim-unclassed=false', '--leader-elect=false', '--coalesce-window', '2s'], t);
 
 const currentVersion = async (key: string) => ((await vault.api('GET', `secret/metadata/${key}`)).body!.data as { current_version: number; custom_metadata?: Record<string, string> });
@@ -118,6 +121,24 @@ t.test('moto Secrets Manager: push with the managed-by tag, IfNotExists, Delete 
   await t.rejects(sm.send(new GetSecretValueCommand({ SecretId: 'esi/db' })), /ResourceNotFound|can't find/i);
   t.equal((await sm.send(new GetSecretValueCommand({ SecretId: 'esi/db-foreign' }))).SecretString, 'theirs', 'foreign secret survives');
 });
+
+t.test('OpenBao: the shared scenario', (t) => pushMatrix(t, env, ctl, ns, {
+  label: 'OpenBao', store: baoStore,
+  read: (key) => kvRead(vault, 'secret', 2, key),
+  seed: async (key, value) => void (await kvWrite(vault, 'secret', 2, key, { user: value })),
+}));
+
+const smRead = async (key: string) => {
+  try {
+    return JSON.parse((await sm.send(new GetSecretValueCommand({ SecretId: key }))).SecretString ?? 'null') as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+};
+t.test('moto Secrets Manager: the shared scenario', (t) => pushMatrix(t, env, ctl, ns, {
+  label: 'moto Secrets Manager', store: awsStore, read: smRead,
+  seed: async (key, value) => void (await sm.send(new CreateSecretCommand({ Name: key, SecretString: JSON.stringify({ user: value }) }))),
+}));
 
 t.test('no canary in status, Events, logs or metrics', async (t) => {
   const list = await env.custom.listNamespacedCustomObject({ group: 'external-secrets.io', version: 'v1alpha1', namespace: ns, plural: 'pushsecrets' });
