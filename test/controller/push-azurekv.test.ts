@@ -1,7 +1,8 @@
 // PushSecret into Azure Key Vault (lowkey-vault or ESI's stand-in, with the Entra token
 // stand-in), read back with the official SDK: a value and a property push, the managed-by
 // tag, no new version on idle refreshes, an untagged secret refused, and deletionPolicy
-// Delete removing exactly the pushed secrets.
+// Delete removing exactly the pushed secrets, push metadata, and the shared scenario of
+// push-matrix.ts.
 import { ClientSecretCredential } from '@azure/identity';
 import { SecretClient } from '@azure/keyvault-secrets';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -10,6 +11,7 @@ import { startKeyVault } from '../platform/backends/lowkey-vault.js';
 import { createNamespace } from '../helpers/kube.js';
 import { controllerEnv, create, startController, until } from './fixture.js';
 import { createPush, deletePush, getPush, patchPush, pushReady, putSecret } from './push-fixture.js';
+import { pushMatrix } from './push-matrix.js';
 
 const CANARY = 'pushaz-canary-6e1b3f';
 const env = await controllerEnv(t);
@@ -38,13 +40,14 @@ const sp = { clientId: randomUUID(), secret: `sp-${randomBytes(8).toString('hex'
 kv.addServicePrincipal(sp, ['get', 'list', 'set', 'delete', 'purge']);
 await putSecret(env, ns, 'azure-sp', { 'client-id': sp.clientId, 'client-secret': sp.secret });
 await putSecret(env, ns, 'db', { username: 'orders', password: `${CANARY}-pw` });
-await create(env, ns, 'secretstores', {
+const azureStore = {
   kind: 'SecretStore', metadata: { name: 'azure' },
   spec: { controller: env.cls, provider: { azurekv: {
     vaultUrl: kv.vaultUrl, tenantId: kv.tenantId, authType: 'ServicePrincipal',
     authSecretRef: { clientId: { name: 'azure-sp', key: 'client-id' }, clientSecret: { name: 'azure-sp', key: 'client-secret' } },
   } } },
-});
+};
+await create(env, ns, 'secretstores', azureStore);
 const ctl = await startController(env.cp.kubeconfigPath, ['--controller-class', env.cls, '--claim-unclassed=false', '--leader-elect=false', '--coalesce-window', '2s'], t);
 
 t.test(`${kv.label}: value and property pushes, managed-by tag, no new version when idle, Delete`, async (t) => {
@@ -96,6 +99,15 @@ t.test(`${kv.label}: push metadata: tags and expirationDate on the pushed versio
   await until('tag re-applied', async () => (await admin.getSecret(`${run}-md`)).properties.tags?.team === 'payments', 45_000);
   t.equal(await value(`${run}-md`), 'orders', 'same value');
 });
+
+t.test('the shared scenario', (t) => pushMatrix(t, env, ctl, ns, {
+  label: kv.label, store: azureStore,
+  read: async (key) => {
+    const v = await value(key);
+    return v === undefined ? undefined : (JSON.parse(v) as Record<string, unknown>);
+  },
+  seed: async (key, v) => void (await admin.setSecret(key, JSON.stringify({ user: v }))),
+}));
 
 t.test('no canary in status, Events, logs or metrics', async (t) => {
   const list = await env.custom.listNamespacedCustomObject({ group: 'external-secrets.io', version: 'v1alpha1', namespace: ns, plural: 'pushsecrets' });

@@ -1,13 +1,15 @@
 // PushSecret into Google Secret Manager (the emulator of test/platform/backends), read back
 // with the official client: properties merged into one JSON secret, whole-Secret pushes,
 // the managed-by label, no new version on idle refreshes, an unlabelled secret refused, and
-// deletionPolicy Delete removing exactly the pushed secret.
+// deletionPolicy Delete removing exactly the pushed secret, push metadata, and the shared
+// scenario of push-matrix.ts.
 import { generateKeyPairSync } from 'node:crypto';
 import t from 'tap';
 import { startGcpsmEmulator } from '../platform/backends/gcpsm-emulator.js';
 import { createNamespace } from '../helpers/kube.js';
 import { controllerEnv, create, startController, until } from './fixture.js';
 import { createPush, deletePush, getPush, patchPush, pushReady, putSecret } from './push-fixture.js';
+import { pushMatrix } from './push-matrix.js';
 
 const CANARY = 'pushgcp-canary-2d94aa';
 const PROJECT = 'esi-push';
@@ -40,10 +42,11 @@ const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 await putSecret(env, ns, 'gcp-sa', { 'key.json': JSON.stringify({ type: 'service_account', project_id: PROJECT, private_key: pem, client_email: 'esi@esi-push.iam.gserviceaccount.com' }) });
 await putSecret(env, ns, 'db', { username: 'orders', password: `${CANARY}-pw` });
-await create(env, ns, 'secretstores', {
+const gcpStore = {
   kind: 'SecretStore', metadata: { name: 'gcp' },
   spec: { controller: env.cls, provider: { gcpsm: { projectID: PROJECT, auth: { secretRef: { secretAccessKeySecretRef: { name: 'gcp-sa', key: 'key.json' } } } } } },
-});
+};
+await create(env, ns, 'secretstores', gcpStore);
 const ctl = await startController(env.cp.kubeconfigPath, ['--controller-class', env.cls, '--claim-unclassed=false', '--leader-elect=false', '--coalesce-window', '2s'], t);
 
 t.test('properties, whole Secret, managed-by label, no new version on idle refresh, Delete', async (t) => {
@@ -114,6 +117,15 @@ t.test('push metadata: labels, annotations, replication location and CMEK key; m
   t.match(bad.status?.conditions?.[0]?.message, /spec.data\[0\].metadata.spec.topics is not supported by ESI's gcpsm provider/);
   t.equal(await latest('md-bad'), undefined, 'nothing pushed');
 });
+
+t.test('the shared scenario', (t) => pushMatrix(t, env, ctl, ns, {
+  label: 'gcpsm emulator', store: gcpStore,
+  read: async (key) => {
+    const v = await latest(key);
+    return v === undefined ? undefined : (JSON.parse(v) as Record<string, unknown>);
+  },
+  seed: (key, value) => seed(key, JSON.stringify({ user: value })),
+}));
 
 t.test('no canary in status, Events, logs or metrics', async (t) => {
   const list = await env.custom.listNamespacedCustomObject({ group: 'external-secrets.io', version: 'v1alpha1', namespace: ns, plural: 'pushsecrets' });
