@@ -38,10 +38,13 @@ function get(port: number, path: string): Promise<{ status: number; body: string
   });
 }
 
-export async function startController(kubeconfigPath: string, args: string[], t?: T, opts: { waitReady?: boolean } = {}): Promise<RunningController> {
+/** `imports`: modules (repository-relative) loaded into the controller process first, e.g.
+ *  a test-only provider registered through registerProvider (readonly-provider.ts). */
+export async function startController(kubeconfigPath: string, args: string[], t?: T, opts: { waitReady?: boolean; imports?: string[] } = {}): Promise<RunningController> {
   const port = await freePort();
+  const imports = (opts.imports ?? []).flatMap((m) => ['--import', `./${m}`]);
   // node itself (not the tsx wrapper) so a signal reaches the controller, SIGKILL included.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/esi.ts', 'controller', '--kubeconfig', kubeconfigPath, '--listen', '127.0.0.1', '--port', String(port), ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...imports, 'src/cli/esi.ts', 'controller', '--kubeconfig', kubeconfigPath, '--listen', '127.0.0.1', '--port', String(port), ...args], {
     cwd: ROOT, env: { ...process.env, ESI_LOG_LEVEL: 'debug' }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

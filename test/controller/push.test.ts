@@ -8,6 +8,7 @@ import t from 'tap';
 import { createNamespace } from '../helpers/kube.js';
 import { controllerEnv, create, externalSecret, fakeStore, patchSpec, ready, startController, until } from './fixture.js';
 import { createPush, deletePush, getPush, kubernetesStore, patchPush, pushReady, putSecret, remoteData } from './push-fixture.js';
+import { READ_ONLY_PROVIDER } from './readonly-provider.js';
 
 const CANARY = 'push-canary-3f9c1d';
 const env = await controllerEnv(t);
@@ -18,7 +19,7 @@ const remote = k8s.remote;
 await create(env, ns, 'secretstores', k8s.store);
 await create(env, ns, 'secretstores', k8s2.store);
 await putSecret(env, ns, 'db', { username: 'orders', password: `${CANARY}-pw` });
-const ctl = await startController(env.cp.kubeconfigPath, ['--controller-class', env.cls, '--claim-unclassed=false', '--leader-elect=false', '--coalesce-window', '2s'], t);
+const ctl = await startController(env.cp.kubeconfigPath, ['--controller-class', env.cls, '--claim-unclassed=false', '--leader-elect=false', '--coalesce-window', '2s'], t, { imports: ['test/controller/readonly-provider.ts'] });
 const written = () => ctl.counter('esi_controller_push_entries_total', { result: 'written' });
 
 t.test('push properties into one remote Secret; status and Event; update within one refresh; idle refresh writes nothing', async (t) => {
@@ -161,13 +162,16 @@ t.test('bad PushSecrets end in Ready=False with a clear message, nothing pushed'
   const other = await createNamespace(env.kc, 'push-other', t);
   await create(env, other, 'secretstores', fakeStore('elsewhere', env.cls, []));
   await create(env, undefined, 'clustersecretstores', fakeStore(`${env.cls}-css`, env.cls, [], 'ClusterSecretStore', { conditions: [{ namespaces: ['nobody'] }] }));
+  // A store whose provider cannot write (the test-only provider of readonly-provider.ts).
+  await create(env, ns, 'secretstores', { kind: 'SecretStore', metadata: { name: 'read-only' }, spec: { controller: env.cls, provider: { [READ_ONLY_PROVIDER]: { host: 'unused' } } } });
   const cases: [string, object, RegExp][] = [
     ['missing-secret', { selector: { secret: { name: 'nope' } } }, /Secret "[^"]+\/nope" not found/],
     ['missing-key', { data: [{ match: { secretKey: 'nokey', remoteRef: { remoteKey: 'bad1', property: 'x' } } }] }, /secretKey "nokey" is not a key of Secret "db"/],
     ['other-ns-store', { secretStoreRefs: [{ name: 'elsewhere' }] }, /SecretStore "[^"]+\/elsewhere" not found/],
     ['css-conditions', { secretStoreRefs: [{ name: `${env.cls}-css`, kind: 'ClusterSecretStore' }] }, /may not be used from namespace "[^"]+": its spec.conditions do not admit/],
     ['go-template', { template: { engineVersion: 'v2', data: { x: '{{ .username | nosuchfunc }}' } } }, /nosuchfunc/],
-    ['metadata', { data: [{ match: { secretKey: 'username', remoteRef: { remoteKey: 'bad2', property: 'x' } }, metadata: { labels: { a: 'b' } } }] }, /data\[0\]\.metadata is not applied/],
+    ['metadata', { data: [{ match: { secretKey: 'username', remoteRef: { remoteKey: 'bad2', property: 'x' } }, metadata: { labels: { a: 'b' } } }] }, /spec.data\[0\]\.metadata.apiVersion must be kubernetes.external-secrets.io\/v1alpha1/],
+    ['read-only', { secretStoreRefs: [{ name: 'remote' }, { name: 'read-only' }] }, /SecretStore "[^"]+\/read-only" is ReadOnly \(provider "passworddepot" cannot write\)/],
   ];
   for (const [name, spec] of cases) {
     await createPush(env, ns, name, {
