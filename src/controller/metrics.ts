@@ -22,7 +22,7 @@ export function controllerMetrics() {
     providerCalls: new Counter({ name: 'esi_controller_provider_calls_total', help: 'Remote reads issued to stores (after coalescing), by store.', labelNames: ['store'] as const, registers: r }),
     apiWrites: new Counter({ name: 'esi_controller_apiserver_writes_total', help: 'Writes to the apiserver, by verb and resource.', labelNames: ['verb', 'resource'] as const, registers: r }),
     leader: new Gauge({ name: 'esi_controller_leader', help: '1 while this process holds the Lease of its class.', registers: r }),
-    pushes: new Counter({ name: 'esi_controller_push_entries_total', help: 'PushSecret remote entries handled, by result (written, equal, exists, error).', labelNames: ['result'] as const, registers: r }),
+    pushes: new Counter({ name: 'esi_controller_push_entries_total', help: 'PushSecret remote entries handled, by result (written, exists, error; equal values count in esi_controller_push_skipped_equal_total).', labelNames: ['result'] as const, registers: r }),
     pushSkippedEqual: new Counter({ name: 'esi_controller_push_skipped_equal_total', help: 'PushSecret remote writes skipped because the store already held the value.', registers: r }),
     pushDeletes: new Counter({ name: 'esi_controller_push_deletes_total', help: 'PushSecret remote entries deleted, by result.', labelNames: ['result'] as const, registers: r }),
     clients: new Gauge({ name: 'esi_controller_provider_clients', help: 'Cached provider clients.', registers: r }),
