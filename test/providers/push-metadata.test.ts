@@ -23,6 +23,7 @@ t.test('the envelope', async (t) => {
 t.test('each provider accepts its fields and names the others', async (t) => {
   t.same(check('vault', env({ customMetadata: { team: 'a' } })), { metadata: { customMetadata: { team: 'a' } }, problems: [] });
   t.match(check('vault', env({ tags: { a: 'b' } })).problems, [/spec.data\[0\].metadata.spec.tags is not a field of the vault provider's push metadata \(it applies: customMetadata\)/]);
+  t.same(check('openBao', env({ customMetadata: { team: 'a' } })).problems, [], 'openBao: served by the vault client');
   t.match(check('vault', env({ customMetadata: { a: 1 } })).problems, [/metadata.spec.customMetadata must be a map of non-empty keys to strings/]);
 
   t.same(check('aws', env({ tags: { a: 'b' }, description: 'd', kmsKeyID: 'alias/k', secretPushFormat: 'binary' })).problems, []);

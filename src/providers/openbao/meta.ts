@@ -3,6 +3,7 @@
 // vault fields, so the vault implementation serves it (one implementation: the same spec
 // rules, references and client, see docs/decisions/0030-openbao-served-by-vault.md). Only
 // the field names differ in messages; fields ESO's openBao kind does not have are refused.
+import { metadataChecker, stringMap } from '../push-metadata.js';
 import { References } from '../refs.js';
 import type { ProviderMeta } from '../types.js';
 import { meta as vault } from '../vault/meta.js';
@@ -27,6 +28,8 @@ export const meta: ProviderMeta = {
   name: NAME,
   capabilities: vault.capabilities,
   validateSpec: (spec) => [...foreignFields(spec), ...validateSpecAs(NAME, spec, ['tokenSecretRef', 'appRole'])],
+  // The vault client applies push metadata: the same field, this provider's name in messages.
+  validatePushMetadata: metadataChecker(NAME, { customMetadata: stringMap }),
   references: (spec) =>
     new References(NAME, spec)
       .caProvider('caProvider')
