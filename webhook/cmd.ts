@@ -1,8 +1,8 @@
 // `esi webhook`: the admission server with its caches and certificates.
-import { KubeConfig } from '@kubernetes/client-node';
-import { readFileSync } from 'node:fs';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { parseArgs } from 'node:util';
 import { fileTlsSource, selfManagedTlsSource, type TlsSource } from '../certs/index.js';
+import { loadKubeConfig, ownNamespace, positive } from '../src/cli/flags.js';
 import { createLogger, type Logger } from '../src/log.js';
 import { WatchCaches } from './cache.js';
 import { webhookMetrics } from './metrics.js';
@@ -32,16 +32,6 @@ Serves the ESI mutating admission webhook over HTTPS.
   --cert-validity SECONDS     serving certificate lifetime (default 7776000 = 90 days)
   --cert-extra-sans LIST      extra DNS names / IPs in the certificate (e.g. 127.0.0.1)
 `;
-
-function ownNamespace(flag: string | undefined): string {
-  if (flag) return flag;
-  if (process.env.POD_NAMESPACE) return process.env.POD_NAMESPACE;
-  try {
-    return readFileSync('/var/run/secrets/kubernetes.io/serviceaccount/namespace', 'utf8').trim();
-  } catch {
-    return 'esi-system';
-  }
-}
 
 const OPTIONS = {
   listen: { type: 'string', default: '0.0.0.0' },
@@ -75,7 +65,7 @@ async function tlsFrom(v: Values, kc: KubeConfig, logger: Logger): Promise<TlsSo
   const isIp = (s: string) => /^[\d.]+$|:/.test(s);
   return selfManagedTlsSource({
     kc, logger, namespace: ownNamespace(v.namespace), secretName: v['secret-name']!, serviceName: v['service-name']!,
-    webhookConfigName: v['webhook-config-name']!, certValiditySeconds: Number(v['cert-validity']),
+    webhookConfigName: v['webhook-config-name']!, certValiditySeconds: positive('cert-validity', v['cert-validity']!),
     extraDNS: sans.filter((s) => !isIp(s)), extraIPs: sans.filter(isIp),
   });
 }
@@ -102,9 +92,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (!v['agent-image']) throw new Error('--agent-image is required (the image of the injected agent)');
   const logger = createLogger('webhook');
-  const kc = new KubeConfig();
-  if (v.kubeconfig) kc.loadFromFile(v.kubeconfig);
-  else kc.loadFromDefault();
+  const kc = loadKubeConfig(v.kubeconfig);
   const caches = new WatchCaches(kc, logger);
   const [tls] = await Promise.all([tlsFrom(v, kc, logger), caches.start()]);
   const app = await buildServer({
@@ -116,7 +104,7 @@ export async function main(argv: string[]): Promise<number> {
       env: parseAgentEnv(v['agent-env'] ?? []),
     },
   });
-  await app.listen({ host: v.listen, port: Number(v.port) });
+  await app.listen({ host: v.listen, port: positive('port', v.port!) });
   logger.info({ port: Number(v.port), caches: caches.status() }, 'webhook serving');
   return new Promise((resolve) => {
     const shutdown = async (signal: string) => {

@@ -1,10 +1,9 @@
 // `esi controller`: the reconciler (ExternalSecret -> Secret). Runs in cluster with its
 // ServiceAccount or out of cluster with KUBECONFIG, like kubectl. With leader election
 // (default) only the holder of the class's Lease reconciles; the others stand by.
-import { KubeConfig } from '@kubernetes/client-node';
-import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
+import { bool, loadKubeConfig, ownNamespace, positive } from '../cli/flags.js';
 import { KubeRest } from '../kube/rest.js';
 import { createLogger } from '../log.js';
 import { Controller } from './controller.js';
@@ -62,18 +61,6 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-function bool(name: string, raw: string): boolean {
-  if (raw === 'true') return true;
-  if (raw === 'false') return false;
-  throw new Error(`--${name} must be true or false, got "${raw}"`);
-}
-
-function positive(name: string, raw: string): number {
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got "${raw}"`);
-  return n;
-}
-
 function selector(raw: string | undefined): Record<string, string> | undefined {
   if (raw === undefined) return undefined;
   const out: Record<string, string> = {};
@@ -83,16 +70,6 @@ function selector(raw: string | undefined): Record<string, string> | undefined {
     out[m[1]!] = m[2]!;
   }
   return out;
-}
-
-function ownNamespace(flag: string | undefined): string {
-  if (flag) return flag;
-  if (process.env.POD_NAMESPACE) return process.env.POD_NAMESPACE;
-  try {
-    return readFileSync('/var/run/secrets/kubernetes.io/serviceaccount/namespace', 'utf8').trim();
-  } catch {
-    return 'esi-system';
-  }
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -105,9 +82,7 @@ export async function main(argv: string[]): Promise<number> {
   if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(cls)) throw new Error(`--controller-class "${cls}" must be a DNS label such as "esi" or "team-a"`);
   const classes = bool('claim-unclassed', v['claim-unclassed']!) ? [cls, ''] : [cls];
   const logger = createLogger('controller');
-  const kc = new KubeConfig();
-  if (v.kubeconfig) kc.loadFromFile(v.kubeconfig);
-  else kc.loadFromDefault();
+  const kc = loadKubeConfig(v.kubeconfig);
   const metrics = controllerMetrics();
   // Writes are counted and rate limited in one place: every write goes through this client.
   const writes = new TokenBucket(positive('kube-qps', v['kube-qps']!), positive('kube-burst', v['kube-burst']!));

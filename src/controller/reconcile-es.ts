@@ -22,7 +22,7 @@ import { EXTERNAL_SECRET_ANNOTATION, FORCE_SYNC_ANNOTATION } from './labels.js';
 import { nextRefresh, phaseOf, refreshSpec, type RefreshSpec } from './refresh.js';
 import type { Schedule } from './schedule.js';
 import { desiredSecret, editedByHand, planSecret, withoutMergedKeys, type Plan } from './secret.js';
-import { describeStore, versionOf, type StoreReconciler } from './stores.js';
+import { describeStore, storePath, versionOf, type StoreReconciler } from './stores.js';
 import { bounded, readyCondition, statusDiffers, syncedResourceVersion, withReady } from './status.js';
 
 export interface EsDeps {
@@ -84,7 +84,18 @@ export class ExternalSecretReconciler {
     const store = this.findStore(es);
     this.d.uses(key, store.id);
     try {
-      if (!store.obj) throw new Failure('StoreNotFound', `${store.what} not found; create it or fix spec.secretStoreRef`, true); // retried with backoff: converges even if the store's add event raced this reconcile
+      if (!store.obj) {
+        // A cache miss is not proof: the store's add event can arrive after the
+        // ExternalSecret's. A store that exists may be another controller's class, and a
+        // StoreNotFound written from this lagging cache would overwrite the status its own
+        // controller wrote (nothing would ever rewrite it). So only a store the API confirms
+        // missing is reported; otherwise wait for the cache (the store's add event, or the retry).
+        if (store.path && (await this.d.rest.exists(store.path))) {
+          this.d.retry(key);
+          return { result: 'skipped', reason: 'StoreNotCached' };
+        }
+        throw new Failure('StoreNotFound', `${store.what} not found; create it or fix spec.secretStoreRef`, true); // retried with backoff
+      }
       if (!this.d.stores.served(store.obj)) {
         this.state.delete(key);
         this.d.schedule.cancel(key);
@@ -102,14 +113,15 @@ export class ExternalSecretReconciler {
     }
   }
 
-  private findStore(es: ExternalSecret): { id?: string; what: string; obj?: AnySecretStore } {
+  private findStore(es: ExternalSecret): { id?: string; what: string; path?: string; obj?: AnySecretStore } {
     const ref = es.spec.secretStoreRef;
     const ns = es.metadata.namespace!;
     if (!ref?.name) return { what: 'spec.secretStoreRef.name (required by ESI: per-entry sourceRef stores are not supported)' };
+    const path = storePath(ref.kind ?? 'SecretStore', ns, ref.name);
     if (ref.kind === 'ClusterSecretStore') {
-      return { id: `ClusterSecretStore/${ref.name}`, what: `ClusterSecretStore "${ref.name}"`, obj: this.d.informers.clusterSecretStore(ref.name) };
+      return { id: `ClusterSecretStore/${ref.name}`, what: `ClusterSecretStore "${ref.name}"`, path, obj: this.d.informers.clusterSecretStore(ref.name) };
     }
-    return { id: `SecretStore/${ns}/${ref.name}`, what: `SecretStore "${ns}/${ref.name}"`, obj: this.d.informers.secretStore(ns, ref.name) };
+    return { id: `SecretStore/${ns}/${ref.name}`, what: `SecretStore "${ns}/${ref.name}"`, path, obj: this.d.informers.secretStore(ns, ref.name) };
   }
 
   /** Access rules and spec checks that need no I/O; throws Failure. */

@@ -35,6 +35,13 @@ export function describeStore(store: AnySecretStore): string {
   return store.kind === 'ClusterSecretStore' ? `ClusterSecretStore "${store.metadata.name}"` : `SecretStore "${store.metadata.namespace}/${store.metadata.name}"`;
 }
 
+/** The API path of a store (`kind` SecretStore or ClusterSecretStore; `ns` for SecretStores). */
+export function storePath(kind: string, ns: string, name: string): string {
+  return kind === 'ClusterSecretStore'
+    ? `/apis/${API_GROUP}/v1/clustersecretstores/${encodeURIComponent(name)}`
+    : `/apis/${API_GROUP}/v1/namespaces/${ns}/secretstores/${encodeURIComponent(name)}`;
+}
+
 export function versionOf(store: AnySecretStore): string {
   return `${store.metadata.uid ?? ''}/${store.metadata.generation ?? 0}`;
 }
@@ -122,9 +129,7 @@ export class StoreReconciler {
     const prev = readyCondition(store.status?.conditions);
     if (prev?.status === (s.ready ? 'True' : 'False') && prev.reason === s.reason && prev.message === message && store.status?.capabilities === caps) return;
     const conditions: Condition[] = withReady(store.status?.conditions, s.ready ? 'True' : 'False', s.reason, message);
-    const path = store.kind === 'ClusterSecretStore'
-      ? `/apis/${API_GROUP}/v1/clustersecretstores/${store.metadata.name}/status`
-      : `/apis/${API_GROUP}/v1/namespaces/${store.metadata.namespace}/secretstores/${store.metadata.name}/status`;
+    const path = `${storePath(store.kind ?? 'SecretStore', store.metadata.namespace ?? '', store.metadata.name!)}/status`;
     try {
       await this.deps.rest.patch(path, { status: { conditions, ...(caps ? { capabilities: caps } : {}) } });
     } catch (err) {

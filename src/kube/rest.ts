@@ -50,6 +50,16 @@ export class KubeRest {
   get<T>(path: string): Promise<T> {
     return this.call<T>('GET', path);
   }
+  /** Whether the API (not a cache) has the object at `path`. */
+  async exists(path: string): Promise<boolean> {
+    try {
+      await this.call('GET', path);
+      return true;
+    } catch (err) {
+      if (isKubeStatus(err, 404)) return false;
+      throw err;
+    }
+  }
   create<T>(path: string, body: unknown): Promise<T> {
     return this.call<T>('POST', path, body);
   }

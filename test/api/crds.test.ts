@@ -4,7 +4,8 @@
 // message its `# expect:` line names; `kubectl get es` shows the promised columns.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { request } from 'node:https';
 import type { RequestOptions } from 'node:https';
 import { basename, join } from 'node:path';
@@ -13,12 +14,14 @@ import {
   ApiextensionsV1Api,
   ApiException,
   CustomObjectsApi,
+  KubeConfig,
   KubernetesObjectApi,
   PatchStrategy,
 } from '@kubernetes/client-node';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { installCrds, loadCrds, packageRoot } from '../../src/api/crds.js';
 import { API_GROUP } from '../../src/api/types.js';
+import { startControlPlane } from '../platform/control-plane-process.js';
 import { useControlPlane } from '../platform/controlPlane.js';
 import { createNamespace } from '../helpers/kube.js';
 
@@ -265,7 +268,14 @@ t.test('printer columns: kubectl get es / ss', async (t) => {
 });
 
 t.test('installCrds with onlyIfAbsent: false replaces the CRDs with ESI\'s version', async (t) => {
-  const res = await installCrds(kc, { onlyIfAbsent: false });
+  // On a private control plane: replacing the CRDs of the shared one would disturb the
+  // controllers and webhooks of the test files running beside this one.
+  const own = await startControlPlane(await mkdtemp(join(tmpdir(), 'esi-crds-replace-')));
+  t.teardown(() => own.stop());
+  const ownKc = new KubeConfig();
+  ownKc.loadFromFile(own.kubeconfigPath);
+  await installCrds(ownKc);
+  const res = await installCrds(ownKc, { onlyIfAbsent: false });
   t.same([...res.created].sort(), crdNames);
   t.same(res.existing, []);
 });

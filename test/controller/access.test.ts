@@ -9,10 +9,6 @@ import t from 'tap';
 import { createNamespace } from '../helpers/kube.js';
 import { controllerEnv, create, decoded, externalSecret, fakeStore, getSecret, ready, startController, until } from './fixture.js';
 
-// Another test file may replace the CRDs of the shared control plane meanwhile; the
-// controller's watches then relist with backoff (up to 30 s), so allow for two relists.
-const SLOW = 150_000;
-
 const CANARY = 'ctl-access-canary-2b7e';
 const env = await controllerEnv(t);
 const run = randomBytes(3).toString('hex');
@@ -37,20 +33,20 @@ t.test('ClusterSecretStore conditions and cross-namespace credential references 
   await create(env, undefined, 'clustersecretstores', { ...fakeStore(`payments-${run}`, env.cls, [{ key: 'k', value: `${CANARY}-p` }], 'ClusterSecretStore', { conditions: [{ namespaces: ['payments'] }] }) });
   t.teardown(() => env.custom.deleteClusterCustomObject({ group: 'external-secrets.io', version: 'v1', plural: 'clustersecretstores', name: `payments-${run}` }).catch(() => undefined));
   await create(env, ns, 'externalsecrets', externalSecret('pay', `payments-${run}`, one, {}, 'ClusterSecretStore'));
-  const es = await ready(env, ns, 'pay', 'False', 'AccessDenied', SLOW);
+  const es = await ready(env, ns, 'pay', 'False', 'AccessDenied');
   t.match(es.status?.conditions?.[0]?.message, new RegExp(`ClusterSecretStore "payments-${run}" may not be used from namespace "${ns}"`));
 
   await create(env, undefined, 'clustersecretstores', { kind: 'ClusterSecretStore', metadata: { name: `crossns-${run}` }, spec: { controller: env.cls,
     provider: k8s({ token: { bearerToken: { name: 'root-token', key: 'token', namespace: other } } }) } });
   t.teardown(() => env.custom.deleteClusterCustomObject({ group: 'external-secrets.io', version: 'v1', plural: 'clustersecretstores', name: `crossns-${run}` }).catch(() => undefined));
   await create(env, ns, 'externalsecrets', externalSecret('cross', `crossns-${run}`, one, {}, 'ClusterSecretStore'));
-  const cross = await ready(env, ns, 'cross', 'False', 'AccessDenied', SLOW);
+  const cross = await ready(env, ns, 'cross', 'False', 'AccessDenied');
   t.match(cross.status?.conditions?.[0]?.message, new RegExp(`references Secret "${other}/root-token" in another namespace`));
 
   await create(env, ns, 'secretstores', { kind: 'SecretStore', metadata: { name: 'crossref' }, spec: { controller: env.cls,
     provider: k8s({ token: { bearerToken: { name: 'root-token', key: 'token', namespace: other } } }) } });
   await create(env, ns, 'externalsecrets', externalSecret('crossref', 'crossref', one));
-  const ref = await ready(env, ns, 'crossref', 'False', 'StoreNotReady', SLOW);
+  const ref = await ready(env, ns, 'crossref', 'False', 'StoreNotReady');
   t.match(ref.status?.conditions?.[0]?.message, /in another namespace; ESI reads store credentials only from namespace/);
   for (const n of ['pay', 'cross', 'crossref']) t.notOk(await getSecret(env, ns, n), `no Secret ${n}`);
 });
@@ -80,7 +76,7 @@ t.test('two controllers of different classes and an unclassed store: one reconci
   await create(env, ns, 'secretstores', fakeStore('sb', b, [{ key: 'k', value: 'from-b' }]));
   await create(env, ns, 'secretstores', { kind: 'SecretStore', metadata: { name: 'su' }, spec: { provider: { fake: { data: [{ key: 'k', value: 'from-u' }] } } } });
   for (const [es, store] of [['ea', 'sa'], ['eb', 'sb'], ['eu', 'su']] as const) await create(env, ns, 'externalsecrets', externalSecret(es, store, one));
-  for (const es of ['ea', 'eb', 'eu']) await ready(env, ns, es, 'True', undefined, SLOW);
+  for (const es of ['ea', 'eb', 'eu']) await ready(env, ns, es, 'True');
   t.same([decoded(await getSecret(env, ns, 'ea')).v, decoded(await getSecret(env, ns, 'eb')).v, decoded(await getSecret(env, ns, 'eu')).v], ['from-a', 'from-b', 'from-u']);
   // Secret creations are exact (a repeated reconcile finds the Secret and writes nothing).
   const created = (c: typeof x) => c.counter('esi_controller_apiserver_writes_total', { verb: 'POST', resource: 'secrets' });

@@ -2,7 +2,7 @@
 // deletion of the PushSecret, of its source Secret, and for stores removed from its spec.
 // Only the recorded entries are deleted, one by one; a store that no longer exists cannot
 // be cleaned and is reported (its entries are dropped from the record).
-import type { AnySecretStore, PushSecret } from '../../api/types.js';
+import type { PushSecret } from '../../api/types.js';
 import { storeId, type ClientCache } from '../clients.js';
 import type { EventRecorder } from '../events.js';
 import type { Informers } from '../informers.js';
@@ -10,6 +10,7 @@ import { describeStore, type StoreReconciler } from '../stores.js';
 import { deleteEntry, type KeyedMutex } from './remote.js';
 import type { PushMetrics } from './reconcile.js';
 import { regarding, type Synced } from './status.js';
+import { storeByKey } from './targets.js';
 
 export interface CleanupDeps {
   informers: Informers;
@@ -20,13 +21,6 @@ export interface CleanupDeps {
   locks: KeyedMutex;
 }
 
-function findStore(informers: Informers, ns: string, key: string): AnySecretStore | undefined {
-  const i = key.indexOf('/');
-  const kind = key.slice(0, i);
-  const name = key.slice(i + 1);
-  return kind === 'ClusterSecretStore' ? informers.clusterSecretStore(name) : informers.secretStore(ns, name);
-}
-
 /** Deletes every entry of `recorded`; returns what could not be deleted and why. */
 export async function cleanup(d: CleanupDeps, ps: PushSecret, recorded: Synced): Promise<{ synced: Synced; failures: string[] }> {
   const ns = ps.metadata.namespace!;
@@ -34,7 +28,7 @@ export async function cleanup(d: CleanupDeps, ps: PushSecret, recorded: Synced):
   const failures: string[] = [];
   await Promise.all(Object.entries(recorded).map(async ([sk, entries]) => {
     if (!Object.keys(entries).length) return;
-    const store = findStore(d.informers, ns, sk);
+    const store = storeByKey(d.informers, ns, sk);
     if (!store || !d.stores.served(store)) {
       d.events.emit(regarding(ps), 'Warning', 'DeleteSkipped', `${sk} no longer exists or is served by another controller; its ${Object.keys(entries).length} remote entries were not deleted`);
       return;

@@ -23,7 +23,7 @@ import { cleanup, type CleanupDeps } from './cleanup.js';
 import { deleteEntry, KeyedMutex, NotOwned, pushEntry, sameMetadata } from './remote.js';
 import { entryKey, forSource, MAX_SOURCES, PUSH_FINALIZER, pushSpec, selectorQuery, type PushSpec } from './spec.js';
 import { countEntries, psPath, regarding, writePushStatus, type Outcome, type Synced } from './status.js';
-import { loopProblems, resolveStores, statusStoreKey, storeProblems } from './targets.js';
+import { concern, loopProblems, resolveStores, statusStoreKey, storeProblems } from './targets.js';
 import { entryValue, MissingKey, sourceValues } from './values.js';
 
 export interface PushMetrics {
@@ -97,10 +97,15 @@ export class PushSecretReconciler {
     }
     const { spec, problems } = pushSpec(ps);
     const targets = spec ? resolveStores(ps, this.d.informers, this.d.stores) : undefined;
-    // Stores of other classes only: another controller's PushSecret.
-    if (targets && !targets.stores.length && !targets.problems.length && !ps.metadata.finalizers?.includes(PUSH_FINALIZER)) {
+    // Another controller's PushSecret (its deletion included), or a store not cached yet.
+    const whose = targets ? await concern(ps, targets, this.recorded(ps), this.d) : 'mine';
+    if (whose === 'other') {
       this.d.schedule.cancel(key);
       return { result: 'skipped', reason: 'OtherClass' };
+    }
+    if (whose === 'wait') {
+      this.d.retry(key);
+      return { result: 'skipped', reason: 'StoreNotCached' };
     }
     if (ps.metadata.deletionTimestamp) return this.finalize(ps, spec);
     try {

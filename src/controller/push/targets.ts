@@ -9,7 +9,9 @@ import { loadProvider, providerNameOf } from '../../providers/registry.js';
 import { clusterStoreAdmits, matchesLabelSelector } from '../../stores/access.js';
 import type { Informers } from '../informers.js';
 import { SOURCE_STORE_ANNOTATION, STORE_KIND_LABEL, STORE_LABEL, labelValue } from '../labels.js';
-import { describeStore, type StoreReconciler } from '../stores.js';
+import type { KubeRest } from '../../kube/rest.js';
+import { describeStore, storePath, type StoreReconciler } from '../stores.js';
+import type { Synced } from './status.js';
 
 /** `SecretStore/<name>` or `ClusterSecretStore/<name>`: the store key of status.syncedPushSecrets. */
 export function statusStoreKey(store: { kind?: string; metadata: { name?: string } }): string {
@@ -45,6 +47,44 @@ export function resolveStores(ps: PushSecret, informers: Informers, stores: Stor
     if (!verdict.ok) problems.push(`${describeStore(store)} may not be used from namespace "${ns}": ${verdict.why}`);
   }
   return { stores: [...out.values()], problems };
+}
+
+/** The store a status store key (`SecretStore/<name>`, `ClusterSecretStore/<name>`) names, from the cache. */
+export function storeByKey(informers: Informers, ns: string, key: string): AnySecretStore | undefined {
+  const i = key.indexOf('/');
+  const name = key.slice(i + 1);
+  return key.slice(0, i) === 'ClusterSecretStore' ? informers.clusterSecretStore(name) : informers.secretStore(ns, name);
+}
+
+/** Whose PushSecret this is: 'mine' when this controller serves a store it targets or holds
+ *  recorded entries in, or when none of the stores it names, selects or recorded exists (so
+ *  someone reports that, and lets a deleted one go); 'wait' when such a store exists but is
+ *  not in this cache yet; else 'other'. The finalizer is the same for every controller and
+ *  tells nothing: a controller of another class that finalized the PushSecret would skip the
+ *  cleanup (not its stores), remove the finalizer, and the entries would outlive it. */
+export async function concern(ps: PushSecret, targets: Targets, recorded: Synced, d: { informers: Informers; stores: StoreReconciler; rest: KubeRest }): Promise<'mine' | 'other' | 'wait'> {
+  if (targets.stores.length) return 'mine';
+  const { informers, stores, rest } = d;
+  const ns = ps.metadata.namespace!;
+  const keys = new Set(Object.keys(recorded).filter((k) => Object.keys(recorded[k]!).length));
+  for (const ref of ps.spec.secretStoreRefs ?? []) {
+    const kind = ref.kind ?? 'SecretStore';
+    if (ref.name) keys.add(`${kind}/${ref.name}`);
+    else for (const s of kind === 'ClusterSecretStore' ? informers.clusterSecretStores() : informers.secretStores(ns)) {
+      if (matchesLabelSelector(ref.labelSelector!, s.metadata.labels ?? {})) keys.add(statusStoreKey(s));
+    }
+  }
+  const missing: string[] = [];
+  for (const key of keys) {
+    const store = storeByKey(informers, ns, key);
+    if (store && stores.served(store)) return 'mine';
+    if (!store) missing.push(key);
+  }
+  for (const key of missing) {
+    const i = key.indexOf('/');
+    if (await rest.exists(storePath(key.slice(0, i), ns, key.slice(i + 1)))) return 'wait';
+  }
+  return missing.length === keys.size ? 'mine' : 'other';
 }
 
 /** Readiness and write capability of each store (I/O: validation, provider load). */
