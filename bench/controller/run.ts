@@ -99,6 +99,7 @@ async function main() {
     console.log(`first sync CPU: controller ${cpu.controller.toFixed(1)} s, kube-apiserver ${cpu.apiserver.toFixed(1)} s`);
     const firstCalls = await metric(port, 'esi_controller_provider_calls_total');
     const firstWrites = await metric(port, 'esi_controller_apiserver_writes_total');
+    const firstEvents = await metric(port, 'esi_controller_apiserver_writes_total', 'resource="events"');
     // Confirm through the API, as a user would.
     const list = await rest.get<{ items: { status?: { conditions?: { type: string; status: string }[] } }[] }>(`/apis/${API_GROUP}/v1/externalsecrets`);
     const ready = list.items.filter((es) => es.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
@@ -109,6 +110,12 @@ async function main() {
     // the epoch; each object refreshes up to the jitter span before a grid point): from 5 s
     // after a grid point to 5 s after the next one, so exactly one cycle is counted.
     const intervalMs = intervalS * 1000;
+    // Events of the first sync drain at their own rate behind it: start once writes stop.
+    for (let last = -1, same = 0; same < 3; await sleep(1000)) {
+      const w = await metric(port, 'esi_controller_apiserver_writes_total');
+      same = w === last ? same + 1 : 0;
+      last = w;
+    }
     await sleep(Math.ceil(Date.now() / intervalMs) * intervalMs + 5000 - Date.now());
     const [w0, c0, u0] = await Promise.all([metric(port, 'esi_controller_apiserver_writes_total'), metric(port, 'esi_controller_provider_calls_total'), metric(port, 'esi_controller_syncs_total', 'result="unchanged"')]);
     const rss: number[] = [];
@@ -153,7 +160,7 @@ async function main() {
       ['steady RSS (median, idle cycle)', `${steady.toFixed(0)} MiB`, ''],
       ['CPU during the first sync: controller / kube-apiserver', `${cpu.controller.toFixed(1)} s / ${cpu.apiserver.toFixed(1)} s`, 'utime + stime'],
       ['provider calls, first sync', String(firstCalls), `≤ ${size.keys}: ${firstCalls <= size.keys ? 'MET' : 'MISSED'}`],
-      ['apiserver writes, first sync', String(firstWrites), 'Secrets + status + Events'],
+      ['apiserver writes, first sync', String(firstWrites), `Secrets + status + ${firstEvents} Events (rate-limited)`],
       [`apiserver writes, one idle refresh cycle (${intervalS} s)`, String(w1 - w0), `0: ${w1 - w0 === 0 ? 'MET' : 'MISSED'}`],
       ['provider calls, one idle refresh cycle', String(c1 - c0), `≤ ${size.keys}: ${c1 - c0 <= size.keys ? 'MET' : 'MISSED'}`],
       ['reconciles in that cycle (unchanged)', String(u1 - u0), ''],

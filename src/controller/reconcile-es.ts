@@ -68,7 +68,8 @@ export class ExternalSecretReconciler {
 
   constructor(private readonly d: EsDeps) {}
 
-  async reconcile(ns: string, name: string): Promise<Outcome> {
+  /** `requestedAt`: when the reconcile was queued (ms); coalesced reads are measured from it. */
+  async reconcile(ns: string, name: string, requestedAt = Date.now()): Promise<Outcome> {
     const key = esKey(ns, name);
     const es = this.d.informers.externalSecret(ns, name);
     if (!es) {
@@ -90,7 +91,7 @@ export class ExternalSecretReconciler {
       const refresh = this.check(es, store.obj);
       const st = await this.d.stores.ensure(store.obj);
       if (!st.ready) throw new Failure('StoreNotReady', `${describeStore(store.obj)} is not ready: ${st.message}`, false);
-      return await this.sync(es, store.obj, refresh);
+      return await this.sync(es, store.obj, refresh, requestedAt);
     } catch (err) {
       if (!(err instanceof Failure)) throw err;
       await this.fail(es, err.reason, err.message);
@@ -176,7 +177,7 @@ export class ExternalSecretReconciler {
     this.d.schedule.at(key, st.due);
   }
 
-  private async sync(es: ExternalSecret, store: AnySecretStore, refresh: RefreshSpec): Promise<Outcome> {
+  private async sync(es: ExternalSecret, store: AnySecretStore, refresh: RefreshSpec, requestedAt: number): Promise<Outcome> {
     const ns = es.metadata.namespace!;
     const key = esKey(ns, es.metadata.name!);
     const target = this.targetName(es);
@@ -189,15 +190,14 @@ export class ExternalSecretReconciler {
       this.schedule(es, refresh, next());
       return { result: 'unchanged', reason: 'UpToDate' };
     }
-    const fetched = await this.fetch(es, store, !!st && st.forceSync !== force);
+    const fetched = await this.fetch(es, store, !!st && st.forceSync !== force, requestedAt);
     if ('outcome' in fetched) return fetched.outcome;
     const { wrote, action } = await this.write(es, store, fetched.values, cur);
-    const now = Date.now();
+    const statusWritten = await this.writeStatus(es, this.syncedStatus(es, store, wrote, Date.now()));
     if (wrote) {
       const verb = action === 'create' ? 'Created' : 'Updated';
       this.d.events.emit(this.regarding(es), 'Normal', verb, `${verb} Secret "${target}" from ${describeStore(store)}`);
     }
-    const statusWritten = await this.writeStatus(es, this.syncedStatus(es, store, wrote, now));
     this.d.forget(key);
     this.schedule(es, refresh, next());
     return { result: wrote || statusWritten ? 'synced' : 'unchanged', reason: 'SecretSynced' };
@@ -219,13 +219,13 @@ export class ExternalSecretReconciler {
   }
 
   /** The ExternalSecret's values, rendered; or the outcome when the remote secret is gone. */
-  private async fetch(es: ExternalSecret, store: AnySecretStore, fresh: boolean): Promise<{ values: Record<string, Uint8Array> } | { outcome: Outcome }> {
+  private async fetch(es: ExternalSecret, store: AnySecretStore, fresh: boolean, requestedAt: number): Promise<{ values: Record<string, Uint8Array> } | { outcome: Outcome }> {
     const ns = es.metadata.namespace!;
     const id = storeId(store);
     let values: Record<string, Uint8Array>;
     try {
       const client = await this.d.clients.get(store, ns);
-      values = await fetchExternalSecret(fresh ? client.fresh : client.shared, {
+      values = await fetchExternalSecret(fresh ? client.fresh : client.sharedAsOf(requestedAt), {
         name: es.metadata.name!, data: es.spec.data ?? [], dataFrom: es.spec.dataFrom ?? [],
       }, { transformKeys });
     } catch (err) {
