@@ -62,7 +62,7 @@ export class Controller {
     this.schedule = new Schedule((key) => this.queue.add(key));
     this.queue = new WorkQueue({
       workers: o.workers, baseDelayMs: 1000, maxDelayMs: 5 * 60_000, schedule: this.schedule,
-      handle: (key) => this.handle(key),
+      handle: (key, requestedAt) => this.handle(key, requestedAt),
       onDequeue: (ms) => metrics.queueLatency.observe(ms / 1000),
       onError: (key, err) => logger.warn({ key, err: (err as Error).message }, 'reconcile failed; retrying with backoff'),
     });
@@ -180,7 +180,7 @@ export class Controller {
     if (kind === 'es') {
       const end = this.o.metrics.syncDuration.startTimer();
       try {
-        const out = await this.es.reconcile(a, b!);
+        const out = await this.es.reconcile(a, b!, requestedAt);
         this.o.metrics.syncs.inc({ result: out.result, reason: out.reason });
       } catch (err) {
         this.o.metrics.syncs.inc({ result: 'error', reason: 'Internal' });
