@@ -16,7 +16,7 @@ import { storeId, type ClientCache } from './clients.js';
 import type { EventRecorder } from './events.js';
 import type { Informers } from './informers.js';
 import { EXTERNAL_SECRET_ANNOTATION, FORCE_SYNC_ANNOTATION } from './labels.js';
-import { nextRefresh, phaseOf, refreshSpec, type RefreshSpec } from './refresh.js';
+import { nextRefresh, phaseOf, refreshAfterRead, refreshSpec, type RefreshSpec } from './refresh.js';
 import type { Schedule } from './schedule.js';
 import { desiredSecret, editedByHand, planSecret, withoutMergedKeys, type Plan } from './secret.js';
 import { describeStore, versionOf, type StoreReconciler } from './stores.js';
@@ -169,11 +169,16 @@ export class ExternalSecretReconciler {
     return Date.now() >= nextRefresh(refresh.intervalMs, phaseOf(es.metadata.uid ?? ''), this.d.jitterMaxMs, written);
   }
 
-  private schedule(es: ExternalSecret, refresh: RefreshSpec, st: EsState): void {
+  /** Schedules the next refresh: one interval after `readAt` when values were just read,
+   *  otherwise the refresh already due later (or the next slot). */
+  private schedule(es: ExternalSecret, refresh: RefreshSpec, st: EsState, readAt?: number): void {
     const key = esKey(es.metadata.namespace!, es.metadata.name!);
     this.state.set(key, st);
     if (refresh.policy !== 'Periodic' || refresh.intervalMs === 0) return this.d.schedule.cancel(key);
-    st.due = nextRefresh(refresh.intervalMs, phaseOf(es.metadata.uid ?? ''), this.d.jitterMaxMs, Date.now());
+    const phase = phaseOf(es.metadata.uid ?? '');
+    const now = Date.now();
+    if (readAt !== undefined) st.due = refreshAfterRead(refresh.intervalMs, phase, this.d.jitterMaxMs, readAt);
+    else if (st.due === undefined || st.due <= now) st.due = nextRefresh(refresh.intervalMs, phase, this.d.jitterMaxMs, now);
     this.d.schedule.at(key, st.due);
   }
 
@@ -187,7 +192,7 @@ export class ExternalSecretReconciler {
     const force = es.metadata.annotations?.[FORCE_SYNC_ANNOTATION];
     const next = (): EsState => ({ uid: es.metadata.uid!, storeVersion: versionOf(store), forceSync: force });
     if (!this.needsFetch(es, store, refresh, { st, cur })) {
-      this.schedule(es, refresh, next());
+      this.schedule(es, refresh, { ...next(), due: st?.due });
       return { result: 'unchanged', reason: 'UpToDate' };
     }
     const fetched = await this.fetch(es, store, !!st && st.forceSync !== force, requestedAt);
@@ -199,7 +204,7 @@ export class ExternalSecretReconciler {
       this.d.events.emit(this.regarding(es), 'Normal', verb, `${verb} Secret "${target}" from ${describeStore(store)}`);
     }
     this.d.forget(key);
-    this.schedule(es, refresh, next());
+    this.schedule(es, refresh, next(), requestedAt);
     return { result: wrote || statusWritten ? 'synced' : 'unchanged', reason: 'SecretSynced' };
   }
 
