@@ -24,6 +24,9 @@ const { values: v } = parseArgs({ options: {
   interval: { type: 'string', default: '60s' }, window: { type: 'string', default: '30s' }, 'no-write': { type: 'boolean' },
   // Writes a CPU profile of the controller (on exit) and a heap snapshot at "all Ready" into DIR.
   profile: { type: 'string' },
+  workers: { type: 'string' },
+  // Stops after the first sync (while iterating on it); implies --no-write.
+  'first-sync-only': { type: 'boolean' },
 } });
 const size = { externalSecrets: Number(v.es), namespaces: Number(v.namespaces), keys: Number(v.keys) };
 const intervalS = Number(/^(\d+)s$/.exec(v.interval!)?.[1] ?? NaN);
@@ -85,7 +88,7 @@ async function main() {
     t = Date.now();
     const child = spawn(process.execPath, [...profile, 'bin/esi.js', 'controller', '--kubeconfig', cp.kubeconfigPath,
       '--controller-class', CLASS, '--claim-unclassed=false', '--leader-elect=false', '--listen', '127.0.0.1', '--port', String(port),
-      '--coalesce-window', v.window!], { cwd: ROOT, env: { ...process.env, ESI_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'inherit'] });
+      '--coalesce-window', v.window!, ...(v.workers ? ['--workers', v.workers] : [])], { cwd: ROOT, env: { ...process.env, ESI_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'inherit'] });
     let peak = 0;
     const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(child.pid!))), 250);
     let synced = 0;
@@ -106,6 +109,12 @@ async function main() {
     console.log(`all ${size.externalSecrets} synced in ${allReady.toFixed(1)} s (${ready} Ready via the API); ${firstCalls} provider calls; ${firstWrites} writes; peak RSS ${peak.toFixed(0)} MiB`);
 
     if (v.profile) child.kill('SIGUSR2'); // heap snapshot into the profile directory
+    if (v['first-sync-only']) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+      return;
+    }
     // One idle refresh cycle, aligned to the refresh grid (multiples of the interval since
     // the epoch; each object refreshes up to the jitter span before a grid point): from 5 s
     // after a grid point to 5 s after the next one, so exactly one cycle is counted.
