@@ -110,6 +110,7 @@ async function main() {
 
     if (v.profile) child.kill('SIGUSR2'); // heap snapshot into the profile directory
     if (v['first-sync-only']) {
+      clearInterval(sampler);
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
       await exited;
