@@ -8,6 +8,7 @@
 import type { Logger } from 'pino';
 import type { AnySecretStore } from '../api/types.js';
 import type { KubeRest } from '../kube/rest.js';
+import { wrapClient } from '../providers/client.js';
 import { coalescing } from '../providers/coalescing.js';
 import { loadProvider, providerNameOf } from '../providers/registry.js';
 import { ProviderError, type Provider, type ProviderContext, type SecretKeySelector, type SecretsClient } from '../providers/types.js';
@@ -17,6 +18,10 @@ import { TokenBucket } from './queue.js';
 export interface StoreClient {
   /** Coalesced and rate limited: what reconciles read through. */
   shared: SecretsClient;
+  /** `shared` for a reconcile requested at `requestedAt` (ms): its reads share results with
+   *  reads requested within the window of it, however long the reconcile waited in the
+   *  queue (a first sync of 10 000 objects spans several windows). */
+  sharedAsOf(requestedAt: number): SecretsClient;
   /** Rate limited only: for force-sync, which must not see a cached value. */
   fresh: SecretsClient;
   provider: Provider;
@@ -45,6 +50,12 @@ export function storeId(store: AnySecretStore): string {
 }
 
 const b64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
+
+// The coalescing window is measured between the times reads were *requested* (the work
+// queue's enqueue time), not the times they ran: `sharedAsOf` sets this clock around the
+// synchronous part of each call, where the coalescer reads it.
+let requestClock: number | undefined;
+const coalescingClock = () => requestClock ?? Date.now();
 
 export class ClientCache {
   private readonly entries = new Map<string, Entry>();
@@ -120,7 +131,16 @@ export class ClientCache {
       close: () => raw.close(),
     };
     const onCall = () => this.opts.onProviderCall?.(id);
-    return { provider, shared: coalescing(limited, onCall, { windowMs: this.opts.windowMs }), fresh: coalescing(limited, onCall, { windowMs: 0 }) };
+    const shared = coalescing(limited, onCall, { windowMs: this.opts.windowMs, now: coalescingClock });
+    const sharedAsOf = (at: number) => wrapClient(shared, (_name, _args, next) => {
+      requestClock = at;
+      try {
+        return next();
+      } finally {
+        requestClock = undefined;
+      }
+    });
+    return { provider, shared, sharedAsOf, fresh: coalescing(limited, onCall, { windowMs: 0 }) };
   }
 
   private context(store: AnySecretStore, id: string, providerName: string, namespace: string): ProviderContext {

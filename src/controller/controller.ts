@@ -9,7 +9,7 @@ import type { KubeRest } from '../kube/rest.js';
 import { TemplateEngine } from '../templating/index.js';
 import { ClientCache } from './clients.js';
 import { EventRecorder } from './events.js';
-import { Informers, type Kind } from './informers.js';
+import { Informers, slim, type Kind } from './informers.js';
 import { EXTERNAL_SECRET_ANNOTATION } from './labels.js';
 import type { ControllerMetrics } from './metrics.js';
 import { WorkQueue } from './queue.js';
@@ -62,7 +62,7 @@ export class Controller {
     this.schedule = new Schedule((key) => this.queue.add(key));
     this.queue = new WorkQueue({
       workers: o.workers, baseDelayMs: 1000, maxDelayMs: 5 * 60_000, schedule: this.schedule,
-      handle: (key) => this.handle(key),
+      handle: (key, requestedAt) => this.handle(key, requestedAt),
       onDequeue: (ms) => metrics.queueLatency.observe(ms / 1000),
       onError: (key, err) => logger.warn({ key, err: (err as Error).message }, 'reconcile failed; retrying with backoff'),
     });
@@ -75,7 +75,7 @@ export class Controller {
       update: (kind, obj, old) => this.onEvent(kind, obj, old, 'update'),
       delete: (kind, obj) => this.onEvent(kind, obj, undefined, 'delete'),
     }, logger);
-    const events = new EventRecorder(rest, 'esi-controller', o.namespace, logger);
+    const events = new EventRecorder(rest, logger, { component: 'esi-controller', namespace: o.namespace, onDrop: () => metrics.eventsDropped.inc() });
     this.stores = new StoreReconciler({ rest, clients: this.clients, events, classes: o.classes, logger, onChange: (id) => this.requeueDependents(id) });
     this.es = new ExternalSecretReconciler({
       informers: this.informers, stores: this.stores, clients: this.clients, rest, events, schedule: this.schedule,
@@ -140,7 +140,7 @@ export class Controller {
 
   private onEvent(kind: Kind, obj: KubernetesObject, old: KubernetesObject | undefined, verb: 'add' | 'update' | 'delete'): void {
     // The caches keep every object: drop what the reconciler never reads.
-    if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
+    slim(kind, obj);
     const ns = obj.metadata?.namespace ?? '';
     const name = obj.metadata?.name ?? '';
     const changed = verb !== 'update' || metaChanged(old, obj);
@@ -170,7 +170,7 @@ export class Controller {
     if (owner && (verb === 'delete' || editedByHand(obj))) this.queue.add(`es/${obj.metadata?.namespace}/${owner}`);
   }
 
-  private async handle(key: string): Promise<void> {
+  private async handle(key: string, requestedAt: number): Promise<void> {
     const [kind, a, b] = key.split('/') as [string, string, string | undefined];
     this.o.metrics.queueDepth.set(this.queue.depth);
     this.o.metrics.scheduled.set(this.schedule.size);
@@ -180,7 +180,7 @@ export class Controller {
     if (kind === 'es') {
       const end = this.o.metrics.syncDuration.startTimer();
       try {
-        const out = await this.es.reconcile(a, b!);
+        const out = await this.es.reconcile(a, b!, requestedAt);
         this.o.metrics.syncs.inc({ result: out.result, reason: out.reason });
       } catch (err) {
         this.o.metrics.syncs.inc({ result: 'error', reason: 'Internal' });

@@ -27,20 +27,56 @@ interface Watched {
 
 const objKey = (o: KubernetesObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 
+/** Objects per page of the initial LIST: 10 000 ExternalSecrets never arrive as one response. */
+export const LIST_PAGE = 500;
+
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/** Drops what the reconciler never reads from a cached object: managedFields, and kubectl's
+ *  copy of the whole applied manifest (status.ts already ignores it) except on Secrets, which
+ *  are written back whole (Merge) and must keep it. Returns `obj`. */
+export function slim<T extends KubernetesObject>(kind: Kind, obj: T): T {
+  const meta = obj.metadata;
+  if (meta?.managedFields) delete meta.managedFields;
+  if (kind !== 'secrets' && meta?.annotations?.[LAST_APPLIED] !== undefined) delete meta.annotations[LAST_APPLIED];
+  return obj;
+}
+
+interface ListPage {
+  metadata?: { resourceVersion?: string; continue?: string };
+  items?: KubernetesObject[];
+}
+
+/** The LIST an informer starts from, in pages of LIST_PAGE, each slimmed as it arrives; the
+ *  pages share one snapshot, whose resourceVersion the watch starts from. */
+async function pagedList(rest: KubeRest, kind: Kind, path: string): Promise<ListPage> {
+  const items: KubernetesObject[] = [];
+  const sep = path.includes('?') ? '&' : '?';
+  let page: ListPage;
+  let token: string | undefined;
+  do {
+    const query = `limit=${LIST_PAGE}${token ? `&continue=${encodeURIComponent(token)}` : ''}`;
+    page = await rest.get<ListPage>(`${path}${sep}${query}`);
+    for (const o of page.items ?? []) items.push(slim(kind, o));
+    token = page.metadata?.continue || undefined;
+  } while (token);
+  return { metadata: { resourceVersion: page.metadata?.resourceVersion }, items };
+}
+
 export class Informers {
   private readonly watched = new Map<Kind, Watched>();
 
   constructor(private readonly kc: KubeConfig, rest: KubeRest, private readonly handlers: Handlers, private readonly logger: Logger) {
     const selector = `${MANAGED_LABEL}=true`;
-    const list = (path: string) => () => rest.get<{ items?: KubernetesObject[] }>(path);
+    const list = (kind: Kind, path: string) => () => pagedList(rest, kind, path) as never;
     const crd = (plural: string) => `/apis/${API_GROUP}/v1/${plural}`;
-    this.add('externalsecrets', crd('externalsecrets'), list(crd('externalsecrets')));
-    this.add('secretstores', crd('secretstores'), list(crd('secretstores')));
-    this.add('clustersecretstores', crd('clustersecretstores'), list(crd('clustersecretstores')));
-    this.add('namespaces', '/api/v1/namespaces', list('/api/v1/namespaces'));
+    this.add('externalsecrets', crd('externalsecrets'), list('externalsecrets', crd('externalsecrets')));
+    this.add('secretstores', crd('secretstores'), list('secretstores', crd('secretstores')));
+    this.add('clustersecretstores', crd('clustersecretstores'), list('clustersecretstores', crd('clustersecretstores')));
+    this.add('namespaces', '/api/v1/namespaces', list('namespaces', '/api/v1/namespaces'));
     const push = `/apis/${API_GROUP}/${API_VERSION_V1ALPHA1}/pushsecrets`;
-    this.add('pushsecrets', push, list(push));
-    this.add('secrets', '/api/v1/secrets', list(`/api/v1/secrets?labelSelector=${encodeURIComponent(selector)}`), selector);
+    this.add('pushsecrets', push, list('pushsecrets', push));
+    this.add('secrets', '/api/v1/secrets', list('secrets', `/api/v1/secrets?labelSelector=${encodeURIComponent(selector)}`), selector);
   }
 
   /** Restarts of failed watches, summed over the caches. */
@@ -53,10 +89,12 @@ export class Informers {
     const w: Watched = { kind, cache, last: new Map() };
     const informer = cache.informer;
     informer.on('add', (o) => {
+      slim(kind, o);
       w.last.set(objKey(o), o);
       this.handlers.add(kind, o);
     });
     informer.on('update', (o) => {
+      slim(kind, o);
       const old = w.last.get(objKey(o));
       w.last.set(objKey(o), o);
       this.handlers.update(kind, o, old);

@@ -21,6 +21,7 @@ export function controllerMetrics() {
     scheduled: new Gauge({ name: 'esi_controller_scheduled_refreshes', help: 'Refreshes and retries waiting in the timer heap.', registers: r }),
     providerCalls: new Counter({ name: 'esi_controller_provider_calls_total', help: 'Remote reads issued to stores (after coalescing), by store.', labelNames: ['store'] as const, registers: r }),
     apiWrites: new Counter({ name: 'esi_controller_apiserver_writes_total', help: 'Writes to the apiserver, by verb and resource.', labelNames: ['verb', 'resource'] as const, registers: r }),
+    eventsDropped: new Counter({ name: 'esi_controller_events_dropped_total', help: 'Events not written because the bounded Event queue was full.', registers: r }),
     leader: new Gauge({ name: 'esi_controller_leader', help: '1 while this process holds the Lease of its class.', registers: r }),
     pushes: new Counter({ name: 'esi_controller_push_entries_total', help: 'PushSecret remote entries handled, by result (written, exists, error; equal values count in esi_controller_push_skipped_equal_total).', labelNames: ['result'] as const, registers: r }),
     pushSkippedEqual: new Counter({ name: 'esi_controller_push_skipped_equal_total', help: 'PushSecret remote writes skipped because the store already held the value.', registers: r }),

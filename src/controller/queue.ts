@@ -42,8 +42,8 @@ export interface QueueOptions {
   /** First retry delay and cap of the per-key exponential backoff, in ms. */
   baseDelayMs: number;
   maxDelayMs: number;
-  /** Runs the key; throwing requeues it with backoff. */
-  handle: (key: string) => Promise<void>;
+  /** Runs the key (queued at `requestedAt`, ms); throwing requeues it with backoff. */
+  handle: (key: string, requestedAt: number) => Promise<void>;
   schedule: Schedule;
   /** Observers for metrics: time a key waited in the queue, queue depth. */
   onDequeue?: (waitedMs: number) => void;
@@ -134,7 +134,7 @@ export class WorkQueue {
       this.processing.add(key);
       this.opts.onDequeue?.(Date.now() - since);
       try {
-        await this.opts.handle(key);
+        await this.opts.handle(key, since);
       } catch (err) {
         this.opts.onError?.(key, err);
         this.retry(key);

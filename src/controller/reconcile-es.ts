@@ -19,7 +19,7 @@ import { readTemplateSources, templateSpecProblems } from './template-from.js';
 import type { EventRecorder } from './events.js';
 import type { Informers } from './informers.js';
 import { EXTERNAL_SECRET_ANNOTATION, FORCE_SYNC_ANNOTATION } from './labels.js';
-import { nextRefresh, phaseOf, refreshSpec, type RefreshSpec } from './refresh.js';
+import { nextRefresh, phaseOf, refreshAfterRead, refreshSpec, type RefreshSpec } from './refresh.js';
 import type { Schedule } from './schedule.js';
 import { desiredSecret, editedByHand, planSecret, withoutMergedKeys, type Plan } from './secret.js';
 import { describeStore, storePath, versionOf, type StoreReconciler } from './stores.js';
@@ -71,7 +71,8 @@ export class ExternalSecretReconciler {
 
   constructor(private readonly d: EsDeps) {}
 
-  async reconcile(ns: string, name: string): Promise<Outcome> {
+  /** `requestedAt`: when the reconcile was queued (ms); coalesced reads are measured from it. */
+  async reconcile(ns: string, name: string, requestedAt = Date.now()): Promise<Outcome> {
     const key = esKey(ns, name);
     const es = this.d.informers.externalSecret(ns, name);
     if (!es) {
@@ -104,7 +105,7 @@ export class ExternalSecretReconciler {
       const refresh = this.check(es, store.obj);
       const st = await this.d.stores.ensure(store.obj);
       if (!st.ready) throw new Failure('StoreNotReady', `${describeStore(store.obj)} is not ready: ${st.message}`, false);
-      return await this.sync(es, store.obj, refresh);
+      return await this.sync(es, store.obj, refresh, requestedAt);
     } catch (err) {
       if (!(err instanceof Failure)) throw err;
       await this.fail(es, err.reason, err.message);
@@ -182,15 +183,20 @@ export class ExternalSecretReconciler {
     return Date.now() >= nextRefresh(refresh.intervalMs, phaseOf(es.metadata.uid ?? ''), this.d.jitterMaxMs, written);
   }
 
-  private schedule(es: ExternalSecret, refresh: RefreshSpec, st: EsState): void {
+  /** Schedules the next refresh: one interval after `readAt` when values were just read,
+   *  otherwise the refresh already due later (or the next slot). */
+  private schedule(es: ExternalSecret, refresh: RefreshSpec, st: EsState, readAt?: number): void {
     const key = esKey(es.metadata.namespace!, es.metadata.name!);
     this.state.set(key, st);
     if (refresh.policy !== 'Periodic' || refresh.intervalMs === 0) return this.d.schedule.cancel(key);
-    st.due = nextRefresh(refresh.intervalMs, phaseOf(es.metadata.uid ?? ''), this.d.jitterMaxMs, Date.now());
+    const phase = phaseOf(es.metadata.uid ?? '');
+    const now = Date.now();
+    if (readAt !== undefined) st.due = refreshAfterRead(refresh.intervalMs, phase, this.d.jitterMaxMs, readAt);
+    else if (st.due === undefined || st.due <= now) st.due = nextRefresh(refresh.intervalMs, phase, this.d.jitterMaxMs, now);
     this.d.schedule.at(key, st.due);
   }
 
-  private async sync(es: ExternalSecret, store: AnySecretStore, refresh: RefreshSpec): Promise<Outcome> {
+  private async sync(es: ExternalSecret, store: AnySecretStore, refresh: RefreshSpec, requestedAt: number): Promise<Outcome> {
     const ns = es.metadata.namespace!;
     const key = esKey(ns, es.metadata.name!);
     const target = this.targetName(es);
@@ -200,20 +206,19 @@ export class ExternalSecretReconciler {
     const force = es.metadata.annotations?.[FORCE_SYNC_ANNOTATION];
     const next = (): EsState => ({ uid: es.metadata.uid!, storeVersion: versionOf(store), forceSync: force });
     if (!this.needsFetch(es, store, refresh, { st, cur })) {
-      this.schedule(es, refresh, next());
+      this.schedule(es, refresh, { ...next(), due: st?.due });
       return { result: 'unchanged', reason: 'UpToDate' };
     }
-    const fetched = await this.fetch(es, store, !!st && st.forceSync !== force);
+    const fetched = await this.fetch(es, store, !!st && st.forceSync !== force, requestedAt);
     if ('outcome' in fetched) return fetched.outcome;
     const { wrote, action } = await this.write(es, store, fetched.rendered, cur);
-    const now = Date.now();
+    const statusWritten = await this.writeStatus(es, this.syncedStatus(es, store, wrote, Date.now()));
     if (wrote) {
       const verb = action === 'create' ? 'Created' : 'Updated';
       this.d.events.emit(this.regarding(es), 'Normal', verb, `${verb} Secret "${target}" from ${describeStore(store)}`);
     }
-    const statusWritten = await this.writeStatus(es, this.syncedStatus(es, store, wrote, now));
     this.d.forget(key);
-    this.schedule(es, refresh, next());
+    this.schedule(es, refresh, next(), requestedAt);
     return { result: wrote || statusWritten ? 'synced' : 'unchanged', reason: 'SecretSynced' };
   }
 
@@ -233,13 +238,13 @@ export class ExternalSecretReconciler {
   }
 
   /** The ExternalSecret's values, rendered; or the outcome when the remote secret is gone. */
-  private async fetch(es: ExternalSecret, store: AnySecretStore, fresh: boolean): Promise<{ rendered: RenderedTemplate } | { outcome: Outcome }> {
+  private async fetch(es: ExternalSecret, store: AnySecretStore, fresh: boolean, requestedAt: number): Promise<{ rendered: RenderedTemplate } | { outcome: Outcome }> {
     const ns = es.metadata.namespace!;
     const id = storeId(store);
     let values: Record<string, Uint8Array>;
     try {
       const client = await this.d.clients.get(store, ns);
-      values = await fetchExternalSecret(fresh ? client.fresh : client.shared, {
+      values = await fetchExternalSecret(fresh ? client.fresh : client.sharedAsOf(requestedAt), {
         name: es.metadata.name!, data: es.spec.data ?? [], dataFrom: es.spec.dataFrom ?? [],
       }, { transformKeys });
     } catch (err) {

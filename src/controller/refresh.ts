@@ -42,3 +42,11 @@ export function nextRefresh(intervalMs: number, phase: number, jitterMaxMs: numb
   const n = Math.floor((now + shift) / intervalMs) + 1;
   return n * intervalMs - shift;
 }
+
+/** The refresh after a read requested at `readAt`: the first slot of the object's grid at
+ *  least one interval (less the jitter span) later. Consecutive refreshes stay exactly one
+ *  interval apart, and an object first synced just before a slot does not read again
+ *  moments later: a first sync that spans a grid point reads each key once, not twice. */
+export function refreshAfterRead(intervalMs: number, phase: number, jitterMaxMs: number, readAt: number): number {
+  return nextRefresh(intervalMs, phase, jitterMaxMs, readAt + intervalMs - jitterSpan(intervalMs, jitterMaxMs) - 1);
+}

@@ -81,6 +81,10 @@ export class KubeRest {
       headers: { accept: 'application/json' }, agent: this.agent, timeout: this.opts.timeoutMs ?? 30_000,
     };
     await this.kc.applyToHTTPSOptions(options);
+    // applyToHTTPSOptions sets a new Agent on every call: without ours back, every request
+    // opens (and the apiserver accepts) a new TLS connection. The TLS options it copied
+    // (ca, cert, key) stay on the request, where the agent uses them for its pooled sockets.
+    options.agent = this.agent;
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     if (payload) Object.assign(options.headers as object, { 'content-type': contentType, 'content-length': payload.length });
     const result = await new Promise<T>((resolve, reject) => {

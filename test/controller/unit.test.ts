@@ -5,7 +5,7 @@ import t from 'tap';
 import type { ExternalSecret } from '../../src/api/types.js';
 import { parseGoDuration } from '../../src/controller/duration.js';
 import { WorkQueue } from '../../src/controller/queue.js';
-import { jitterSpan, nextRefresh, phaseOf } from '../../src/controller/refresh.js';
+import { jitterSpan, nextRefresh, phaseOf, refreshAfterRead } from '../../src/controller/refresh.js';
 import { Schedule } from '../../src/controller/schedule.js';
 import { desiredSecret, editedByHand, planSecret } from '../../src/controller/secret.js';
 
@@ -63,6 +63,13 @@ t.test('refresh grid: shared by every object of an interval, jitter bounded and 
   t.ok(new Set(times).size > 1, 'objects are spread by their phase');
   t.equal(phaseOf('a'), phaseOf('a'));
   t.equal(jitterSpan(60_000, 30_000), 6_000, 'a tenth of the interval when smaller');
+  // After a read: the first slot at least an interval (less the jitter span) later.
+  const minute = 60_000;
+  const slot = nextRefresh(minute, phaseOf('a'), 30_000, now);
+  t.equal(refreshAfterRead(minute, phaseOf('a'), 30_000, slot), slot + minute, 'a refresh read schedules the next slot, one interval on');
+  t.equal(refreshAfterRead(minute, phaseOf('a'), 30_000, slot - 1_000), slot + minute, 'a first sync just before a slot skips it');
+  t.equal(refreshAfterRead(minute, phaseOf('a'), 30_000, slot - minute + 6_000 - 2), slot, 'a read more than an interval less the jitter span before a slot refreshes at it');
+  t.equal(refreshAfterRead(minute, 0.5, 0, slot), nextRefresh(minute, 0.5, 0, slot + minute - 1), 'without jitter: one interval on');
   t.equal(parseGoDuration('1h30m'), 5_400_000);
   t.equal(parseGoDuration('0'), 0);
   t.throws(() => parseGoDuration('1d', 'spec.refreshInterval'), /spec.refreshInterval "1d" must be a Go duration/);
