@@ -7,8 +7,8 @@ import { storeKey } from '../src/agent-config.js';
 import type { AnySecretStore, ClusterSecretStore, ExternalSecret, SecretStore, SecretStoreProvider } from '../src/api/types.js';
 import { admissionWarning, clusterStoreAdmits, podIdentity, referencedObjects, servesControllerClass, storeSpecProblems, type CredentialRef } from '../src/stores/access.js';
 import { selectTemplateEngine, type TemplateEngineChoice } from '../src/templating/eso.js';
+import { describeSpecProblem, externalSecretSpecProblems } from '../src/externalsecret/checks.js';
 import type { InjectionRequest } from './annotations.js';
-import { externalSecretProblems } from './es-checks.js';
 
 export interface ObjectLookup {
   externalSecret(namespace: string, name: string): ExternalSecret | undefined;
@@ -67,16 +67,9 @@ function findStore(es: ExternalSecret, ns: string, lookup: ObjectLookup, problem
   return store;
 }
 
+/** What ESI cannot serve in the ExternalSecret (the reconciler applies the same checks). */
 function checkEntries(es: ExternalSecret, problems: string[]): void {
-  const where = `ExternalSecret "${es.metadata.name}"`;
-  (es.spec.data ?? []).forEach((d, i) => {
-    if (d.sourceRef) problems.push(`${where}: spec.data[${i}].sourceRef is not supported by ESI; use spec.secretStoreRef`);
-  });
-  (es.spec.dataFrom ?? []).forEach((d, i) => {
-    if (d.sourceRef) problems.push(`${where}: spec.dataFrom[${i}].sourceRef (generators, other stores) is not supported by ESI`);
-  });
-  if (!es.spec.data?.length && !es.spec.dataFrom?.length) problems.push(`${where}: has neither spec.data nor spec.dataFrom; nothing to mount`);
-  problems.push(...externalSecretProblems(es));
+  for (const p of externalSecretSpecProblems(es.spec, 'agent')) problems.push(describeSpecProblem(es.metadata.name!, p));
 }
 
 function checkStore(store: AnySecretStore, env: { pod: PodFacts; lookup: ObjectLookup; opts: ResolveOptions }, problems: string[]): ResolvedStore | undefined {

@@ -107,6 +107,12 @@ export interface VaultClientTLS {
   keySecretRef?: SecretKeySelector;
 }
 
+/** ESO's `openBao` store kind: a subset of the vault fields (the same HTTP API; ESI serves
+ *  it with the vault implementation). */
+export interface OpenBaoProvider extends Pick<VaultProvider, 'server' | 'path' | 'version' | 'namespace' | 'caBundle' | 'caProvider'> {
+  auth?: Pick<VaultAuth, 'tokenSecretRef' | 'appRole' | 'userPass' | 'namespace'>;
+}
+
 export interface VaultProvider {
   /** Base URL, e.g. `https://vault.example.com:8200`. */
   server: string;
@@ -312,7 +318,6 @@ export const OTHER_PROVIDER_NAMES = [
   'onboardbase',
   'onepassword',
   'onepasswordSDK',
-  'openBao',
   'oracle',
   'ovh',
   'passbolt',
@@ -332,6 +337,7 @@ export type OtherProviderName = (typeof OTHER_PROVIDER_NAMES)[number];
 /** Exactly one member is set (the CRD enforces it). */
 export interface SecretStoreProvider extends Partial<Record<OtherProviderName, Record<string, unknown>>> {
   vault?: VaultProvider;
+  openBao?: OpenBaoProvider;
   aws?: AWSProvider;
   azurekv?: AzureKVProvider;
   gcpsm?: GCPSMProvider;

@@ -7,6 +7,7 @@ import type { V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { API_GROUP, EXTERNAL_SECRET_API_VERSION, type AnySecretStore, type ExternalSecret, type ExternalSecretStatus } from '../api/types.js';
 import { isKubeStatus, type KubeRest } from '../kube/rest.js';
+import { externalSecretSpecProblems } from '../externalsecret/checks.js';
 import { fetchExternalSecret } from '../externalsecret/fetch.js';
 import { ProviderError } from '../providers/types.js';
 import { clusterStoreAdmits, crossNamespaceRefs } from '../stores/access.js';
@@ -122,10 +123,8 @@ export class ExternalSecretReconciler {
       const cross = crossNamespaceRefs(store.spec.provider, ns);
       if (cross.length) throw new Failure('AccessDenied', `${what}: ${cross.join('; ')}`, false);
     }
-    const problems: string[] = [];
-    (es.spec.data ?? []).forEach((e, i) => e.sourceRef && problems.push(`spec.data[${i}].sourceRef is not supported by ESI; use spec.secretStoreRef`));
-    (es.spec.dataFrom ?? []).forEach((e, i) => e.sourceRef && problems.push(`spec.dataFrom[${i}].sourceRef (generators, other stores) is not supported by ESI`));
-    if (!es.spec.data?.length && !es.spec.dataFrom?.length) problems.push('has neither spec.data nor spec.dataFrom');
+    // The webhook refuses the same features when a pod mounts the ExternalSecret.
+    const problems = externalSecretSpecProblems(es.spec, 'reconciler').map((p) => p.message);
     try {
       selectTemplateEngine(es.metadata.name!, es.metadata.annotations, es.spec.target?.template);
     } catch (err) {

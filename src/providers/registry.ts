@@ -12,6 +12,7 @@ import { meta as fake } from './fake/meta.js';
 import { meta as gcpsm } from './gcpsm/meta.js';
 import { meta as grpc } from './grpc/meta.js';
 import { meta as kubernetes } from './kubernetes/meta.js';
+import { meta as openBao } from './openbao/meta.js';
 import type { Provider, ProviderMeta } from './types.js';
 import { meta as vault } from './vault/meta.js';
 
@@ -25,6 +26,7 @@ const ENTRIES = new Map<string, ProviderEntry>([
   ['fake', { meta: fake, load: () => import('./fake/index.js') }],
   ['kubernetes', { meta: kubernetes, load: () => import('./kubernetes/index.js') }],
   ['vault', { meta: vault, load: () => import('./vault/index.js') }],
+  ['openBao', { meta: openBao, load: () => import('./openbao/index.js') }],
   ['aws', { meta: aws, load: () => import('./aws/index.js') }],
   ['azurekv', { meta: azurekv, load: () => import('./azurekv/index.js') }],
   ['gcpsm', { meta: gcpsm, load: () => import('./gcpsm/index.js') }],

@@ -38,7 +38,8 @@ async function caOf(ctx: ProviderContext, spec: VaultProvider): Promise<string |
   return parts.length ? parts.join('\n') : undefined;
 }
 
-async function connect(ctx: ProviderContext, spec: VaultProvider): Promise<VaultClient> {
+/** Builds a client from a validated spec; also serves `openBao` (src/providers/openbao/). */
+export async function connect(ctx: ProviderContext, spec: VaultProvider): Promise<VaultClient> {
   if (spec.readYourWrites) {
     ctx.logger.warn('vault.readYourWrites is not implemented by ESI (Vault Enterprise performance standbys); reads may lag writes');
   }

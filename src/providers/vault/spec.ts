@@ -156,5 +156,17 @@ export function validateSpec(spec: unknown): string[] {
   checkAuth(p.auth, problems);
   checkHeaders(p.headers, problems);
   checkTls(p.tls, problems);
+  const authNs = isObject(p.auth) ? p.auth.namespace : undefined;
+  if (authNs !== undefined && authNs !== (p.namespace ?? '')) {
+    problems.push('vault.auth.namespace (logging in to another namespace) is not supported by ESI, which logs in within vault.namespace; remove it or set it to vault.namespace');
+  }
   return problems;
+}
+
+/** The same rules for a spec served by this implementation under another provider key
+ *  (`openBao`): every message names the fields under `name` (never a URL's host) and offers
+ *  only the auth `methods` that kind has. */
+export function validateSpecAs(name: string, spec: unknown, methods: readonly AuthMethod[] = AUTH_METHODS): string[] {
+  const all = AUTH_METHODS.join(', ');
+  return validateSpec(spec).map((p) => p.replace(/(^|[\s(])vault(?=[.\s])/g, `$1${name}`).replaceAll(all, methods.join(', ')));
 }

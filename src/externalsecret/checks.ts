@@ -1,0 +1,111 @@
+// What ESI requires of an ExternalSecret beyond the external-secrets.io schema, in one
+// place for both consumers. ESI's CRDs accept every document ESO's accept; a document using
+// a feature ESI does not serve is refused with the field and what ESI supports instead:
+// by the webhook when a pod mounts it (so nothing admitted fails later in the agent) and by
+// the reconciler as Ready=False (an ExternalSecret no webhook ever saw). Pure: spec in,
+// problems out; Go templates in rewrite transforms are parsed (target.template is parsed by
+// src/templating/eso.ts, which also chooses the engine).
+import type { ExternalSecretDataFromRemoteRef, ExternalSecretRewrite, ExternalSecretSpec, ExternalSecretTemplate } from '../api/types.js';
+import { compileGoRegexp } from '../providers/regexp.js';
+import { parseGoTemplates } from '../templating/go/index.js';
+
+/** Bounds on the work one ExternalSecret asks of the agent and the reconciler. */
+export const MAX_DATA_ENTRIES = 1000;
+export const MAX_DATA_FROM_ENTRIES = 100;
+export const MAX_REWRITES = 32;
+
+/** One reason ESI cannot serve a spec. `message` is a whole phrase starting with `field`. */
+export interface SpecProblem {
+  /** Path of the offending field, e.g. `spec.dataFrom[0].rewrite[1].merge`. */
+  field: string;
+  message: string;
+}
+
+/** Who serves the ExternalSecret: the agent writes files, the reconciler a Secret object. */
+export type Consumer = 'agent' | 'reconciler';
+
+const NUL_POLICY = 'Fail is not supported by ESI (values with NUL bytes are delivered as they are, like Ignore); remove it';
+
+type Add = (field: string, rest: string) => void;
+
+function checkRewrite(where: string, rw: ExternalSecretRewrite, add: Add, out: SpecProblem[]): void {
+  const set = [rw.regexp && 'regexp', rw.transform && 'transform', rw.merge && 'merge'].filter(Boolean);
+  if (rw.merge) add(`${where}.merge`, 'is not supported by ESI; use regexp or transform rewrites');
+  else if (set.length !== 1) add(where, `must set exactly one of regexp or transform (has ${set.length ? set.join(', ') : 'neither'})`);
+  if (rw.regexp) {
+    try {
+      compileGoRegexp(rw.regexp.source);
+    } catch (err) {
+      out.push({ field: `${where}.regexp.source`, message: `${where}.regexp.source: ${(err as Error).message}` });
+    }
+  }
+  if (rw.transform) {
+    const field = `${where}.transform.template`;
+    for (const e of parseGoTemplates([{ name: field, source: rw.transform.template ?? '' }])) {
+      const at = e.line ? ` line ${e.line}${e.column ? `, column ${e.column}` : ''}` : '';
+      out.push({ field, message: `${field}${at}: ${e.reason}` });
+    }
+  }
+}
+
+function checkDataFrom(where: string, d: ExternalSecretDataFromRemoteRef, add: Add, out: SpecProblem[]): void {
+  if (d.sourceRef) return add(`${where}.sourceRef`, '(generators, other stores) is not supported by ESI');
+  const set = [d.extract && 'extract', d.find && 'find'].filter(Boolean);
+  if (set.length !== 1) add(where, `must set exactly one of extract or find (has ${set.length ? set.join(', ') : 'neither'})`);
+  if (d.extract && !d.extract.key) add(`${where}.extract.key`, 'must not be empty');
+  if (d.extract?.nullBytePolicy === 'Fail') add(`${where}.extract.nullBytePolicy`, NUL_POLICY);
+  if (d.find && !d.find.name?.regexp && !d.find.path && !Object.keys(d.find.tags ?? {}).length) {
+    add(`${where}.find`, 'must set name.regexp, path or tags');
+  }
+  if (d.find?.nullBytePolicy === 'Fail') add(`${where}.find.nullBytePolicy`, NUL_POLICY);
+  const rewrites = d.rewrite ?? [];
+  if (rewrites.length > MAX_REWRITES) add(`${where}.rewrite`, `has ${rewrites.length} steps; ESI allows at most ${MAX_REWRITES}`);
+  else rewrites.forEach((rw, j) => checkRewrite(`${where}.rewrite[${j}]`, rw, add, out));
+}
+
+function checkTemplate(where: string, tpl: ExternalSecretTemplate | undefined, consumer: Consumer, add: Add): void {
+  (tpl?.templateFrom ?? []).forEach((tf, i) => {
+    const toData = (tf.target ?? 'Data') === 'Data';
+    if ((tf.configMap || tf.secret) && (toData || consumer === 'reconciler')) {
+      add(`${where}.templateFrom[${i}].${tf.configMap ? 'configMap' : 'secret'}`,
+        `is not supported by ESI (templates are not read from ConfigMaps or Secrets); inline the template as templateFrom[${i}].literal or in target.template.data`);
+    } else if (!toData && consumer === 'reconciler') {
+      add(`${where}.templateFrom[${i}].target`, `${tf.target} is not supported by ESI's reconciler (it renders Secret data only); set labels and annotations in target.template.metadata`);
+    }
+  });
+}
+
+/** The reconciler writes a Secret: what of `target` it cannot honour. */
+function checkTarget(spec: ExternalSecretSpec, add: Add): void {
+  const target = spec.target;
+  if (target?.manifest) add('spec.target.manifest', `(${target.manifest.kind ?? 'another kind'}) is not supported by ESI's reconciler, which writes Secrets only; remove it to get a Secret`);
+  if (target?.creationPolicy === 'CreateOrMerge') add('spec.target.creationPolicy', 'CreateOrMerge is not supported by ESI; use Owner (create and own) or Merge (merge into an existing Secret)');
+}
+
+/** Every reason ESI cannot serve `spec` for `consumer`; empty when it can. */
+export function externalSecretSpecProblems(spec: ExternalSecretSpec | undefined, consumer: Consumer = 'agent'): SpecProblem[] {
+  const out: SpecProblem[] = [];
+  const add: Add = (field, rest) => out.push({ field, message: `${field} ${rest}` });
+  const s = spec ?? {};
+  const data = s.data ?? [];
+  const dataFrom = s.dataFrom ?? [];
+  if (!data.length && !dataFrom.length) add('spec', `has neither spec.data nor spec.dataFrom; nothing to ${consumer === 'agent' ? 'mount' : 'sync'}`);
+  if (s.syncWindows) add('spec.syncWindows', `is not supported by ESI (${consumer === 'agent' ? 'the agent refreshes on spec.refreshInterval and the esi.dev/refresh-interval annotation' : 'the reconciler refreshes on spec.refreshInterval'}); remove it`);
+  if (data.length > MAX_DATA_ENTRIES) add('spec.data', `has ${data.length} entries; ESI allows at most ${MAX_DATA_ENTRIES}`);
+  if (dataFrom.length > MAX_DATA_FROM_ENTRIES) add('spec.dataFrom', `has ${dataFrom.length} entries; ESI allows at most ${MAX_DATA_FROM_ENTRIES}`);
+  if (data.length > MAX_DATA_ENTRIES || dataFrom.length > MAX_DATA_FROM_ENTRIES) return out;
+  data.forEach((d, i) => {
+    if (d.sourceRef) add(`spec.data[${i}].sourceRef`, 'is not supported by ESI; use spec.secretStoreRef');
+    if (!d.remoteRef?.key) add(`spec.data[${i}].remoteRef.key`, 'must not be empty');
+    if (d.remoteRef?.nullBytePolicy === 'Fail') add(`spec.data[${i}].remoteRef.nullBytePolicy`, NUL_POLICY);
+  });
+  dataFrom.forEach((d, i) => checkDataFrom(`spec.dataFrom[${i}]`, d, add, out));
+  checkTemplate('spec.target.template', s.target?.template, consumer, add);
+  if (consumer === 'reconciler') checkTarget(s, add);
+  return out;
+}
+
+/** A problem as users read it: `ExternalSecret "name": <field> <what to do>`. */
+export function describeSpecProblem(esName: string, p: SpecProblem): string {
+  return `ExternalSecret "${esName}": ${p.message}`;
+}

@@ -1,0 +1,34 @@
+// What ESI knows about the `openBao` provider (ESO's `spec.provider.openBao`) without loading
+// its client. OpenBao speaks the Vault HTTP API and ESO's openBao fields are a subset of its
+// vault fields, so the vault implementation serves it (one implementation: the same spec
+// rules, references and client, see docs/decisions/0030-openbao-served-by-vault.md). Only
+// the field names differ in messages; fields ESO's openBao kind does not have are refused.
+import { References } from '../refs.js';
+import type { ProviderMeta } from '../types.js';
+import { meta as vault } from '../vault/meta.js';
+import { validateSpecAs } from '../vault/spec.js';
+
+export const NAME = 'openBao';
+
+/** ESO's openBao fields (everything else is vault-only and refused under openBao). */
+const FIELDS = ['server', 'path', 'version', 'namespace', 'caBundle', 'caProvider', 'auth'];
+const AUTH_FIELDS = ['tokenSecretRef', 'appRole', 'userPass', 'namespace'];
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function foreignFields(spec: unknown): string[] {
+  if (!isObject(spec)) return [];
+  const extra = Object.keys(spec).filter((k) => !FIELDS.includes(k)).map((k) => `${NAME}.${k}`);
+  if (isObject(spec.auth)) extra.push(...Object.keys(spec.auth).filter((k) => !AUTH_FIELDS.includes(k)).map((k) => `${NAME}.auth.${k}`));
+  return extra.map((f) => `${f} is not a field of the openBao provider; use spec.provider.vault (same server) for it`);
+}
+
+export const meta: ProviderMeta = {
+  name: NAME,
+  capabilities: vault.capabilities,
+  validateSpec: (spec) => [...foreignFields(spec), ...validateSpecAs(NAME, spec, ['tokenSecretRef', 'appRole'])],
+  references: (spec) =>
+    new References(NAME, spec)
+      .caProvider('caProvider')
+      .secretKey('auth.tokenSecretRef', 'auth.appRole.roleRef', 'auth.appRole.secretRef', 'auth.userPass.secretRef'),
+};
