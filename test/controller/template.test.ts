@@ -6,7 +6,7 @@
 // only exists in another namespace, a credential-minting type, an invalid rendered label.
 import t from 'tap';
 import { createNamespace } from '../helpers/kube.js';
-import { controllerEnv, create, decoded, externalSecret, fakeStore, getSecret, ready, startController, until } from './fixture.js';
+import { controllerEnv, create, decoded, externalSecret, fakeStore, getSecret, patchSpec, ready, startController, until } from './fixture.js';
 import { putSecret } from './push-fixture.js';
 
 const CANARY = 'ctl-tpl-canary-70be13';
@@ -40,6 +40,24 @@ t.test('metadata values are Go templates; type and ESI labels set; mergePolicy M
   t.same(decoded(s), { username: 'orders', password: `${CANARY}-pw` });
   t.match(s.metadata?.labels, { team: 'orders', tier: 'db', 'esi.dev/managed': 'true' });
   t.equal(s.metadata?.annotations?.['example.com/owner'], 'team-ORDERS');
+});
+
+t.test('no template: the ExternalSecret labels and annotations are copied; a label the template drops is removed', async (t) => {
+  await create(env, ns, 'externalsecrets', externalSecret('plain', 'fake', { dataFrom: [{ extract: { key: 'db' } }] },
+    { labels: { app: 'orders' }, annotations: { 'example.com/contact': 'team-orders' } }));
+  await ready(env, ns, 'plain', 'True', 'SecretSynced');
+  const s = await getSecret(env, ns, 'plain');
+  t.equal(s?.metadata?.labels?.app, 'orders');
+  t.equal(s?.metadata?.annotations?.['example.com/contact'], 'team-orders');
+
+  await patchSpec(env, ns, 'externalsecrets', 'meta', (o) => {
+    (o.spec as { target: { template: { metadata: { labels: Record<string, string> } } } }).target.template.metadata.labels = { team: '{{ .username }}' };
+  });
+  await until('the dropped label removed', async () => {
+    const cur = await getSecret(env, ns, 'meta');
+    return cur?.metadata?.labels?.team === 'orders' && !('tier' in (cur.metadata.labels ?? {}));
+  });
+  t.pass('tier removed, team kept');
 });
 
 t.test('handlebars on the opt-in renders metadata too', async (t) => {
