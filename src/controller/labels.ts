@@ -19,6 +19,10 @@ export const EXTERNAL_SECRET_ANNOTATION = 'esi.dev/external-secret';
 export const DATA_HASH_ANNOTATION = 'esi.dev/data-hash';
 /** creationPolicy Merge: the keys this ExternalSecret merged into a Secret it does not own. */
 export const MERGED_KEYS_ANNOTATION = 'esi.dev/merged-keys';
+/** The user labels and annotations (template or ExternalSecret metadata) this ExternalSecret
+ *  put on the Secret, as JSON `{"labels":[…],"annotations":[…]}`: keys it no longer wants are
+ *  removed, other keys (someone else's) are left alone. */
+export const METADATA_KEYS_ANNOTATION = 'esi.dev/metadata-keys';
 /** ESO's convention: a new value of this ExternalSecret annotation forces a refresh. */
 export const FORCE_SYNC_ANNOTATION = 'force-sync';
 

@@ -15,6 +15,7 @@ import {
   EXTERNAL_SECRET_ANNOTATION,
   MANAGED_LABEL,
   MERGED_KEYS_ANNOTATION,
+  METADATA_KEYS_ANNOTATION,
   SOURCE_STORE_ANNOTATION,
   STORE_KIND_LABEL,
   STORE_LABEL,
@@ -41,6 +42,18 @@ export function contentHash(type: string, data: Record<string, string>, keys = O
   return h.digest('hex').slice(0, 40);
 }
 
+/** kubectl's record of the applied manifest: not the ExternalSecret's metadata for a user. */
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/** The labels and annotations the Secret carries besides ESI's own: the template's (as
+ *  rendered) or, without a template, the ExternalSecret's own, as ESO copies them. */
+function userMetadata(es: ExternalSecret, rendered: { labels: Record<string, string>; annotations: Record<string, string> }) {
+  if (es.spec.target?.template) return rendered;
+  const annotations = { ...(es.metadata.annotations ?? {}) };
+  delete annotations[LAST_APPLIED];
+  return { labels: { ...(es.metadata.labels ?? {}) }, annotations };
+}
+
 /** The Secret `es` wants: `rendered` is its template's output (data, and the labels and
  *  annotations the template renders); ESI's own labels and annotations always win. */
 export function desiredSecret(
@@ -54,19 +67,22 @@ export function desiredSecret(
   const data: Record<string, string> = {};
   for (const [k, v] of Object.entries(rendered.data)) data[k] = Buffer.from(v).toString('base64');
   const type = template?.type ?? 'Opaque';
+  const meta = userMetadata(es, rendered);
   const annotations: Record<string, string> = {
-    ...rendered.annotations,
+    ...meta.annotations,
     [EXTERNAL_SECRET_ANNOTATION]: es.metadata.name!,
     [SOURCE_STORE_ANNOTATION]: `${store.kind}/${store.name}`,
     [DATA_HASH_ANNOTATION]: contentHash(type, data),
   };
   if (policy === 'Merge') annotations[MERGED_KEYS_ANNOTATION] = Object.keys(data).sort().join(',');
+  const record = { labels: Object.keys(meta.labels).sort(), annotations: Object.keys(meta.annotations).sort() };
+  if (record.labels.length || record.annotations.length) annotations[METADATA_KEYS_ANNOTATION] = JSON.stringify(record);
   const desired: Desired = {
     name: target.name ?? es.metadata.name!,
     namespace: es.metadata.namespace!,
     type, data, annotations, policy,
     labels: {
-      ...rendered.labels,
+      ...meta.labels,
       [MANAGED_LABEL]: 'true',
       [STORE_KIND_LABEL]: store.kind,
       [STORE_LABEL]: labelValue(store.name),
@@ -98,10 +114,41 @@ export function claimedByOther(secret: V1Secret, es: ExternalSecret, esExists: (
   return undefined;
 }
 
+/** The user labels and annotations an earlier write recorded on `cur`. */
+function recordedMetadata(cur: V1Secret | undefined): { labels: string[]; annotations: string[] } {
+  const raw = cur?.metadata?.annotations?.[METADATA_KEYS_ANNOTATION];
+  let rec: { labels?: unknown; annotations?: unknown } = {};
+  try {
+    rec = raw ? (JSON.parse(raw) as typeof rec) : {};
+  } catch {
+    // A hand-edited record: nothing recorded.
+  }
+  const keys = (v: unknown) => (Array.isArray(v) ? v.filter((k): k is string => typeof k === 'string') : []);
+  return { labels: keys(rec.labels), annotations: keys(rec.annotations) };
+}
+
+/** Keys of `cur` an earlier write recorded that `d` no longer wants, and the record itself
+ *  when `d` has none. */
+function staleMetadata(d: Desired, cur: V1Secret | undefined): { labels: string[]; annotations: string[] } {
+  if (!cur?.metadata?.annotations?.[METADATA_KEYS_ANNOTATION]) return { labels: [], annotations: [] };
+  const rec = recordedMetadata(cur);
+  const annotations = rec.annotations.filter((k) => !(k in d.annotations));
+  if (!(METADATA_KEYS_ANNOTATION in d.annotations)) annotations.push(METADATA_KEYS_ANNOTATION);
+  return { labels: rec.labels.filter((k) => !(k in d.labels)), annotations };
+}
+
+const without = (m: Record<string, string>, keys: string[]) => {
+  const out = { ...m };
+  for (const k of keys) delete out[k];
+  return out;
+};
+
 function metadataMatches(d: Desired, cur: V1Secret): boolean {
   const a = cur.metadata?.annotations ?? {};
   const l = cur.metadata?.labels ?? {};
   if ((cur.type ?? 'Opaque') !== d.type || !!cur.immutable !== d.immutable) return false;
+  const stale = staleMetadata(d, cur);
+  if (stale.labels.some((k) => k in l) || stale.annotations.some((k) => k in a)) return false;
   if (Object.entries(d.labels).some(([k, v]) => l[k] !== v)) return false;
   if (Object.entries(d.annotations).some(([k, v]) => a[k] !== v)) return false;
   return !d.ownerReference || !!cur.metadata?.ownerReferences?.some((o) => o.uid === d.ownerReference!.uid && o.controller);
@@ -128,6 +175,7 @@ export function editedByHand(cur: V1Secret): boolean {
 
 function body(d: Desired, base?: V1Secret): V1Secret {
   const meta = base?.metadata ?? {};
+  const stale = staleMetadata(d, base);
   const own = d.ownerReference
     ? [...(meta.ownerReferences ?? []).filter((o) => o.uid !== d.ownerReference!.uid), d.ownerReference]
     : meta.ownerReferences;
@@ -137,8 +185,8 @@ function body(d: Desired, base?: V1Secret): V1Secret {
     metadata: {
       name: d.name, namespace: d.namespace,
       ...(meta.resourceVersion ? { resourceVersion: meta.resourceVersion } : {}),
-      labels: { ...(meta.labels ?? {}), ...d.labels },
-      annotations: { ...(meta.annotations ?? {}), ...d.annotations },
+      labels: { ...without(meta.labels ?? {}, stale.labels), ...d.labels },
+      annotations: { ...without(meta.annotations ?? {}, stale.annotations), ...d.annotations },
       ...(own?.length ? { ownerReferences: own } : {}),
     },
     type: d.type,
@@ -185,9 +233,8 @@ export function withoutMergedKeys(cur: V1Secret): V1Secret | undefined {
   if (!keys.length && !a[DATA_HASH_ANNOTATION]) return undefined;
   const data = { ...(cur.data ?? {}) };
   for (const k of keys) delete data[k];
-  const annotations = { ...a };
-  for (const k of [DATA_HASH_ANNOTATION, MERGED_KEYS_ANNOTATION, EXTERNAL_SECRET_ANNOTATION, SOURCE_STORE_ANNOTATION]) delete annotations[k];
-  const labels = { ...(cur.metadata?.labels ?? {}) };
-  for (const k of [MANAGED_LABEL, STORE_KIND_LABEL, STORE_LABEL]) delete labels[k];
+  const rec = recordedMetadata(cur);
+  const annotations = without(a, [...rec.annotations, DATA_HASH_ANNOTATION, MERGED_KEYS_ANNOTATION, METADATA_KEYS_ANNOTATION, EXTERNAL_SECRET_ANNOTATION, SOURCE_STORE_ANNOTATION]);
+  const labels = without(cur.metadata?.labels ?? {}, [...rec.labels, MANAGED_LABEL, STORE_KIND_LABEL, STORE_LABEL]);
   return { ...cur, metadata: { ...cur.metadata, labels, annotations }, data };
 }

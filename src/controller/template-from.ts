@@ -1,5 +1,5 @@
-// The reconciler's side of `target.template` beyond rendering: spec checks that need no
-// I/O (forbidden Secret types, templateFrom references) and the reads of templateFrom
+// The reconciler's side of `target.template` beyond rendering: checks of templateFrom
+// references (no I/O) and the reads of templateFrom
 // configMap/secret sources from the ExternalSecret's own namespace (rules and bounds:
 // src/externalsecret/template-sources.ts). Sources are read at every fetch, not watched:
 // a changed ConfigMap is used at the next refresh at the latest (docs/controller.md).
@@ -9,16 +9,11 @@ import { loadTemplateSources, templateSourceRefs, TemplateSourceError } from '..
 import { isKubeStatus, type KubeRest } from '../kube/rest.js';
 import type { TemplateSources } from '../templating/index.js';
 
-/** Secret types the apiserver fills with credentials (a ServiceAccount token, a bootstrap
- *  token): writing one would hand whoever may create an ExternalSecret a credential. */
-const FORBIDDEN_TYPES = ['kubernetes.io/service-account-token', 'bootstrap.kubernetes.io/token'];
-
-/** Problems of `es`'s template spec (value-free); throws TemplateSourceError
- *  (AccessDenied) for a source in another namespace. */
+/** Problems of `es`'s templateFrom references (value-free); throws TemplateSourceError
+ *  (AccessDenied) for a source in another namespace. The other template rules are
+ *  src/externalsecret/checks.ts's (shared with the webhook). */
 export function templateSpecProblems(es: ExternalSecret): string[] {
   const problems: string[] = [];
-  const type = es.spec.target?.template?.type;
-  if (type && FORBIDDEN_TYPES.includes(type)) problems.push(`spec.target.template.type "${type}" is not allowed: the apiserver would put a credential into it; use another type`);
   try {
     templateSourceRefs(es.spec.target?.template, es.metadata.namespace!);
   } catch (err) {

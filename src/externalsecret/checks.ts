@@ -63,16 +63,24 @@ function checkDataFrom(where: string, d: ExternalSecretDataFromRemoteRef, add: A
   else rewrites.forEach((rw, j) => checkRewrite(`${where}.rewrite[${j}]`, rw, add, out));
 }
 
+/** Secret types the apiserver fills with credentials (a ServiceAccount token, a bootstrap
+ *  token): a reconciler writing one would hand whoever may create an ExternalSecret a credential. */
+const CREDENTIAL_TYPES = ['kubernetes.io/service-account-token', 'bootstrap.kubernetes.io/token'];
+
 function checkTemplate(where: string, tpl: ExternalSecretTemplate | undefined, consumer: Consumer, add: Add): void {
   (tpl?.templateFrom ?? []).forEach((tf, i) => {
-    const toData = (tf.target ?? 'Data') === 'Data';
-    if ((tf.configMap || tf.secret) && (toData || consumer === 'reconciler')) {
+    const target = tf.target ?? 'Data';
+    if ((tf.configMap || tf.secret) && target === 'Data' && consumer === 'agent') {
+      // The reconciler reads them (src/externalsecret/template-sources.ts); the agent cannot.
       add(`${where}.templateFrom[${i}].${tf.configMap ? 'configMap' : 'secret'}`,
-        `is not supported by ESI (templates are not read from ConfigMaps or Secrets); inline the template as templateFrom[${i}].literal or in target.template.data`);
-    } else if (!toData && consumer === 'reconciler') {
-      add(`${where}.templateFrom[${i}].target`, `${tf.target} is not supported by ESI's reconciler (it renders Secret data only); set labels and annotations in target.template.metadata`);
+        `is not supported by ESI (the agent reads no ConfigMap or Secret; only the reconciler, writing a Secret, does); inline the template as templateFrom[${i}].literal or in target.template.data`);
+    } else if (consumer === 'reconciler' && !['Data', 'Labels', 'Annotations'].includes(target)) {
+      add(`${where}.templateFrom[${i}].target`, `${target} is not supported by ESI; use Data, Labels or Annotations`);
     }
   });
+  if (consumer === 'reconciler' && tpl?.type && CREDENTIAL_TYPES.includes(tpl.type)) {
+    add(`${where}.type`, `"${tpl.type}" is not allowed: the apiserver would put a credential into it; use another type`);
+  }
 }
 
 /** The reconciler writes a Secret: what of `target` it cannot honour. */

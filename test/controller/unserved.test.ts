@@ -23,8 +23,10 @@ const cases: { name: string; spec: ExternalSecretSpec; expected: RegExp }[] = [
     expected: /spec\.dataFrom\[0\]\.rewrite\[0\]\.merge is not supported by ESI; use regexp or transform rewrites/ },
   { name: 'generator', spec: { dataFrom: [{ sourceRef: { generatorRef: { apiVersion: 'generators.external-secrets.io/v1alpha1', kind: 'Password', name: 'p' } } }] },
     expected: /spec\.dataFrom\[0\]\.sourceRef \(generators, other stores\) is not supported by ESI/ },
-  { name: 'template-configmap', spec: { data, target: { template: { templateFrom: [{ configMap: { name: 'tpl', items: [{ key: 'a' }] } }] } } },
-    expected: /spec\.target\.template\.templateFrom\[0\]\.configMap is not supported by ESI .* inline the template as templateFrom\[0\]\.literal/ },
+  { name: 'template-target', spec: { data, target: { template: { templateFrom: [{ literal: 'a: b', target: 'Spec' }] } } },
+    expected: /spec\.target\.template\.templateFrom\[0\]\.target Spec is not supported by ESI; use Data, Labels or Annotations/ },
+  { name: 'token-type', spec: { data, target: { template: { type: 'bootstrap.kubernetes.io/token' } } },
+    expected: /spec\.target\.template\.type "bootstrap\.kubernetes\.io\/token" is not allowed/ },
   { name: 'manifest', spec: { data, target: { manifest: { apiVersion: 'v1', kind: 'ConfigMap' } } },
     expected: /spec\.target\.manifest \(ConfigMap\) is not supported by ESI's reconciler, which writes Secrets only/ },
   { name: 'create-or-merge', spec: { data, target: { creationPolicy: 'CreateOrMerge' } },
@@ -47,13 +49,17 @@ t.test('each unserved feature: Ready=False naming the field and the alternative,
 });
 
 t.test('the reconciler and the webhook word a shared refusal identically', async (t) => {
-  for (const c of cases.filter((x) => !['manifest', 'create-or-merge', 'sync-windows'].includes(x.name))) {
+  for (const c of cases.filter((x) => !['manifest', 'create-or-merge', 'sync-windows', 'template-target', 'token-type'].includes(x.name))) {
     const agent = externalSecretSpecProblems(c.spec, 'agent').map((p) => describeSpecProblem(c.name, p));
     const es = await ready(env, ns, c.name, 'False', 'InvalidSpec');
     t.equal(es.status?.conditions?.find((x) => x.type === 'Ready')?.message, agent.join('; '), c.name);
   }
   t.same(externalSecretSpecProblems({ data, target: { manifest: { apiVersion: 'v1', kind: 'ConfigMap' }, creationPolicy: 'CreateOrMerge' } }, 'agent'), [],
     'target fields describe the reconciler\'s object: the agent writes files regardless');
+  const fromConfigMap: ExternalSecretSpec = { data, target: { template: { templateFrom: [{ configMap: { name: 'tpl', items: [{ key: 'a' }] } }] } } };
+  t.match(externalSecretSpecProblems(fromConfigMap, 'agent'), [{ message: /templateFrom\[0\]\.configMap is not supported by ESI \(the agent reads no ConfigMap or Secret/ }],
+    'templateFrom configMap: refused for the agent (admission)');
+  t.same(externalSecretSpecProblems(fromConfigMap, 'reconciler'), [], 'served by the reconciler (test/controller/template.test.ts)');
 });
 
 t.test('the same spec without the unserved field syncs', async (t) => {
