@@ -16,7 +16,7 @@ export class EventRecorder {
   private readonly last = new Map<string, string>();
   private seq = 0;
 
-  constructor(private readonly rest: KubeRest, private readonly component: string, private readonly ownNamespace: string, private readonly logger: Logger) {}
+  constructor(private readonly rest: KubeRest, private readonly component: string, private readonly logger: Logger) {}
 
   /** Emits an Event unless the previous one about `obj` said the same. Never throws. */
   emit(obj: Regarding, type: 'Normal' | 'Warning', reason: string, message: string): void {
@@ -24,7 +24,9 @@ export class EventRecorder {
     const what = `${type}/${reason}/${message}`;
     if (this.last.get(id) === what) return;
     this.last.set(id, what);
-    const ns = obj.namespace ?? this.ownNamespace;
+    // The apiserver accepts an Event about a cluster-scoped object only in "default" (or
+    // none); `kubectl describe` of a cluster object finds it there.
+    const ns = obj.namespace ?? 'default';
     const now = new Date().toISOString();
     const body = {
       apiVersion: 'v1', kind: 'Event',

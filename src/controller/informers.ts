@@ -4,13 +4,14 @@
 // backoff: a controller that silently stops watching is the failure mode to avoid.
 import { makeInformer, type Informer, type KubeConfig, type KubernetesObject, type ObjectCache, type V1Namespace, type V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { API_GROUP, API_VERSION_V1ALPHA1, type ClusterSecretStore, type ExternalSecret, type PushSecret, type SecretStore } from '../api/types.js';
+import { API_GROUP, API_VERSION_V1ALPHA1, type ClusterExternalSecret, type ClusterPushSecret, type ClusterSecretStore, type ExternalSecret, type PushSecret, type SecretStore } from '../api/types.js';
 import type { KubeRest } from '../kube/rest.js';
 import { MANAGED_LABEL } from './labels.js';
 
 type Cache<T extends KubernetesObject> = Informer<T> & ObjectCache<T>;
 
-export type Kind = 'externalsecrets' | 'secretstores' | 'clustersecretstores' | 'namespaces' | 'secrets' | 'pushsecrets';
+export type Kind = 'externalsecrets' | 'secretstores' | 'clustersecretstores' | 'namespaces' | 'secrets' | 'pushsecrets'
+  | 'clusterexternalsecrets' | 'clusterpushsecrets';
 
 export interface Handlers {
   add(kind: Kind, obj: KubernetesObject): void;
@@ -46,6 +47,10 @@ export class Informers {
     const push = `/apis/${API_GROUP}/${API_VERSION_V1ALPHA1}/pushsecrets`;
     this.add('pushsecrets', push, list(push));
     this.add('secrets', '/api/v1/secrets', list(`/api/v1/secrets?labelSelector=${encodeURIComponent(selector)}`), selector);
+    // The cluster kinds that provision ExternalSecrets / PushSecrets (src/controller/cluster/).
+    this.add('clusterexternalsecrets', crd('clusterexternalsecrets'), list(crd('clusterexternalsecrets')));
+    const cps = `/apis/${API_GROUP}/${API_VERSION_V1ALPHA1}/clusterpushsecrets`;
+    this.add('clusterpushsecrets', cps, list(cps));
   }
 
   private add(kind: Kind, path: string, list: () => Promise<never>, labelSelector?: string) {
@@ -103,7 +108,8 @@ export class Informers {
   /** Starts the watches; stores and namespaces list first, so the first ExternalSecret
    *  reconciles find their stores. */
   async start(): Promise<void> {
-    const first: Kind[] = ['namespaces', 'secretstores', 'clustersecretstores', 'secrets'];
+    // The cluster kinds list before their children: a child whose owner is not in the cache is deleted.
+    const first: Kind[] = ['namespaces', 'secretstores', 'clustersecretstores', 'secrets', 'clusterexternalsecrets', 'clusterpushsecrets'];
     await Promise.all(first.map((k) => this.startOne(this.watched.get(k)!)));
     await Promise.all((['externalsecrets', 'pushsecrets'] as const).map((k) => this.startOne(this.watched.get(k)!)));
   }
@@ -147,6 +153,21 @@ export class Informers {
   }
   pushSecrets(ns?: string): readonly PushSecret[] {
     return this.watched.get('pushsecrets')!.informer.list(ns) as unknown as PushSecret[];
+  }
+  clusterExternalSecret(name: string): ClusterExternalSecret | undefined {
+    return this.get<ClusterExternalSecret>('clusterexternalsecrets', name);
+  }
+  clusterExternalSecrets(): readonly ClusterExternalSecret[] {
+    return this.watched.get('clusterexternalsecrets')!.informer.list() as unknown as ClusterExternalSecret[];
+  }
+  clusterPushSecret(name: string): ClusterPushSecret | undefined {
+    return this.get<ClusterPushSecret>('clusterpushsecrets', name);
+  }
+  clusterPushSecrets(): readonly ClusterPushSecret[] {
+    return this.watched.get('clusterpushsecrets')!.informer.list() as unknown as ClusterPushSecret[];
+  }
+  namespaces(): readonly V1Namespace[] {
+    return this.watched.get('namespaces')!.informer.list() as unknown as V1Namespace[];
   }
   namespace(name: string): V1Namespace | undefined {
     return this.get<V1Namespace>('namespaces', name);
