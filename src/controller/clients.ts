@@ -113,7 +113,7 @@ export class ClientCache {
       getSecret: async (ref) => (await bucket.take(), raw.getSecret(ref)),
       getSecretMap: async (ref) => (await bucket.take(), raw.getSecretMap(ref)),
       getAllSecrets: async (find) => (await bucket.take(), raw.getAllSecrets(find)),
-      pushSecret: (v, r) => raw.pushSecret(v, r),
+      pushSecret: (v, r, o) => raw.pushSecret(v, r, o),
       deleteSecret: (r) => raw.deleteSecret(r),
       secretExists: (r) => raw.secretExists(r),
       validate: () => raw.validate(),

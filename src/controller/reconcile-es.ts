@@ -11,9 +11,11 @@ import { externalSecretSpecProblems } from '../externalsecret/checks.js';
 import { fetchExternalSecret } from '../externalsecret/fetch.js';
 import { ProviderError } from '../providers/types.js';
 import { clusterStoreAdmits, crossNamespaceRefs } from '../stores/access.js';
-import { applyExternalSecretTemplate, selectTemplateEngine, type TemplateEngine } from '../templating/index.js';
+import { TemplateSourceError } from '../externalsecret/template-sources.js';
+import { renderExternalSecretTemplate, selectTemplateEngine, type RenderedTemplate, type TemplateEngine } from '../templating/index.js';
 import { transformKeys } from '../templating/go/index.js';
 import { storeId, type ClientCache } from './clients.js';
+import { readTemplateSources, templateSpecProblems } from './template-from.js';
 import type { EventRecorder } from './events.js';
 import type { Informers } from './informers.js';
 import { EXTERNAL_SECRET_ANNOTATION, FORCE_SYNC_ANNOTATION } from './labels.js';
@@ -128,6 +130,7 @@ export class ExternalSecretReconciler {
     } catch (err) {
       problems.push((err as Error).message.replace(/^ExternalSecret "[^"]*": /, ''));
     }
+    problems.push(...this.templateProblems(es));
     let refresh: RefreshSpec | undefined;
     try {
       refresh = refreshSpec(es);
@@ -190,7 +193,7 @@ export class ExternalSecretReconciler {
     }
     const fetched = await this.fetch(es, store, !!st && st.forceSync !== force);
     if ('outcome' in fetched) return fetched.outcome;
-    const { wrote, action } = await this.write(es, store, fetched.values, cur);
+    const { wrote, action } = await this.write(es, store, fetched.rendered, cur);
     const now = Date.now();
     if (wrote) {
       const verb = action === 'create' ? 'Created' : 'Updated';
@@ -218,7 +221,7 @@ export class ExternalSecretReconciler {
   }
 
   /** The ExternalSecret's values, rendered; or the outcome when the remote secret is gone. */
-  private async fetch(es: ExternalSecret, store: AnySecretStore, fresh: boolean): Promise<{ values: Record<string, Uint8Array> } | { outcome: Outcome }> {
+  private async fetch(es: ExternalSecret, store: AnySecretStore, fresh: boolean): Promise<{ rendered: RenderedTemplate } | { outcome: Outcome }> {
     const ns = es.metadata.namespace!;
     const id = storeId(store);
     let values: Record<string, Uint8Array>;
@@ -236,19 +239,43 @@ export class ExternalSecretReconciler {
       throw new Failure('SecretSyncedError', (err as Error).message, true);
     }
     // The same engine choice as the agent: ESO's Go templates, or handlebars when opted in.
-    const choice = selectTemplateEngine(es.metadata.name!, es.metadata.annotations, es.spec.target?.template);
+    const template = es.spec.target?.template;
+    const choice = selectTemplateEngine(es.metadata.name!, es.metadata.annotations, template);
+    const sources = await this.templateSources(es);
     try {
-      return { values: applyExternalSecretTemplate(this.d.engine, { name: es.metadata.name!, template: es.spec.target?.template, choice }, values) };
+      return { rendered: renderExternalSecretTemplate(this.d.engine, { name: es.metadata.name!, template, choice }, values, { metadata: true, sources }) };
     } catch (err) {
       throw new Failure('TemplateError', (err as Error).message, false);
     }
   }
 
+  /** templateFrom configMap/secret sources (src/controller/template-from.ts). */
+  private async templateSources(es: ExternalSecret) {
+    try {
+      return await readTemplateSources(this.d.rest, es);
+    } catch (err) {
+      const what = `ExternalSecret "${es.metadata.name}": `;
+      if (!(err instanceof TemplateSourceError)) throw new Failure('TemplateError', `${what}cannot read a templateFrom source: ${(err as Error).message}`, true);
+      // Not found: retried with backoff (the object may be created after the ExternalSecret).
+      const notFound = err.reason === 'TemplateSourceNotFound';
+      throw new Failure(notFound ? 'TemplateError' : err.reason, what + err.message, notFound);
+    }
+  }
+
+  private templateProblems(es: ExternalSecret): string[] {
+    try {
+      return templateSpecProblems(es);
+    } catch (err) {
+      if (err instanceof TemplateSourceError) throw new Failure('AccessDenied', `ExternalSecret "${es.metadata.name}": ${err.message}`, false);
+      throw err;
+    }
+  }
+
   /** Writes the target Secret when it differs; throws Failure when refused. */
-  private async write(es: ExternalSecret, store: AnySecretStore, values: Record<string, Uint8Array>, cached: V1Secret | undefined): Promise<{ wrote: boolean; action: Plan['action'] }> {
+  private async write(es: ExternalSecret, store: AnySecretStore, rendered: RenderedTemplate, cached: V1Secret | undefined): Promise<{ wrote: boolean; action: Plan['action'] }> {
     const ns = es.metadata.namespace!;
     const target = this.targetName(es);
-    const desired = desiredSecret(es, { kind: store.kind, name: store.metadata.name! }, values);
+    const desired = desiredSecret(es, { kind: store.kind, name: store.metadata.name! }, rendered);
     const cur = !cached && desired.policy === 'Merge' ? await this.read(ns, target) : cached;
     const exists = (n: string) => !!this.d.informers.externalSecret(ns, n);
     let plan = planSecret(desired, es, cur, exists);

@@ -41,19 +41,21 @@ export function contentHash(type: string, data: Record<string, string>, keys = O
   return h.digest('hex').slice(0, 40);
 }
 
+/** The Secret `es` wants: `rendered` is its template's output (data, and the labels and
+ *  annotations the template renders); ESI's own labels and annotations always win. */
 export function desiredSecret(
   es: ExternalSecret,
   store: { kind: string; name: string },
-  values: Record<string, Uint8Array>,
+  rendered: { data: Record<string, Uint8Array>; labels: Record<string, string>; annotations: Record<string, string> },
 ): Desired {
   const target = es.spec.target ?? {};
   const template = target.template;
   const policy = target.creationPolicy ?? 'Owner';
   const data: Record<string, string> = {};
-  for (const [k, v] of Object.entries(values)) data[k] = Buffer.from(v).toString('base64');
+  for (const [k, v] of Object.entries(rendered.data)) data[k] = Buffer.from(v).toString('base64');
   const type = template?.type ?? 'Opaque';
   const annotations: Record<string, string> = {
-    ...(template?.metadata?.annotations ?? {}),
+    ...rendered.annotations,
     [EXTERNAL_SECRET_ANNOTATION]: es.metadata.name!,
     [SOURCE_STORE_ANNOTATION]: `${store.kind}/${store.name}`,
     [DATA_HASH_ANNOTATION]: contentHash(type, data),
@@ -64,7 +66,7 @@ export function desiredSecret(
     namespace: es.metadata.namespace!,
     type, data, annotations, policy,
     labels: {
-      ...(template?.metadata?.labels ?? {}),
+      ...rendered.labels,
       [MANAGED_LABEL]: 'true',
       [STORE_KIND_LABEL]: store.kind,
       [STORE_LABEL]: labelValue(store.name),

@@ -62,6 +62,16 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+/** PushSecret `data[].metadata.spec` (inside ESO's `PushSecretMetadata` envelope) after the
+ *  provider's own `validatePushMetadata` accepted it: only fields that provider applies.
+ *  See docs/decisions/0033-push-metadata-in-the-provider-contract.md. */
+export type PushMetadata = Readonly<Record<string, unknown>>;
+
+/** Options of one push: the caller's deadline and the entry's validated metadata. */
+export interface PushOptions extends CallOptions {
+  metadata?: PushMetadata;
+}
+
 /** A connected client for one store. Created per store, cached and reused by callers. */
 export interface SecretsClient {
   /** One value: the key, narrowed by `property` and `version`. Throws ProviderError. */
@@ -70,7 +80,9 @@ export interface SecretsClient {
   getSecretMap(ref: RemoteRef, opts?: CallOptions): Promise<SecretMap>;
   /** Every secret matching `find` (`dataFrom.find`), keyed by remote name. */
   getAllSecrets(find: FindRef, opts?: CallOptions): Promise<SecretMap>;
-  pushSecret(value: Uint8Array, ref: PushRemoteRef, opts?: CallOptions): Promise<void>;
+  /** Writes one entry; `opts.metadata` (validated by this provider's
+   *  `validatePushMetadata`) is applied to the remote entry, also when the value is unchanged. */
+  pushSecret(value: Uint8Array, ref: PushRemoteRef, opts?: PushOptions): Promise<void>;
   deleteSecret(ref: PushRemoteRef, opts?: CallOptions): Promise<void>;
   secretExists(ref: PushRemoteRef, opts?: CallOptions): Promise<boolean>;
   /** Cheap check that configuration and credentials work (no value read). */
@@ -157,6 +169,10 @@ export interface ProviderMeta {
   validateSpec(spec: unknown): string[];
   /** The Secrets/ConfigMaps and ServiceAccounts the spec references. */
   references(spec: unknown): StoreReferences;
+  /** Checks a PushSecret entry's `metadata.spec` statically (no I/O): one problem per field
+   *  that is malformed, unknown or not applied by this provider, each naming the field.
+   *  Absent = the provider applies no push metadata (every field is refused). */
+  validatePushMetadata?(spec: Record<string, unknown>): string[];
   /** Absent = the provider never uses the pod's identity. */
   readonly identity?: PodIdentityNeeds;
   /** Told to the user (an admission warning) for every pod using such a store; it

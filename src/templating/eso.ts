@@ -4,11 +4,12 @@
 // must work with CRDs installed by another controller), so the opt-in is an annotation:
 //   metadata.annotations["esi.dev/template-engine"] = "handlebars"
 // Go templates are parsed at admission, so a syntax error is a denial, not an agent failure.
-import type { ExternalSecretTemplate } from '../api/types.js';
+import type { ExternalSecretTemplate, TemplateFrom } from '../api/types.js';
 import type { TemplateEngine } from './engine.js';
 import { TemplateError } from './errors.js';
 import { secretScope } from './context.js';
 import { loadYaml } from './lazy.js';
+import { setMetadata, type MetadataTarget } from './metadata.js';
 import { parseGoTemplates, renderGoTemplates, type GoRenderJob, type GoTemplate } from './go/index.js';
 
 export const TEMPLATE_ENGINE_ANNOTATION = 'esi.dev/template-engine';
@@ -16,8 +17,9 @@ export const HANDLEBARS = 'handlebars';
 
 export type TemplateEngineChoice = 'none' | 'handlebars' | 'go';
 
-/** The Go templates of a `target.template` that produce files (data keys and values,
- *  templateFrom literals targeting Data), with the names used in messages. */
+/** Every inline template of a `target.template` (data keys and values, templateFrom
+ *  literals, metadata label and annotation values), with the names used in messages.
+ *  configMap/secret sources are only known at render time (the reconciler). */
 function goTemplatesOf(esName: string, template: ExternalSecretTemplate): GoTemplate[] {
   const out: GoTemplate[] = [];
   (template.templateFrom ?? []).forEach((tf, i) => {
@@ -28,7 +30,20 @@ function goTemplatesOf(esName: string, template: ExternalSecretTemplate): GoTemp
     if (key.includes('{{')) out.push({ name: `${name} (key)`, source: key });
     out.push({ name, source });
   }
+  for (const field of ['labels', 'annotations'] as const) {
+    for (const [key, source] of Object.entries(template.metadata?.[field] ?? {})) {
+      out.push({ name: `ExternalSecret ${esName} target.template.metadata.${field}.${key}`, source });
+    }
+  }
   return out;
+}
+
+/** Whether `template` asks for rendering: data, templateFrom, or a metadata value holding
+ *  a template (plain labels and annotations are copied as they are). */
+function hasTemplates(template: ExternalSecretTemplate | undefined): boolean {
+  if (!template) return false;
+  const meta = [...Object.values(template.metadata?.labels ?? {}), ...Object.values(template.metadata?.annotations ?? {})];
+  return Object.keys(template.data ?? {}).length > 0 || (template.templateFrom ?? []).length > 0 || meta.some((v) => v.includes('{{'));
 }
 
 /** Which engine renders an ExternalSecret's `target.template`; throws a user-facing
@@ -39,7 +54,7 @@ export function selectTemplateEngine(
   annotations: Record<string, string> | undefined,
   template: ExternalSecretTemplate | undefined,
 ): TemplateEngineChoice {
-  const hasTemplate = !!template && (Object.keys(template.data ?? {}).length > 0 || (template.templateFrom ?? []).length > 0);
+  const hasTemplate = hasTemplates(template);
   const engine = annotations?.[TEMPLATE_ENGINE_ANNOTATION];
   if (engine !== undefined && engine !== HANDLEBARS) {
     throw new Error(`ExternalSecret "${esName}": annotation ${TEMPLATE_ENGINE_ANNOTATION} must be "${HANDLEBARS}" (or absent for ESO's Go templates), got "${engine}"`);
@@ -91,70 +106,138 @@ function setKey(out: Record<string, Uint8Array>, at: { name: string; rendered: b
 
 const dec = new TextDecoder();
 
-/** The Go engine's side of applyExternalSecretTemplate: every template of the
- *  ExternalSecret rendered in one call, against the fetched values. */
-function applyGoTemplate(esName: string, template: ExternalSecretTemplate, data: Record<string, Uint8Array>, out: Record<string, Uint8Array>): void {
-  const jobs: GoRenderJob[] = [];
-  const literals: { name: string; index: number }[] = [];
+/** templateFrom configMap/secret sources, read by the caller (the reconciler) from the
+ *  ExternalSecret's own namespace: name → key → template text. */
+export interface TemplateSources {
+  configMap: Record<string, Record<string, string>>;
+  secret: Record<string, Record<string, string>>;
+}
+
+/** What `target.template` makes of the fetched data: the Secret's data and the labels and
+ *  annotations it renders (empty for the agent, which writes files, not a Secret). */
+export interface RenderedTemplate {
+  data: Record<string, Uint8Array>;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+type Target = 'Data' | MetadataTarget;
+
+/** One template to render and where its result goes: `Values` sets `key` to the output;
+ *  `KeysAndValues` parses the output as a YAML map of key: value. */
+interface Job {
+  name: string;
+  source: string;
+  target: Target;
+  scope: 'Values' | 'KeysAndValues';
+  key?: string;
+  /** The key is itself a template (template.data keys holding `{{`). */
+  keyTemplate?: boolean;
+}
+
+const TARGETS: readonly string[] = ['Data', 'Labels', 'Annotations'];
+
+function sourceJobs(at: { name: string; kind: 'configMap' | 'secret'; target: Target }, tf: TemplateFrom, sources: TemplateSources | undefined): Job[] {
+  const { name, kind, target } = at;
+  if (!sources) throw new TemplateError(name, 'configMap/secret template sources are not supported by the agent; use literal or data');
+  const ref = tf[kind]!;
+  const items = ref.items ?? [];
+  if (!items.length) throw new TemplateError(`${name}.${kind}`, 'items must list the keys to render ([{key, templateAs}])');
+  const objectKind = kind === 'configMap' ? 'ConfigMap' : 'Secret';
+  return items.map((item, j) => {
+    const source = sources[kind][ref.name]?.[item.key];
+    if (source === undefined) throw new TemplateError(`${name}.${kind}.items[${j}]`, `key "${item.key}" is not in ${objectKind} "${ref.name}"`);
+    return { name: `${name}.${kind}.items[${j}]`, source, target, scope: item.templateAs ?? 'Values', key: item.key };
+  });
+}
+
+/** The templates of `template` in ESO's order (templateFrom, data, labels, annotations):
+ *  later results override earlier ones. `metadata: false` (the agent) leaves out what
+ *  only describes a Secret object. */
+function jobsOf(esName: string, template: ExternalSecretTemplate, opts: { metadata: boolean; sources?: TemplateSources }): Job[] {
+  const jobs: Job[] = [];
   (template.templateFrom ?? []).forEach((tf, i) => {
     const name = `ExternalSecret ${esName} target.template.templateFrom[${i}]`;
-    if (tf.target && tf.target !== 'Data') return; // Labels/Annotations describe a Secret object: no file.
-    if (tf.configMap || tf.secret) throw new TemplateError(name, 'configMap/secret template sources are not supported by the agent; use literal or data');
-    if (tf.literal === undefined) return;
-    literals.push({ name, index: jobs.length });
-    jobs.push({ name: `${name}.literal`, source: tf.literal });
+    const target = tf.target ?? 'Data';
+    if (target !== 'Data' && !opts.metadata) return; // Labels/Annotations describe a Secret object: no file.
+    if (!TARGETS.includes(target)) throw new TemplateError(name, `target "${target}" is not supported; use Data, Labels or Annotations`);
+    const kind = tf.configMap ? 'configMap' : tf.secret ? 'secret' : undefined;
+    if (kind) jobs.push(...sourceJobs({ name, kind, target: target as Target }, tf, opts.sources));
+    else if (tf.literal !== undefined) jobs.push({ name: `${name}.literal`, source: tf.literal, target: target as Target, scope: 'KeysAndValues' });
   });
-  const entries = Object.entries(template.data ?? {}).map(([key, source]) => {
-    const name = `ExternalSecret ${esName} target.template.data.${key}`;
-    const keyJob = key.includes('{{') ? jobs.push({ name: `${name} (key)`, source: key }) - 1 : undefined;
-    return { key, name, keyJob, valueJob: jobs.push({ name, source }) - 1 };
-  });
-  const rendered = renderGoTemplates(jobs, data);
-  for (const l of literals) {
-    for (const [k, v] of Object.entries(literalToMap(l.name, dec.decode(rendered[l.index])))) setKey(out, { name: l.name, rendered: true }, k, v);
+  for (const [key, source] of Object.entries(template.data ?? {})) {
+    jobs.push({ name: `ExternalSecret ${esName} target.template.data.${key}`, source, target: 'Data', scope: 'Values', key, keyTemplate: key.includes('{{') });
   }
-  for (const e of entries) {
-    const key = e.keyJob === undefined ? e.key : dec.decode(rendered[e.keyJob]);
-    // The key check is setKey's (a rendered key is never quoted: it may hold a value).
-    setKey(out, { name: e.name, rendered: e.keyJob !== undefined }, key, '');
-    out[key] = rendered[e.valueJob]!;
+  if (!opts.metadata) return jobs;
+  for (const [field, target] of [['labels', 'Labels'], ['annotations', 'Annotations']] as const) {
+    for (const [key, source] of Object.entries(template.metadata?.[field] ?? {})) {
+      jobs.push({ name: `ExternalSecret ${esName} target.template.metadata.${field}.${key}`, source, target, scope: 'Values', key });
+    }
+  }
+  return jobs;
+}
+
+/** Renders every job (and templated keys) with the chosen engine: outputs in job order,
+ *  each job's key output (if templated) right after it. */
+function renderAll(engine: TemplateEngine, choice: 'go' | 'handlebars', jobs: Job[], data: Record<string, Uint8Array>): Uint8Array[] {
+  const flat: GoRenderJob[] = [];
+  for (const j of jobs) {
+    flat.push({ name: j.name, source: j.source });
+    if (j.keyTemplate) flat.push({ name: `${j.name} (key)`, source: j.key! });
+  }
+  if (choice === 'go') return renderGoTemplates(flat, data);
+  const context = secretScope(data);
+  return flat.map((f) => enc.encode(engine.render(f.name, f.source, context)));
+}
+
+/** Renders `target.template` against the fetched data of ExternalSecret `esName`, with the
+ *  engine selectTemplateEngine chose (Go by default, as ESO; handlebars on opt-in, whose
+ *  context is the secret's own keys: `{{password}}`). `mergePolicy: Merge` keeps fetched
+ *  keys the templates do not override; without any template targeting Data the fetched
+ *  data is kept as it is (as ESO). Labels and annotations are rendered only with
+ *  `metadata: true` (the reconciler); configMap/secret sources need `sources`. */
+export function renderExternalSecretTemplate(
+  engine: TemplateEngine,
+  target: { name: string; template: ExternalSecretTemplate | undefined; choice: TemplateEngineChoice },
+  data: Record<string, Uint8Array>,
+  opts: { metadata: boolean; sources?: TemplateSources } = { metadata: false },
+): RenderedTemplate {
+  const { name: esName, template, choice } = target;
+  const plain = { data, labels: { ...(template?.metadata?.labels ?? {}) }, annotations: { ...(template?.metadata?.annotations ?? {}) } };
+  if (choice === 'none' || !template) return opts.metadata ? plain : { data, labels: {}, annotations: {} };
+  const jobs = jobsOf(esName, template, opts);
+  const toData = jobs.some((j) => j.target === 'Data');
+  const out: RenderedTemplate = { data: toData ? (Object.create(null) as Record<string, Uint8Array>) : data, labels: {}, annotations: {} };
+  if (toData && template.mergePolicy === 'Merge') Object.assign(out.data, data);
+  const rendered = renderAll(engine, choice, jobs, data);
+  let at = 0;
+  for (const j of jobs) {
+    const value = rendered[at++]!;
+    applyJob(out, j, j.keyTemplate ? dec.decode(rendered[at++]) : j.key, value);
+  }
+  return out;
+}
+
+/** Puts one job's rendered output where its target says. */
+function applyJob(out: RenderedTemplate, j: Job, key: string | undefined, value: Uint8Array): void {
+  const pairs: [string, Uint8Array | string][] = j.scope === 'Values' ? [[key!, value]] : Object.entries(literalToMap(j.name, dec.decode(value)));
+  const renderedKey = j.scope === 'KeysAndValues' || !!j.keyTemplate;
+  for (const [k, v] of pairs) {
+    if (j.target === 'Data') {
+      // The key check is setKey's; Values keep the rendered bytes (binary-safe).
+      setKey(out.data, { name: j.name, rendered: renderedKey }, k, '');
+      out.data[k] = typeof v === 'string' ? enc.encode(v) : v;
+    } else {
+      setMetadata(j.target === 'Labels' ? out.labels : out.annotations, { name: j.name, target: j.target, renderedKey }, k, typeof v === 'string' ? v : dec.decode(v));
+    }
   }
 }
 
-/** Applies `target.template` to the fetched data of ExternalSecret `esName`, with the
- *  engine selectTemplateEngine chose (Go by default, as ESO; handlebars on opt-in, whose
- *  context is the secret's own keys: `{{password}}`). ESO order: templateFrom, then data;
- *  `mergePolicy: Merge` keeps fetched keys the templates do not override. */
+/** The agent's (and PushSecret's) side of renderExternalSecretTemplate: the data only. */
 export function applyExternalSecretTemplate(
   engine: TemplateEngine,
   target: { name: string; template: ExternalSecretTemplate | undefined; choice: TemplateEngineChoice },
   data: Record<string, Uint8Array>,
 ): Record<string, Uint8Array> {
-  const { name: esName, template, choice } = target;
-  if (choice === 'none') return data;
-  const hasData = !!template?.data && Object.keys(template.data).length > 0;
-  const from = template?.templateFrom ?? [];
-  if (!template || (!hasData && from.length === 0)) return data;
-  const out: Record<string, Uint8Array> = Object.create(null) as Record<string, Uint8Array>;
-  if (template.mergePolicy === 'Merge') Object.assign(out, data);
-  if (choice === 'go') {
-    applyGoTemplate(esName, template, data, out);
-    return out;
-  }
-  const context = secretScope(data);
-  from.forEach((tf, i) => {
-    const name = `ExternalSecret ${esName} target.template.templateFrom[${i}]`;
-    if (tf.target && tf.target !== 'Data') return; // Labels/Annotations describe a Secret object: no file.
-    if (tf.configMap || tf.secret) {
-      throw new TemplateError(name, 'configMap/secret template sources are not supported by the agent; use literal or data');
-    }
-    if (tf.literal === undefined) return;
-    const map = literalToMap(name, engine.render(name, tf.literal, context));
-    for (const [k, v] of Object.entries(map)) setKey(out, { name, rendered: true }, k, v);
-  });
-  for (const [key, source] of Object.entries(template.data ?? {})) {
-    const name = `ExternalSecret ${esName} target.template.data.${key}`;
-    setKey(out, { name, rendered: false }, key, engine.render(name, source, context));
-  }
-  return out;
+  return renderExternalSecretTemplate(engine, target, data).data;
 }

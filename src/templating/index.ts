@@ -7,8 +7,11 @@ export { buildContext, secretScope } from './context.js';
 export { detectGoTemplate, type SourcePosition } from './go-syntax.js';
 export {
   applyExternalSecretTemplate,
+  renderExternalSecretTemplate,
   selectTemplateEngine,
   HANDLEBARS,
   TEMPLATE_ENGINE_ANNOTATION,
+  type RenderedTemplate,
   type TemplateEngineChoice,
+  type TemplateSources,
 } from './eso.js';

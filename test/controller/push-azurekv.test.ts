@@ -9,7 +9,7 @@ import t from 'tap';
 import { startKeyVault } from '../platform/backends/lowkey-vault.js';
 import { createNamespace } from '../helpers/kube.js';
 import { controllerEnv, create, startController, until } from './fixture.js';
-import { createPush, deletePush, getPush, pushReady, putSecret } from './push-fixture.js';
+import { createPush, deletePush, getPush, patchPush, pushReady, putSecret } from './push-fixture.js';
 
 const CANARY = 'pushaz-canary-6e1b3f';
 const env = await controllerEnv(t);
@@ -79,6 +79,22 @@ t.test('an untagged secret is not overwritten', async (t) => {
   const ps = await pushReady(env, ns, 'az-foreign', 'False', 'Errored', { ms: 60_000 });
   t.match(ps.status?.conditions?.[0]?.message, new RegExp(`entry "${run}-theirs"`));
   t.equal(await value(`${run}-theirs`), 'someone-else');
+});
+
+t.test(`${kv.label}: push metadata: tags and expirationDate on the pushed version; a tag change is re-applied`, async (t) => {
+  const md = (spec: object) => ({ apiVersion: 'kubernetes.external-secrets.io/v1alpha1', kind: 'PushSecretMetadata', spec });
+  await createPush(env, ns, 'az-md', {
+    secretStoreRefs: [{ name: 'azure' }], selector: { secret: { name: 'db' } },
+    data: [{ match: { secretKey: 'username', remoteRef: { remoteKey: `${run}-md` } }, metadata: md({ tags: { team: 'orders' }, expirationDate: '2031-01-02T03:04:05Z' }) }],
+  });
+  await pushReady(env, ns, 'az-md', 'True', 'Synced', { ms: 60_000 });
+  const s = await admin.getSecret(`${run}-md`);
+  t.same(s.properties.tags, { team: 'orders', 'managed-by': 'external-secrets' });
+  t.equal(s.properties.expiresOn?.toISOString(), '2031-01-02T03:04:05.000Z');
+
+  await patchPush(env, ns, 'az-md', (o) => void (o.spec.data![0]!.metadata = md({ tags: { team: 'payments' }, expirationDate: '2031-01-02T03:04:05Z' })));
+  await until('tag re-applied', async () => (await admin.getSecret(`${run}-md`)).properties.tags?.team === 'payments', 45_000);
+  t.equal(await value(`${run}-md`), 'orders', 'same value');
 });
 
 t.test('no canary in status, Events, logs or metrics', async (t) => {

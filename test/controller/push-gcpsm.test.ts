@@ -7,7 +7,7 @@ import t from 'tap';
 import { startGcpsmEmulator } from '../platform/backends/gcpsm-emulator.js';
 import { createNamespace } from '../helpers/kube.js';
 import { controllerEnv, create, startController, until } from './fixture.js';
-import { createPush, deletePush, getPush, pushReady, putSecret } from './push-fixture.js';
+import { createPush, deletePush, getPush, patchPush, pushReady, putSecret } from './push-fixture.js';
 
 const CANARY = 'pushgcp-canary-2d94aa';
 const PROJECT = 'esi-push';
@@ -82,6 +82,37 @@ t.test('a whole value is not pushed over a secret without the managed-by label',
   const ps = await pushReady(env, ns, 'gcp-foreign', 'False', 'Errored', { ms: 60_000 });
   t.match(ps.status?.conditions?.[0]?.message, /entry "theirs"/);
   t.equal(await latest('theirs'), 'someone-else');
+});
+
+t.test('push metadata: labels, annotations, replication location and CMEK key; mergePolicy Merge keeps labels', async (t) => {
+  const md = (spec: object) => ({ apiVersion: 'kubernetes.external-secrets.io/v1alpha1', kind: 'PushSecretMetadata', spec });
+  await createPush(env, ns, 'gcp-md', {
+    secretStoreRefs: [{ name: 'gcp' }], selector: { secret: { name: 'db' } },
+    data: [{
+      match: { secretKey: 'username', remoteRef: { remoteKey: 'md-db' } },
+      metadata: md({ labels: { team: 'orders' }, annotations: { owner: 'orders-team' }, replicationLocation: 'europe-west1', cmekKeyName: 'projects/esi-push/locations/europe-west1/keyRings/r/cryptoKeys/k' }),
+    }],
+  });
+  await pushReady(env, ns, 'gcp-md', 'True', 'Synced', { ms: 60_000 });
+  const [s] = await sm.getSecret({ name: `projects/${PROJECT}/secrets/md-db` });
+  t.same(s.labels, { team: 'orders', 'managed-by': 'external-secrets' });
+  t.same(s.annotations, { owner: 'orders-team' });
+  const replicas = (s.replication as { userManaged?: { replicas?: { location?: string; customerManagedEncryption?: { kmsKeyName?: string } }[] } }).userManaged?.replicas;
+  t.equal(replicas?.[0]?.location, 'europe-west1');
+  t.equal(replicas?.[0]?.customerManagedEncryption?.kmsKeyName, 'projects/esi-push/locations/europe-west1/keyRings/r/cryptoKeys/k');
+
+  await patchPush(env, ns, 'gcp-md', (o) => void (o.spec.data![0]!.metadata = md({ labels: { tier: 'gold' }, mergePolicy: 'Merge' })));
+  await until('label merged', async () => (await sm.getSecret({ name: `projects/${PROJECT}/secrets/md-db` }))[0].labels?.tier === 'gold', 45_000);
+  t.same((await sm.getSecret({ name: `projects/${PROJECT}/secrets/md-db` }))[0].labels, { team: 'orders', tier: 'gold', 'managed-by': 'external-secrets' });
+  t.equal(await versions('md-db'), 1, 'metadata alone: no new version');
+
+  await createPush(env, ns, 'gcp-md-bad', {
+    secretStoreRefs: [{ name: 'gcp' }], selector: { secret: { name: 'db' } },
+    data: [{ match: { secretKey: 'username', remoteRef: { remoteKey: 'md-bad' } }, metadata: md({ topics: ['projects/p/topics/t'] }) }],
+  });
+  const bad = await pushReady(env, ns, 'gcp-md-bad', 'False', 'Errored', { ms: 60_000 });
+  t.match(bad.status?.conditions?.[0]?.message, /spec.data\[0\].metadata.spec.topics is not supported by ESI's gcpsm provider/);
+  t.equal(await latest('md-bad'), undefined, 'nothing pushed');
 });
 
 t.test('no canary in status, Events, logs or metrics', async (t) => {

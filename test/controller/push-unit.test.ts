@@ -5,7 +5,7 @@
 import t from 'tap';
 import type { AnySecretStore, PushSecret } from '../../src/api/types.js';
 import { FakeClient } from '../../src/providers/fake/index.js';
-import { KeyedMutex, NotOwned, pushEntry } from '../../src/controller/push/remote.js';
+import { KeyedMutex, NotOwned, pushEntry, sameMetadata } from '../../src/controller/push/remote.js';
 import { entryKey, forSource, pushSpec, selectorQuery } from '../../src/controller/push/spec.js';
 import { loopProblems, storeProblems } from '../../src/controller/push/targets.js';
 import { entryValue, MissingKey, reverseUnicode, sameValue } from '../../src/controller/push/values.js';
@@ -104,4 +104,18 @@ t.test('pushEntry: compare before write, IfNotExists, ownership without a provid
   t.equal(text(await client.getSecret({ key: 'theirs' })), 'x', 'foreign entry untouched');
   t.equal(await pushEntry({ ...base, ref: { remoteKey: 'theirs' }, value: enc('y'), updatePolicy: 'IfNotExists' }), 'exists');
   t.equal(await pushEntry({ ...base, ref: { remoteKey: 'theirs' }, value: enc('x') }), 'equal', 'equal foreign value: no write, no refusal');
+});
+
+t.test('pushEntry: changed metadata is pushed even for an equal value, with the metadata', async (t) => {
+  const client = new FakeClient('SecretStore/n/fake', []);
+  const seen: unknown[] = [];
+  const push = client.pushSecret.bind(client);
+  client.pushSecret = (v, r, o) => (seen.push(o?.metadata), push(v, r, o));
+  const base = { client, provider: 'fake', updatePolicy: 'Replace' as const, recorded: true, ref: { remoteKey: 'k' }, value: enc('v') };
+  t.equal(await pushEntry(base), 'written');
+  t.equal(await pushEntry({ ...base, metadata: { tags: { a: 'b' } }, metadataChanged: false }), 'equal', 'same metadata: no write');
+  t.equal(await pushEntry({ ...base, metadata: { tags: { a: 'c' } }, metadataChanged: true }), 'written', 'changed metadata: written');
+  t.same(seen, [undefined, { tags: { a: 'c' } }]);
+  t.ok(sameMetadata({ spec: { a: 1, b: 2 } }, { spec: { b: 2, a: 1 } }), 'key order aside');
+  t.notOk(sameMetadata(undefined, { spec: {} }));
 });

@@ -70,7 +70,7 @@ t.test('refresh grid: shared by every object of an interval, jitter bounded and 
 
 t.test('Secret plan: create, no-op, repair, conflicts, Merge', async (t) => {
   const es = { apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: { name: 'db', namespace: 'n', uid: 'u1' }, spec: {} } as ExternalSecret;
-  const d = desiredSecret(es, { kind: 'SecretStore', name: 's' }, { pw: new TextEncoder().encode('x') });
+  const d = desiredSecret(es, { kind: 'SecretStore', name: 's' }, { data: { pw: new TextEncoder().encode('x') }, labels: {}, annotations: {} });
   const create = planSecret(d, es, undefined, () => false);
   t.equal(create.action, 'create');
   const body = (create as { body: V1Secret }).body;
@@ -82,7 +82,7 @@ t.test('Secret plan: create, no-op, repair, conflicts, Merge', async (t) => {
   const other = { ...body, metadata: { ...body.metadata, ownerReferences: [{ apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', name: 'x', uid: 'u2', controller: true }] } };
   t.match(planSecret(d, es, other, () => true), { action: 'refuse', reason: 'SecretConflict', message: /owned by ExternalSecret "x"/ });
   t.match(planSecret(d, es, { metadata: { name: 'db' }, data: {} }, () => false), { action: 'refuse', message: /not managed by ESI/ });
-  const merge = desiredSecret({ ...es, spec: { target: { creationPolicy: 'Merge' } } }, { kind: 'SecretStore', name: 's' }, { pw: new TextEncoder().encode('x') });
+  const merge = desiredSecret({ ...es, spec: { target: { creationPolicy: 'Merge' } } }, { kind: 'SecretStore', name: 's' }, { data: { pw: new TextEncoder().encode('x') }, labels: {}, annotations: {} });
   t.match(planSecret(merge, es, undefined, () => false), { action: 'refuse', reason: 'SecretMissing' });
   const merged = planSecret(merge, es, { metadata: { name: 'db' }, data: { own: 'eA==' } }, () => false) as { body: { data: Record<string, string> } };
   t.same(Object.keys(merged.body.data).sort(), ['own', 'pw'], 'Merge keeps the other keys');

@@ -9,7 +9,9 @@ import type { V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { AnySecretStore, PushSecret, PushSecretData } from '../../api/types.js';
 import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
+import { checkPushMetadata } from '../../providers/push-metadata.js';
 import { providerMeta, providerNameOf } from '../../providers/registry.js';
+import type { PushMetadata } from '../../providers/types.js';
 import type { TemplateEngine } from '../../templating/index.js';
 import { storeId, type ClientCache } from '../clients.js';
 import type { EventRecorder } from '../events.js';
@@ -18,7 +20,7 @@ import { nextRefresh, phaseOf } from '../refresh.js';
 import type { Schedule } from '../schedule.js';
 import { describeStore, type StoreReconciler } from '../stores.js';
 import { cleanup, type CleanupDeps } from './cleanup.js';
-import { deleteEntry, KeyedMutex, NotOwned, pushEntry } from './remote.js';
+import { deleteEntry, KeyedMutex, NotOwned, pushEntry, sameMetadata } from './remote.js';
 import { entryKey, forSource, MAX_SOURCES, PUSH_FINALIZER, pushSpec, selectorQuery, type PushSpec } from './spec.js';
 import { countEntries, psPath, regarding, writePushStatus, type Outcome, type Synced } from './status.js';
 import { loopProblems, resolveStores, statusStoreKey, storeProblems } from './targets.js';
@@ -49,6 +51,8 @@ interface Wanted {
   store: AnySecretStore;
   data: PushSecretData;
   value: Uint8Array;
+  /** `data.metadata.spec` as the store's provider accepted it. */
+  metadata?: PushMetadata;
 }
 
 export type PushOutcome = { result: 'synced' | 'unchanged' | 'skipped' | 'error'; reason: string };
@@ -176,6 +180,18 @@ export class PushSecretReconciler {
     const problems: string[] = [];
     const out = new Map<string, Map<string, Wanted>>(stores.map((s) => [statusStoreKey(s), new Map()]));
     const from = new Map<string, string>();
+    // data[].metadata is provider-specific: each store's provider checks it (once per entry).
+    const metadata = new Map<string, PushMetadata | undefined>();
+    for (const store of stores) {
+      const meta = providerMeta(providerNameOf(store.spec.provider));
+      spec.data.forEach((d, i) => {
+        if (d.metadata === undefined || d.metadata === null || !meta) return;
+        const r = checkPushMetadata(meta, d.metadata, `spec.data[${i}].metadata`);
+        problems.push(...r.problems.map((p) => `${describeStore(store)}: ${p}`));
+        metadata.set(`${statusStoreKey(store)}\0${i}`, r.metadata);
+      });
+    }
+    if (problems.length) throw new Refusal(problems, false);
     for (const secret of secrets) {
       const sname = secret.metadata!.name!;
       problems.push(...loopProblems(secret, stores));
@@ -205,7 +221,7 @@ export class PushSecretReconciler {
             continue;
           }
           from.set(`${sk}\0${ek}`, sname);
-          out.get(sk)!.set(ek, { store, data: d, value });
+          out.get(sk)!.set(ek, { store, data: d, value, metadata: metadata.get(`${sk}\0${i}`) });
         }
       });
     }
@@ -243,6 +259,7 @@ export class PushSecretReconciler {
         try {
           const r = await this.locks.run(`${storeId(store)}\0${w.data.match.remoteRef.remoteKey}`, () => pushEntry({
             client: client!, provider, ref: w.data.match.remoteRef, value: w.value, updatePolicy: spec.updatePolicy, recorded: isRecorded,
+            metadata: w.metadata, metadataChanged: w.metadata !== undefined && (!isRecorded || !sameMetadata(before[ek]?.metadata, w.data.metadata)),
           }));
           this.d.metrics.push(r);
           if (r === 'written') wrote = true;

@@ -7,8 +7,8 @@
 //    only where the provider keeps an ownership mark and enforces it itself (its
 //    `capabilities.ownershipMark`); elsewhere ESI refuses to touch it.
 import { providerMeta } from '../../providers/registry.js';
-import { ProviderError, type PushRemoteRef, type SecretsClient } from '../../providers/types.js';
-import { sameValue } from './values.js';
+import { ProviderError, type PushMetadata, type PushRemoteRef, type SecretsClient } from '../../providers/types.js';
+import { canonicalJson, sameValue } from './values.js';
 
 
 /** A promise chain per key: callers run one after the other. */
@@ -48,6 +48,15 @@ export interface PushRequest {
   updatePolicy: 'Replace' | 'IfNotExists';
   /** This PushSecret recorded the entry as written by it. */
   recorded: boolean;
+  /** The entry's validated `metadata.spec`, applied with the value. */
+  metadata?: PushMetadata;
+  /** The metadata differs from what was recorded as applied: write even an equal value. */
+  metadataChanged?: boolean;
+}
+
+/** Whether two recorded `data[].metadata` are the same (key order aside). */
+export function sameMetadata(a: unknown, b: unknown): boolean {
+  return canonicalJson(a ?? null) === canonicalJson(b ?? null);
 }
 
 /** Reads one remote entry; undefined when absent. */
@@ -65,12 +74,12 @@ export async function pushEntry(r: PushRequest): Promise<PushResult> {
   const cur = await readRemote(r.client, r.ref);
   if (cur !== undefined) {
     if (r.updatePolicy === 'IfNotExists') return 'exists';
-    if (sameValue(cur, r.value)) return 'equal';
+    if (sameValue(cur, r.value) && !r.metadataChanged) return 'equal';
     if (!r.recorded && !providerMeta(r.provider)?.capabilities.ownershipMark) {
       throw new NotOwned(`the remote entry exists and was not written by this PushSecret; the ${r.provider} provider keeps no ownership mark, so ESI does not overwrite it (delete it, or push to another remoteKey/property)`);
     }
   }
-  await r.client.pushSecret(r.value, r.ref);
+  await r.client.pushSecret(r.value, r.ref, r.metadata ? { metadata: r.metadata } : {});
   return 'written';
 }
 

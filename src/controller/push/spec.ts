@@ -49,10 +49,6 @@ function refProblems(s: PushSecret['spec']): string[] {
     if (d.conversionStrategy && d.conversionStrategy !== 'None' && d.conversionStrategy !== 'ReverseUnicode') {
       problems.push(`spec.data[${i}].conversionStrategy "${String(d.conversionStrategy)}" must be None or ReverseUnicode`);
     }
-    // The provider contract has no metadata parameter yet: refusing beats silently ignoring.
-    if (d.metadata !== undefined && d.metadata !== null) {
-      problems.push(`spec.data[${i}].metadata is not applied by ESI yet (provider-specific push metadata); remove it`);
-    }
   });
   return problems;
 }
@@ -87,7 +83,13 @@ export function pushSpec(ps: PushSecret): { spec?: PushSpec; problems: string[] 
 export function forSource(d: PushSecretData, source: string): PushSecretData {
   const sub = (v: string) => v.replace(NAME_PLACEHOLDER, source);
   const remoteRef = { remoteKey: sub(d.match.remoteRef.remoteKey), ...(d.match.remoteRef.property ? { property: sub(d.match.remoteRef.property) } : {}) };
-  return { match: { ...(d.match.secretKey !== undefined ? { secretKey: d.match.secretKey } : {}), remoteRef }, ...(d.conversionStrategy ? { conversionStrategy: d.conversionStrategy } : {}) };
+  return {
+    match: { ...(d.match.secretKey !== undefined ? { secretKey: d.match.secretKey } : {}), remoteRef },
+    ...(d.conversionStrategy ? { conversionStrategy: d.conversionStrategy } : {}),
+    // Kept in status.syncedPushSecrets: a changed metadata is re-applied (checked per store
+    // by the provider, src/providers/push-metadata.ts).
+    ...(d.metadata !== undefined && d.metadata !== null ? { metadata: d.metadata } : {}),
+  };
 }
 
 /** The key of an entry in status.syncedPushSecrets[store]: `remoteKey` or `remoteKey/property` (ESO's). */

@@ -48,6 +48,11 @@ function canonical(v: unknown): unknown {
   return v;
 }
 
+/** JSON with object keys sorted: equal for equal data whatever the key order. */
+export function canonicalJson(v: unknown): string {
+  return JSON.stringify(canonical(v));
+}
+
 function asJsonObject(b: Uint8Array): string | undefined {
   if (b[0] !== 0x7b) return undefined; // `{`
   try {

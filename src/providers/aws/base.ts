@@ -5,7 +5,7 @@ import type { AWSProvider } from '../../api/types.js';
 import { toProviderError } from '../errors.js';
 import { selectProperty, valueAsMap } from '../json-path.js';
 import { findNameTest } from '../regexp.js';
-import { ProviderError, type FindRef, type ProviderContext, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
+import { ProviderError, type FindRef, type ProviderContext, type PushOptions, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 import type { Credentials } from './auth.js';
 import { classifyAws, isNotFound } from './errors.js';
 import { meta } from './meta.js';
@@ -146,7 +146,7 @@ export abstract class AwsClient implements SecretsClient {
   }
 
   abstract getAllSecrets(find: FindRef): Promise<SecretMap>;
-  abstract pushSecret(value: Uint8Array, ref: PushRemoteRef): Promise<void>;
+  abstract pushSecret(value: Uint8Array, ref: PushRemoteRef, opts?: PushOptions): Promise<void>;
   abstract deleteSecret(ref: PushRemoteRef): Promise<void>;
   abstract secretExists(ref: PushRemoteRef): Promise<boolean>;
 

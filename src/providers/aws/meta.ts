@@ -3,6 +3,7 @@ import type { AWSProvider } from '../../api/types.js';
 import { References } from '../refs.js';
 import { capabilities } from '../define.js';
 import type { ProviderMeta } from '../types.js';
+import { validatePushMetadata } from './push-metadata.js';
 import { STS_AUDIENCE, usesWebIdentity, validateSpec } from './spec.js';
 
 export const meta: ProviderMeta = {
@@ -10,6 +11,7 @@ export const meta: ProviderMeta = {
   // ESO sets a pushed property with sjson: a dotted path into a nested object.
   capabilities: capabilities(['name', 'tags', 'path'], { versions: true, pushProperty: 'path', ownershipMark: true }),
   validateSpec,
+  validatePushMetadata,
   references: (spec) =>
     new References('aws', spec)
       .secretKey('auth.secretRef.accessKeyIDSecretRef', 'auth.secretRef.secretAccessKeySecretRef', 'auth.secretRef.sessionTokenSecretRef')

@@ -30,7 +30,7 @@ import { isUtf8 } from 'node:buffer';
 import type { AWSProvider } from '../../api/types.js';
 import { guard } from '../errors.js';
 import { deleteProperty, hasProperty, setProperty } from '../json-path.js';
-import { emptySecretMap, ProviderError, type FindRef, type ProviderContext, type PushRemoteRef, type RemoteRef, type SecretMap } from '../types.js';
+import { emptySecretMap, ProviderError, type FindRef, type ProviderContext, type PushOptions, type PushRemoteRef, type RemoteRef, type SecretMap } from '../types.js';
 import type { Credentials } from './auth.js';
 import { AwsClient, enc, isManaged, MANAGED_BY_KEY, MANAGED_BY_VALUE, PUSH_DESCRIPTION, PUSH_PROPERTY, serviceClient, utf8 } from './base.js';
 import { tagsToJson } from './tags.js';
@@ -130,8 +130,12 @@ export class ParameterStoreClient extends AwsClient {
     }
   }
 
-  async pushSecret(value: Uint8Array, ref: PushRemoteRef): Promise<void> {
+  async pushSecret(value: Uint8Array, ref: PushRemoteRef, opts: PushOptions = {}): Promise<void> {
     const key = ref.remoteKey;
+    const fields = Object.keys(opts.metadata ?? {});
+    if (fields.length) {
+      throw new ProviderError('Unsupported', this.storeId, `push metadata (${fields.map((f) => `metadata.spec.${f}`).join(', ')}) is applied by the SecretsManager service only; remove it for ParameterStore`, key);
+    }
     const name = this.remoteName(key);
     const existing = (await this.current(key))?.Parameter;
     if (!existing) {

@@ -7,7 +7,8 @@
 //   then BatchGetSecretValue 20 at a time; keys are names relative to the prefix.
 // - push: CreateSecret tagged `managed-by: external-secrets`, else PutSecretValue (only
 //   when the value changed) on a secret carrying that tag; a secret scheduled for
-//   deletion is restored first; a `property` is merged into the JSON object.
+//   deletion is restored first; a `property` is merged into the JSON object; push
+//   metadata (push-metadata.ts) sets tags, description, KMS key and the value's format.
 // - delete: only secrets carrying the tag; the store's `secretsManager` settings choose
 //   a recovery window (AWS's 30 days by default) or forced deletion. A secret scheduled
 //   for deletion reads as absent.
@@ -21,6 +22,8 @@ import {
   ListSecretsCommand,
   PutSecretValueCommand,
   RestoreSecretCommand,
+  TagResourceCommand,
+  UpdateSecretCommand,
   SecretsManagerClient,
   type BatchGetSecretValueResponse,
   type DescribeSecretResponse,
@@ -32,10 +35,11 @@ import {
 import type { AWSProvider } from '../../api/types.js';
 import { guard } from '../errors.js';
 import { deleteProperty, hasProperty, setProperty } from '../json-path.js';
-import { emptySecretMap, ProviderError, type FindRef, type ProviderContext, type PushRemoteRef, type RemoteRef, type SecretMap } from '../types.js';
+import { emptySecretMap, ProviderError, type FindRef, type ProviderContext, type PushOptions, type PushRemoteRef, type RemoteRef, type SecretMap } from '../types.js';
 import type { Credentials } from './auth.js';
 import { AwsClient, enc, isManaged, MANAGED_BY_KEY, MANAGED_BY_VALUE, PUSH_DESCRIPTION, PUSH_PROPERTY, serviceClient, utf8 } from './base.js';
 import { isInvalidRequest } from './errors.js';
+import type { SecretsManagerPushMetadata } from './push-metadata.js';
 import { callOptions } from './sdk.js';
 import { tagsToJson } from './tags.js';
 
@@ -48,9 +52,11 @@ function payload(out: { SecretString?: string; SecretBinary?: Uint8Array }): Uin
   return undefined;
 }
 
-/** SecretString for UTF-8 text, SecretBinary otherwise (readers get the same bytes). */
-function valueFields(value: Uint8Array): { SecretString: string } | { SecretBinary: Uint8Array } {
-  return isUtf8(value) ? { SecretString: utf8(value) } : { SecretBinary: value };
+/** SecretString for UTF-8 text, SecretBinary otherwise (readers get the same bytes);
+ *  push metadata `secretPushFormat` chooses. */
+function valueFields(value: Uint8Array, format?: 'string' | 'binary'): { SecretString: string } | { SecretBinary: Uint8Array } {
+  if (format === 'binary') return { SecretBinary: value };
+  return format === 'string' || isUtf8(value) ? { SecretString: utf8(value) } : { SecretBinary: value };
 }
 
 function hasAllTags(entry: SecretListEntry, tags: Record<string, string>): boolean {
@@ -147,16 +153,18 @@ export class SecretsManagerStoreClient extends AwsClient {
     }
   }
 
-  async pushSecret(value: Uint8Array, ref: PushRemoteRef): Promise<void> {
+  async pushSecret(value: Uint8Array, ref: PushRemoteRef, opts: PushOptions = {}): Promise<void> {
     const key = ref.remoteKey;
     const name = this.remoteName(key);
+    const md = (opts.metadata ?? {}) as SecretsManagerPushMetadata;
     const described = await this.describe(key);
     if (!described) {
       await this.send('CreateSecret', key, new CreateSecretCommand({
         Name: name,
-        Description: PUSH_DESCRIPTION,
-        Tags: [{ Key: MANAGED_BY_KEY, Value: MANAGED_BY_VALUE }],
-        ...valueFields(this.newValue(value, ref, undefined)),
+        Description: md.description ?? PUSH_DESCRIPTION,
+        ...(md.kmsKeyID ? { KmsKeyId: md.kmsKeyID } : {}),
+        Tags: [...Object.entries(md.tags ?? {}).filter(([k]) => k !== MANAGED_BY_KEY).map(([Key, Value]) => ({ Key, Value })), { Key: MANAGED_BY_KEY, Value: MANAGED_BY_VALUE }],
+        ...valueFields(this.newValue(value, ref, undefined), md.secretPushFormat),
       }));
       return;
     }
@@ -166,12 +174,27 @@ export class SecretsManagerStoreClient extends AwsClient {
     if (described.DeletedDate) {
       await this.send('RestoreSecret', key, new RestoreSecretCommand({ SecretId: described.ARN ?? name }));
     }
+    await this.applyMetadata(key, described, md);
     const hasVersions = Object.keys(described.VersionIdsToStages ?? {}).length > 0;
     const current = hasVersions ? await this.current(key) : undefined;
     const currentValue = current ? payload(current) : undefined;
     const next = this.newValue(value, ref, currentValue);
     if (currentValue && Buffer.compare(Buffer.from(currentValue), Buffer.from(next)) === 0) return;
-    await this.send('PutSecretValue', key, new PutSecretValueCommand({ SecretId: described.ARN ?? name, ...valueFields(next) }));
+    await this.send('PutSecretValue', key, new PutSecretValueCommand({ SecretId: described.ARN ?? name, ...valueFields(next, md.secretPushFormat) }));
+  }
+
+  /** Push metadata on an existing secret: missing or changed tags are added (others
+   *  stay), description and KMS key updated when they differ. */
+  private async applyMetadata(key: string, described: DescribeSecretResponse, md: SecretsManagerPushMetadata): Promise<void> {
+    const id = described.ARN ?? this.remoteName(key);
+    const have = new Map((described.Tags ?? []).map((t) => [t.Key, t.Value]));
+    const tags = Object.entries(md.tags ?? {}).filter(([k, v]) => k !== MANAGED_BY_KEY && have.get(k) !== v).map(([Key, Value]) => ({ Key, Value }));
+    if (tags.length) await this.send('TagResource', key, new TagResourceCommand({ SecretId: id, Tags: tags }));
+    const update = {
+      ...(md.description !== undefined && md.description !== described.Description ? { Description: md.description } : {}),
+      ...(md.kmsKeyID !== undefined && md.kmsKeyID !== described.KmsKeyId ? { KmsKeyId: md.kmsKeyID } : {}),
+    };
+    if (Object.keys(update).length) await this.send('UpdateSecret', key, new UpdateSecretCommand({ SecretId: id, ...update }));
   }
 
   async deleteSecret(ref: PushRemoteRef): Promise<void> {

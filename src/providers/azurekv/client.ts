@@ -6,7 +6,7 @@
 //  - find: enabled secrets by name regexp and/or tags (Key Vault has no paths);
 //  - push: setSecret tagged `managed-by: external-secrets`; an existing secret without
 //    that tag is never overwritten or deleted (ESO's ownership rule); `property` merges
-//    into a JSON object value;
+//    into a JSON object value; push metadata (push-metadata.ts) adds tags and an expiry;
 //  - delete: soft delete, then purge when the vault and the identity allow it.
 // Every call is bounded by ctx.timeoutMs (SDK retries included).
 import type { KeyVaultSecret, SecretClient, SecretProperties } from '@azure/keyvault-secrets';
@@ -14,8 +14,9 @@ import type { Logger } from 'pino';
 import { RemoteRefError, toProviderError } from '../errors.js';
 import { asJsonObject, deleteProperty, extractProperty, hasProperty, jsonToSecretMap, propertySegments, setProperty } from '../json-path.js';
 import { findNameTest } from '../regexp.js';
-import { emptySecretMap, ProviderError, type FindRef, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
+import { emptySecretMap, ProviderError, type FindRef, type PushOptions, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 import { classifyAzure, DeadlineError } from './errors.js';
+import type { AzurePushMetadata } from './push-metadata.js';
 
 export const MANAGED_BY_TAG = 'managed-by';
 export const MANAGED_BY_VALUE = 'external-secrets';
@@ -138,15 +139,19 @@ export class AzureKVClient implements SecretsClient {
     }
   }
 
-  async pushSecret(value: Uint8Array, ref: PushRemoteRef): Promise<void> {
+  async pushSecret(value: Uint8Array, ref: PushRemoteRef, opts: PushOptions = {}): Promise<void> {
+    const md = (opts.metadata ?? {}) as AzurePushMetadata;
+    // Key Vault tags and expiry belong to a version: a new version carries them all.
+    const tags = { ...(md.tags ?? {}), [MANAGED_BY_TAG]: MANAGED_BY_VALUE };
+    const expiresOn = md.expirationDate ? new Date(md.expirationDate) : undefined;
     await this.run(ref.remoteKey, async (op) => {
       const name = this.secretName(ref.remoteKey);
       const current = await this.find(name, op);
       if (current) this.owned(current, ref.remoteKey, 'overwrite');
       const next = ref.property ? setProperty(current?.value, ref.property, text(value), 'key') : text(value);
-      if (current && current.value === next) return;
+      if (current && current.value === next && metadataApplied(current, md)) return;
       try {
-        await this.kv.setSecret(name, next, { abortSignal: op.signal, enabled: true, tags: { [MANAGED_BY_TAG]: MANAGED_BY_VALUE } });
+        await this.kv.setSecret(name, next, { abortSignal: op.signal, enabled: true, tags, ...(expiresOn ? { expiresOn } : {}) });
       } catch (err) {
         if ((err as { statusCode?: number }).statusCode === 409) {
           throw new ProviderError('Unknown', this.storeId,
@@ -211,6 +216,13 @@ export class AzureKVClient implements SecretsClient {
   async close(): Promise<void> {
     this.closed = true;
   }
+}
+
+/** Whether the secret's current version already carries the push metadata. */
+function metadataApplied(secret: KeyVaultSecret, md: AzurePushMetadata): boolean {
+  const have = secret.properties.tags ?? {};
+  if (Object.entries(md.tags ?? {}).some(([k, v]) => have[k] !== v)) return false;
+  return !md.expirationDate || secret.properties.expiresOn?.getTime() === new Date(md.expirationDate).getTime();
 }
 
 function matches(p: SecretProperties, re: (name: string) => boolean, tags: Record<string, string> | undefined): boolean {

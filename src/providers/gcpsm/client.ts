@@ -4,7 +4,8 @@
 //          find by name regexp, by tags (= labels, a server-side `filter`) and by path
 //          (id prefix); metadataPolicy Fetch returns labels/annotations.
 //  write:  push creates the secret when missing (label managed-by=external-secrets, as
-//          ESO) and adds a version unless the value is unchanged; a property is merged
+//          ESO; push metadata: push-metadata.ts) and adds a version unless the value is
+//          unchanged; a property is merged
 //          into the JSON of the latest version; delete removes only secrets carrying that
 //          label (a property delete adds a version without it).
 import type { protos, SecretManagerServiceClient } from '@google-cloud/secret-manager';
@@ -12,9 +13,10 @@ import type { AuthClient } from 'google-auth-library';
 import { toProviderError } from '../errors.js';
 import { deleteProperty, extractProperty, hasProperty, jsonToSecretMap, setProperty } from '../json-path.js';
 import { findNameTest } from '../regexp.js';
-import { emptySecretMap, ProviderError, type FindRef, type ProviderContext, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
+import { emptySecretMap, ProviderError, type FindRef, type ProviderContext, type PushOptions, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 import { classifyGcpsm, Code, CredentialFailure, grpcCode, withRetries, type CallPolicy } from './errors.js';
 import { isFullName, parentName, secretIdOf, secretName, versionName, type Scope } from './names.js';
+import { sameMap, wantedMap, type GcpsmPushMetadata } from './push-metadata.js';
 
 type ISecret = protos.google.cloud.secretmanager.v1.ISecret;
 
@@ -160,13 +162,18 @@ export class GcpsmClient implements SecretsClient {
     return out;
   }
 
-  /** Creates the secret, labelled as managed. */
-  private async createSecret(remoteKey: string): Promise<void> {
+  /** Creates the secret, labelled as managed, with the push metadata. */
+  private async createSecret(remoteKey: string, md: GcpsmPushMetadata): Promise<void> {
     const full = secretName(this.parts.scope, remoteKey);
     const parent = isFullName(remoteKey) ? full.replace(/\/secrets\/[^/]+$/, '') : parentName(this.parts.scope);
-    const secret: ISecret = { labels: { [MANAGED_BY.key]: MANAGED_BY.value } };
+    const secret: ISecret = { labels: { ...(md.labels ?? {}), [MANAGED_BY.key]: MANAGED_BY.value }, ...(md.annotations ? { annotations: { ...md.annotations } } : {}) };
+    const cmek = md.cmekKeyName ? { customerManagedEncryption: { kmsKeyName: md.cmekKeyName } } : {};
     // Regional secrets take no replication policy; global ones need one.
-    if (!/\/locations\//.test(parent)) secret.replication = { automatic: {} };
+    if (!/\/locations\//.test(parent)) {
+      secret.replication = md.replicationLocation ? { userManaged: { replicas: [{ location: md.replicationLocation, ...cmek }] } } : { automatic: { ...cmek } };
+    } else if (md.replicationLocation || md.cmekKeyName) {
+      throw new ProviderError('Unsupported', this.storeId, 'metadata.spec.replicationLocation and cmekKeyName apply to global secrets; a regional secret has its location already', remoteKey);
+    }
     try {
       await this.call('create secret', remoteKey, false, (o) => this.parts.sm.createSecret({ parent, secretId: secretIdOf(full), secret }, o));
     } catch (err) {
@@ -176,16 +183,23 @@ export class GcpsmClient implements SecretsClient {
   }
 
   /** As ESO: a whole value is pushed only into secrets ESI/ESO manage (label
-   *  managed-by=external-secrets); pushing a property adopts the secret (adds the label). */
-  private async prepareSecret(ref: PushRemoteRef): Promise<void> {
+   *  managed-by=external-secrets); pushing a property adopts the secret (adds the label).
+   *  Push metadata sets labels and annotations (mergePolicy Replace or Merge). */
+  private async prepareSecret(ref: PushRemoteRef, md: GcpsmPushMetadata): Promise<void> {
     const s = await this.secret(ref.remoteKey);
-    if (!s) return this.createSecret(ref.remoteKey);
-    if (s.labels?.[MANAGED_BY.key] === MANAGED_BY.value) return;
-    if (!ref.property) {
+    if (!s) return this.createSecret(ref.remoteKey, md);
+    const managed = s.labels?.[MANAGED_BY.key] === MANAGED_BY.value;
+    if (!managed && !ref.property) {
       throw new ProviderError('Forbidden', this.storeId, `the secret exists and is not managed by external-secrets (no label ${MANAGED_BY.key}=${MANAGED_BY.value}); refusing to overwrite it`, ref.remoteKey);
     }
-    const secret: ISecret = { name: s.name, etag: s.etag, labels: { ...(s.labels ?? {}), [MANAGED_BY.key]: MANAGED_BY.value } };
-    await this.call('label secret', ref.remoteKey, false, (o) => this.parts.sm.updateSecret({ secret, updateMask: { paths: ['labels'] } }, o));
+    const merge = md.mergePolicy === 'Merge';
+    const mark = { [MANAGED_BY.key]: MANAGED_BY.value };
+    const labels = wantedMap(s.labels, md.labels, merge, mark) ?? (managed ? undefined : { ...(s.labels ?? {}), ...mark });
+    const annotations = wantedMap(s.annotations, md.annotations, merge);
+    const paths = [...(labels && !sameMap(s.labels, labels) ? ['labels'] : []), ...(annotations && !sameMap(s.annotations, annotations) ? ['annotations'] : [])];
+    if (!paths.length) return;
+    const secret: ISecret = { name: s.name, etag: s.etag, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) };
+    await this.call('label secret', ref.remoteKey, false, (o) => this.parts.sm.updateSecret({ secret, updateMask: { paths } }, o));
   }
 
   private async addVersion(remoteKey: string, data: Uint8Array): Promise<void> {
@@ -193,8 +207,8 @@ export class GcpsmClient implements SecretsClient {
     await this.call('add version', remoteKey, false, (o) => this.parts.sm.addSecretVersion({ parent, payload: { data } }, o));
   }
 
-  async pushSecret(value: Uint8Array, ref: PushRemoteRef): Promise<void> {
-    await this.prepareSecret(ref);
+  async pushSecret(value: Uint8Array, ref: PushRemoteRef, opts: PushOptions = {}): Promise<void> {
+    await this.prepareSecret(ref, (opts.metadata ?? {}) as GcpsmPushMetadata);
     const current = await this.latest(ref.remoteKey);
     let data = value;
     if (ref.property) {

@@ -2,6 +2,7 @@
 import { field, References } from '../refs.js';
 import { capabilities } from '../define.js';
 import type { ProviderMeta } from '../types.js';
+import { validatePushMetadata } from './push-metadata.js';
 import { federationPlan, validateSpec } from './spec.js';
 
 export const meta: ProviderMeta = {
@@ -9,6 +10,7 @@ export const meta: ProviderMeta = {
   // ESO sets a pushed property with sjson: a dotted path into a nested object.
   capabilities: capabilities(['name', 'tags', 'path'], { versions: true, pushProperty: 'path', ownershipMark: true }),
   validateSpec,
+  validatePushMetadata,
   references: (spec) =>
     new References('gcpsm', spec)
       .secretKey('auth.secretRef.secretAccessKeySecretRef')

@@ -8,10 +8,10 @@ import { defineProvider } from '../define.js';
 import { guard } from '../errors.js';
 import { propertySegments } from '../json-path.js';
 import { findNameTest } from '../regexp.js';
-import { emptySecretMap, ProviderError, type FindRef, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
+import { emptySecretMap, ProviderError, type FindRef, type PushOptions, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 import { ConflictError, KubeApi, type Op } from './api.js';
 import { resolveConnection } from './connection.js';
-import { dataOf, labelSelector, mapOf, mapToJson, valueOf, type KubeSecret } from './secret.js';
+import { dataOf, labelSelector, mapOf, mapToJson, valueOf, withPushMetadata, type KubePushMetadata, type KubeSecret } from './secret.js';
 import { meta } from './meta.js';
 import { validateSpec } from './spec.js';
 
@@ -124,18 +124,21 @@ export class KubernetesClient implements SecretsClient {
     return this.semantic(ref.remoteKey, () => propertySegments(property, 'key')[0]!);
   }
 
-  /** Creates the Secret with one key, or sets that key of the existing Secret. */
-  async pushSecret(value: Uint8Array, ref: PushRemoteRef): Promise<void> {
+  /** Creates the Secret with one key, or sets that key of the existing Secret; push
+   *  metadata sets its labels and annotations. */
+  async pushSecret(value: Uint8Array, ref: PushRemoteRef, opts: PushOptions = {}): Promise<void> {
     const key = this.requireProperty(ref, 'push');
+    const md = opts.metadata as KubePushMetadata | undefined;
     for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
       try {
         const current = await this.fetch(ref.remoteKey);
-        if (!current) return await this.create(ref.remoteKey, key, value);
-        if (current.data?.[key] === b64(value)) return;
+        if (!current) return await this.create(ref.remoteKey, key, value, withPushMetadata(undefined, md));
+        const meta = withPushMetadata(current.metadata, md);
+        if (current.data?.[key] === b64(value) && !meta) return;
         if (current.immutable) {
           throw new ProviderError('Unknown', this.storeId, `the Secret in namespace "${this.namespace}" is immutable`, ref.remoteKey);
         }
-        return await this.update({ ...current, data: { ...current.data, [key]: b64(value) } });
+        return await this.update({ ...current, metadata: { ...current.metadata, ...meta }, data: { ...current.data, [key]: b64(value) } });
       } catch (err) {
         if (!(err instanceof ConflictError)) throw err;
         await pause(attempt);
@@ -144,8 +147,8 @@ export class KubernetesClient implements SecretsClient {
     throw new ProviderError('Unknown', this.storeId, `the Secret kept changing during ${WRITE_ATTEMPTS} attempts to push`, ref.remoteKey);
   }
 
-  private async create(name: string, key: string, value: Uint8Array): Promise<void> {
-    const body = { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: this.namespace }, type: 'Opaque', data: { [key]: b64(value) } };
+  private async create(name: string, key: string, value: Uint8Array, meta: KubeSecret['metadata'] = {}): Promise<void> {
+    const body = { apiVersion: 'v1', kind: 'Secret', metadata: { ...meta, name, namespace: this.namespace }, type: 'Opaque', data: { [key]: b64(value) } };
     const res = await this.api.request(this.op('create', name), 'POST', this.path(), body);
     if (res.status === 404) throw new ProviderError('NotFound', this.storeId, `namespace "${this.namespace}" not found`, name);
   }

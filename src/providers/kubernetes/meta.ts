@@ -1,6 +1,7 @@
 // What ESI knows about the `kubernetes` provider without loading its client.
 import { field, References } from '../refs.js';
 import { capabilities } from '../define.js';
+import { metadataChecker, oneOf, stringMap } from '../push-metadata.js';
 import type { ProviderMeta } from '../types.js';
 import { validateSpec } from './spec.js';
 
@@ -9,6 +10,10 @@ export const meta: ProviderMeta = {
   // Find by name or labels; a pushed property is the data key of the Secret.
   capabilities: capabilities(['name', 'tags'], { versions: false, pushProperty: 'key' }),
   validateSpec,
+  // Push metadata: the remote Secret's labels and annotations.
+  validatePushMetadata: metadataChecker('kubernetes', { labels: stringMap, annotations: stringMap, targetMergePolicy: oneOf('Merge', 'Replace', 'Ignore') }, {
+    sourceMergePolicy: "the provider never sees the source Secret's own labels and annotations",
+  }),
   references: (spec) =>
     new References('kubernetes', spec)
       .caProvider('server.caProvider')

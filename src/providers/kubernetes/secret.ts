@@ -133,3 +133,25 @@ export function labelSelector(tags: Record<string, string>): string {
   }
   return parts.join(',');
 }
+
+/** PushSecret metadata (validated by meta.ts): labels and annotations of the remote Secret,
+ *  merged into its own (`targetMergePolicy: Merge`, the default), replacing them
+ *  (`Replace`), or left alone (`Ignore`). */
+export interface KubePushMetadata {
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  targetMergePolicy?: 'Merge' | 'Replace' | 'Ignore';
+}
+
+type Meta = Pick<NonNullable<KubeSecret['metadata']>, 'labels' | 'annotations'>;
+
+/** The remote Secret's labels and annotations once `md` is applied; undefined when unchanged. */
+export function withPushMetadata(cur: Meta | undefined, md: KubePushMetadata | undefined): Meta | undefined {
+  if (!md || md.targetMergePolicy === 'Ignore' || (!md.labels && !md.annotations)) return undefined;
+  const replace = md.targetMergePolicy === 'Replace';
+  const merge = (have: Record<string, string> | undefined, want: Record<string, string> | undefined) =>
+    want === undefined ? have : replace ? { ...want } : { ...(have ?? {}), ...want };
+  const next = { labels: merge(cur?.labels, md.labels), annotations: merge(cur?.annotations, md.annotations) };
+  const same = (a: Record<string, string> | undefined, b: Record<string, string> | undefined) => JSON.stringify(Object.entries(a ?? {}).sort()) === JSON.stringify(Object.entries(b ?? {}).sort());
+  return same(next.labels, cur?.labels) && same(next.annotations, cur?.annotations) ? undefined : next;
+}

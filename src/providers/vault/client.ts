@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { guard, toProviderError } from '../errors.js';
 import { asJsonObject, propertySegments, selectNode } from '../json-path.js';
 import { findNameTest } from '../regexp.js';
-import { emptySecretMap, ProviderError, type FindRef, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
+import { emptySecretMap, ProviderError, type FindRef, type PushOptions, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 import { classifyVault, type TokenSource } from './auth.js';
 import { VaultCallError, type Method, type VaultHttp } from './http.js';
 import { goJson, metadataMap, MANAGED_BY, valueBytes, type DataMap, type KvLayout } from './kv.js';
@@ -213,9 +213,14 @@ export class VaultClient implements SecretsClient {
   }
 
   /** PushSecret as ESO: refuses to overwrite a secret it does not manage, merges a
-   *  property into the other fields, writes nothing when nothing changes, marks ownership. */
-  async pushSecret(value: Uint8Array, ref: PushRemoteRef): Promise<void> {
+   *  property into the other fields, writes nothing when nothing changes, marks ownership.
+   *  `metadata.customMetadata` becomes the KV v2 custom_metadata (with the mark). */
+  async pushSecret(value: Uint8Array, ref: PushRemoteRef, opts: PushOptions = {}): Promise<void> {
     const key = ref.remoteKey;
+    const custom = opts.metadata?.customMetadata as Record<string, string> | undefined;
+    if (custom && this.kv.version === 'v1') {
+      throw new ProviderError('Unsupported', this.storeId, 'metadata.spec.customMetadata needs KV v2 (KV v1 has no metadata); remove it or use a version v2 store', key);
+    }
     const existing = await this.read(key);
     if (existing && !(await this.managed(key, existing))) {
       throw new ProviderError('Forbidden', this.storeId, `the secret exists and is not managed by external-secrets (no ${MANAGED_BY.key}=${MANAGED_BY.value} mark); refusing to overwrite it`, key);
@@ -223,16 +228,27 @@ export class VaultClient implements SecretsClient {
     const current = existing ? { ...existing } : undefined;
     if (current && this.kv.version === 'v1') delete current.custom_metadata;
     const next = this.desired(value, ref, current);
-    if (current && goJson(current) === goJson(next)) return;
     const p = this.kv.paths(key);
     if (this.kv.version === 'v2') {
-      if (!existing) {
-        await this.call('POST', p.metadata, { key, what: 'write metadata', body: { custom_metadata: { [MANAGED_BY.key]: MANAGED_BY.value } } });
+      // The ownership mark always wins over a customMetadata key of the same name.
+      const wanted = { ...(custom ?? {}), [MANAGED_BY.key]: MANAGED_BY.value };
+      if (!existing || (custom && !(await this.hasCustomMetadata(key, wanted)))) {
+        await this.call('POST', p.metadata, { key, what: 'write metadata', body: { custom_metadata: wanted } });
       }
+      if (current && goJson(current) === goJson(next)) return;
       await this.call('POST', p.data, { key, what: 'write', body: { data: next } });
     } else {
+      if (current && goJson(current) === goJson(next)) return;
       await this.call('POST', p.data, { key, what: 'write', body: { ...next, custom_metadata: { [MANAGED_BY.key]: MANAGED_BY.value } } });
     }
+  }
+
+  /** Whether the KV v2 custom_metadata of `key` is exactly `wanted`. */
+  private async hasCustomMetadata(key: string, wanted: Record<string, string>): Promise<boolean> {
+    const cm = (await this.metadata(key))?.custom_metadata;
+    const have = isMap(cm) ? cm : {};
+    const keys = Object.keys(have);
+    return keys.length === Object.keys(wanted).length && keys.every((k) => have[k] === wanted[k]);
   }
 
   /** Deletes what a PushSecret wrote: one property (the rest stays), or the whole secret

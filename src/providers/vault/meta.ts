@@ -1,6 +1,7 @@
 // What ESI knows about the `vault` provider without loading its client.
 import { field, References } from '../refs.js';
 import { capabilities } from '../define.js';
+import { metadataChecker, stringMap } from '../push-metadata.js';
 import type { ProviderMeta } from '../types.js';
 import { validateSpec } from './spec.js';
 
@@ -10,6 +11,8 @@ export const meta: ProviderMeta = {
   // property is one key of the KV data map, as ESO.
   capabilities: capabilities(['name', 'tags', 'path'], { versions: true, pushProperty: 'key', ownershipMark: true }),
   validateSpec,
+  // Push metadata: KV v2 custom_metadata (the managed-by mark is always added).
+  validatePushMetadata: metadataChecker('vault', { customMetadata: stringMap }),
   references: (spec) =>
     new References('vault', spec)
       .caProvider('caProvider')

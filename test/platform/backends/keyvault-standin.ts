@@ -21,6 +21,8 @@ interface Version {
   contentType?: string;
   tags: Record<string, string>;
   enabled: boolean;
+  /** Expiry (`attributes.exp`, seconds since the epoch), when set. */
+  exp?: number;
   created: number;
   updated: number;
 }
@@ -53,7 +55,7 @@ export class VaultStandIn {
       ...(withValue ? { value: v.value } : {}),
       id: `${this.base()}/secrets/${name}${withValue ? `/${v.version}` : ''}`,
       ...(v.contentType ? { contentType: v.contentType } : {}),
-      attributes: { enabled: v.enabled, created: v.created, updated: v.updated, recoveryLevel: this.opts.purgeProtection ? 'Recoverable' : 'Recoverable+Purgeable', recoverableDays: RETENTION_DAYS },
+      attributes: { enabled: v.enabled, ...(v.exp !== undefined ? { exp: v.exp } : {}), created: v.created, updated: v.updated, recoveryLevel: this.opts.purgeProtection ? 'Recoverable' : 'Recoverable+Purgeable', recoverableDays: RETENTION_DAYS },
       tags: v.tags,
     };
   }
@@ -146,7 +148,7 @@ export class VaultStandIn {
     if (this.deleted.has(name)) {
       return this.error(res, 409, 'Conflict', `Secret ${name} is currently in a deleted but recoverable state, and its name cannot be reused; in this state, the secret can only be recovered or purged.`, 'ObjectIsDeletedButRecoverable');
     }
-    let p: { value?: unknown; tags?: Record<string, string>; contentType?: string; attributes?: { enabled?: boolean } };
+    let p: { value?: unknown; tags?: Record<string, string>; contentType?: string; attributes?: { enabled?: boolean; exp?: number } };
     try {
       p = JSON.parse(body) as typeof p;
     } catch {
@@ -154,7 +156,7 @@ export class VaultStandIn {
     }
     if (typeof p.value !== 'string') return this.error(res, 400, 'BadParameter', 'Property value is required');
     const now = nowS();
-    const v: Version = { version: randomBytes(16).toString('hex'), value: p.value, tags: p.tags ?? {}, enabled: p.attributes?.enabled ?? true, created: now, updated: now, ...(p.contentType ? { contentType: p.contentType } : {}) };
+    const v: Version = { version: randomBytes(16).toString('hex'), value: p.value, tags: p.tags ?? {}, enabled: p.attributes?.enabled ?? true, ...(typeof p.attributes?.exp === 'number' ? { exp: p.attributes.exp } : {}), created: now, updated: now, ...(p.contentType ? { contentType: p.contentType } : {}) };
     this.secrets.set(name, [...(this.secrets.get(name) ?? []), v]);
     send(res, 200, this.bundle(name, v, true));
   }
