@@ -63,14 +63,14 @@ function checkDataFrom(where: string, d: ExternalSecretDataFromRemoteRef, add: A
   else rewrites.forEach((rw, j) => checkRewrite(`${where}.rewrite[${j}]`, rw, add, out));
 }
 
+/** The agent reads no ConfigMap or Secret: templates from them are the reconciler's only
+ *  (it reads them from the ExternalSecret's namespace, src/templating/metadata.ts). */
 function checkTemplate(where: string, tpl: ExternalSecretTemplate | undefined, consumer: Consumer, add: Add): void {
+  if (consumer !== 'agent') return;
   (tpl?.templateFrom ?? []).forEach((tf, i) => {
-    const toData = (tf.target ?? 'Data') === 'Data';
-    if ((tf.configMap || tf.secret) && (toData || consumer === 'reconciler')) {
+    if ((tf.configMap || tf.secret) && (tf.target ?? 'Data') === 'Data') {
       add(`${where}.templateFrom[${i}].${tf.configMap ? 'configMap' : 'secret'}`,
-        `is not supported by ESI (templates are not read from ConfigMaps or Secrets); inline the template as templateFrom[${i}].literal or in target.template.data`);
-    } else if (!toData && consumer === 'reconciler') {
-      add(`${where}.templateFrom[${i}].target`, `${tf.target} is not supported by ESI's reconciler (it renders Secret data only); set labels and annotations in target.template.metadata`);
+        `is not supported by ESI for pods (the agent reads no ConfigMap or Secret; the reconciler does); inline the template as templateFrom[${i}].literal or in target.template.data`);
     }
   });
 }

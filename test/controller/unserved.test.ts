@@ -23,8 +23,6 @@ const cases: { name: string; spec: ExternalSecretSpec; expected: RegExp }[] = [
     expected: /spec\.dataFrom\[0\]\.rewrite\[0\]\.merge is not supported by ESI; use regexp or transform rewrites/ },
   { name: 'generator', spec: { dataFrom: [{ sourceRef: { generatorRef: { apiVersion: 'generators.external-secrets.io/v1alpha1', kind: 'Password', name: 'p' } } }] },
     expected: /spec\.dataFrom\[0\]\.sourceRef \(generators, other stores\) is not supported by ESI/ },
-  { name: 'template-configmap', spec: { data, target: { template: { templateFrom: [{ configMap: { name: 'tpl', items: [{ key: 'a' }] } }] } } },
-    expected: /spec\.target\.template\.templateFrom\[0\]\.configMap is not supported by ESI .* inline the template as templateFrom\[0\]\.literal/ },
   { name: 'manifest', spec: { data, target: { manifest: { apiVersion: 'v1', kind: 'ConfigMap' } } },
     expected: /spec\.target\.manifest \(ConfigMap\) is not supported by ESI's reconciler, which writes Secrets only/ },
   { name: 'create-or-merge', spec: { data, target: { creationPolicy: 'CreateOrMerge' } },
