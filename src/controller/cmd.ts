@@ -29,7 +29,7 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
   --coalesce-window DUR      identical remote reads within this window share one call;
                              refresh jitter is at most half of it (default 30s)
   --provider-timeout DUR     per remote call (default 10s)
-  --namespace NS             namespace of the Lease and of Events about cluster objects
+  --namespace NS             namespace of the Lease
                              (default: $POD_NAMESPACE, the pod's, or esi-system)
   --leader-elect BOOL        use a Lease (default true)
   --lease-name NAME          (default esi-controller-<class>)

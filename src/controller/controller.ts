@@ -1,13 +1,16 @@
 // The reconciler assembled: informers feed the work queue (status-only updates are
 // ignored: only generation, label and annotation changes count), the timer heap feeds
 // refreshes and retries, workers run store and ExternalSecret reconciles.
-// Queue keys: `es/<ns>/<name>`, `ps/<ns>/<name>` (PushSecrets), `ss/<ns>/<name>`, `css/<name>`.
+// Queue keys: `es/<ns>/<name>`, `ps/<ns>/<name>` (PushSecrets), `ss/<ns>/<name>`, `css/<name>`,
+// `ces/<name>` (ClusterExternalSecrets), `cps/<name>` (ClusterPushSecrets).
 import type { KubeConfig, KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { AnySecretStore } from '../api/types.js';
 import type { KubeRest } from '../kube/rest.js';
 import { TemplateEngine } from '../templating/index.js';
 import { ClientCache } from './clients.js';
+import { CLUSTER_EXTERNAL_SECRET, CLUSTER_PUSH_SECRET, ownerName } from './cluster/kinds.js';
+import { ClusterReconciler } from './cluster/reconcile.js';
 import { EventRecorder } from './events.js';
 import { Informers, slim, type Kind } from './informers.js';
 import { EXTERNAL_SECRET_ANNOTATION } from './labels.js';
@@ -33,7 +36,7 @@ export interface ControllerOptions {
   storeQps: number;
   storeBurst: number;
   providerTimeoutMs: number;
-  /** Namespace for Events about cluster-scoped objects. */
+  /** The controller's own namespace (its Lease; Events about cluster objects go to "default"). */
   namespace: string;
   /** Only namespaces carrying these labels (equality) are served; all when unset. */
   namespaceSelector?: Record<string, string>;
@@ -45,6 +48,9 @@ const metaChanged = (a: KubernetesObject | undefined, b: KubernetesObject): bool
   JSON.stringify(a.metadata?.labels ?? {}) !== JSON.stringify(b.metadata?.labels ?? {}) ||
   JSON.stringify(a.metadata?.annotations ?? {}) !== JSON.stringify(b.metadata?.annotations ?? {});
 
+/** The kinds a cluster object provisions, and that cluster object's kind. */
+const OWNER_KINDS = { externalsecrets: CLUSTER_EXTERNAL_SECRET, pushsecrets: CLUSTER_PUSH_SECRET } as const;
+
 export class Controller {
   readonly informers: Informers;
   readonly queue: WorkQueue;
@@ -53,6 +59,7 @@ export class Controller {
   private readonly stores: StoreReconciler;
   private readonly es: ExternalSecretReconciler;
   private readonly push: PushSecretReconciler;
+  private readonly cluster: ClusterReconciler;
   /** store id → ExternalSecret keys using it, and the reverse. */
   private readonly dependents = new Map<string, Set<string>>();
   private readonly usesStore = new Map<string, string>();
@@ -75,7 +82,7 @@ export class Controller {
       update: (kind, obj, old) => this.onEvent(kind, obj, old, 'update'),
       delete: (kind, obj) => this.onEvent(kind, obj, undefined, 'delete'),
     }, logger);
-    const events = new EventRecorder(rest, logger, { component: 'esi-controller', namespace: o.namespace, onDrop: () => metrics.eventsDropped.inc() });
+    const events = new EventRecorder(rest, logger, { component: 'esi-controller', onDrop: () => metrics.eventsDropped.inc() });
     this.stores = new StoreReconciler({ rest, clients: this.clients, events, classes: o.classes, logger, onChange: (id) => this.requeueDependents(id) });
     this.es = new ExternalSecretReconciler({
       informers: this.informers, stores: this.stores, clients: this.clients, rest, events, schedule: this.schedule,
@@ -91,6 +98,12 @@ export class Controller {
         push: (result) => (result === 'equal' ? metrics.pushSkippedEqual.inc() : metrics.pushes.inc({ result })),
         deleted: (result) => metrics.pushDeletes.inc({ result }),
       },
+      retry: (key) => this.queue.retry(key),
+      forget: (key) => this.queue.forget(key),
+    });
+    this.cluster = new ClusterReconciler({
+      informers: this.informers, stores: this.stores, rest, events, schedule: this.schedule, logger,
+      inScope: (ns) => this.inScope(ns),
       retry: (key) => this.queue.retry(key),
       forget: (key) => this.queue.forget(key),
     });
@@ -144,6 +157,7 @@ export class Controller {
     const ns = obj.metadata?.namespace ?? '';
     const name = obj.metadata?.name ?? '';
     const changed = verb !== 'update' || metaChanged(old, obj);
+    if (this.onClusterKinds(kind, obj, changed)) return;
     if (kind === 'externalsecrets') {
       if (changed) this.queue.add(`es/${ns}/${name}`);
     } else if (kind === 'secretstores' || kind === 'clustersecretstores') {
@@ -157,11 +171,26 @@ export class Controller {
     }
   }
 
-  /** Namespace labels decide ClusterSecretStore access: re-check its ExternalSecrets. */
+  /** Cluster objects are queued on change; a provisioned object that changed or went away
+   *  (by hand) queues its cluster object, which repairs it. True when `kind` is a cluster kind. */
+  private onClusterKinds(kind: Kind, obj: KubernetesObject, changed: boolean): boolean {
+    if (kind === 'clusterexternalsecrets' || kind === 'clusterpushsecrets') {
+      if (changed) this.queue.add(`${kind === 'clusterexternalsecrets' ? 'ces' : 'cps'}/${obj.metadata?.name ?? ''}`);
+      return true;
+    }
+    const owner = changed && (kind === 'externalsecrets' || kind === 'pushsecrets') ? ownerName(OWNER_KINDS[kind], obj) : undefined;
+    if (owner) this.queue.add(`${OWNER_KINDS[kind as keyof typeof OWNER_KINDS].prefix}/${owner}`);
+    return false;
+  }
+
+  /** Namespace labels decide ClusterSecretStore access (re-check its ExternalSecrets) and
+   *  which namespaces cluster objects select (re-check them all). */
   private onNamespace(obj: KubernetesObject, old: KubernetesObject | undefined, verb: string): void {
-    if (verb === 'update' && JSON.stringify(old?.metadata?.labels ?? {}) === JSON.stringify(obj.metadata?.labels ?? {})) return;
+    if (verb === 'update' && JSON.stringify(old?.metadata?.labels ?? {}) === JSON.stringify(obj.metadata?.labels ?? {}) &&
+      !!old?.metadata?.deletionTimestamp === !!obj.metadata?.deletionTimestamp) return;
     const name = obj.metadata?.name ?? '';
     for (const es of this.informers.externalSecrets(name)) this.queue.add(`es/${name}/${es.metadata.name}`);
+    for (const key of this.cluster.keysFor()) this.queue.add(key);
   }
 
   /** Our own writes keep content and hash in step: only deletions and hand edits count. */
@@ -174,6 +203,10 @@ export class Controller {
     const [kind, a, b] = key.split('/') as [string, string, string | undefined];
     this.o.metrics.queueDepth.set(this.queue.depth);
     this.o.metrics.scheduled.set(this.schedule.size);
+    if (kind === 'ces' || kind === 'cps') {
+      await this.cluster.reconcile(kind, a);
+      return;
+    }
     if (kind !== 'css' && !this.inScope(a)) return;
     // With a namespace selector a ClusterSecretStore is validated only for its users.
     if (kind === 'css' && this.o.namespaceSelector && !this.dependents.get(`ClusterSecretStore/${a}`)?.size) return;

@@ -28,8 +28,6 @@ export const EVENT_QUEUE = 100;
 export interface EventRecorderOptions {
   /** `source.component` and `reportingComponent` of the Events. */
   component: string;
-  /** Namespace of Events about cluster-scoped objects. */
-  namespace: string;
   /** Writes per second, burst, queued Events (default EVENT_QPS, EVENT_BURST, EVENT_QUEUE). */
   qps?: number;
   burst?: number;
@@ -64,7 +62,9 @@ export class EventRecorder {
     const what = `${type}/${reason}/${message}`;
     if (this.last.get(id) === what) return;
     this.last.set(id, what);
-    const ns = obj.namespace ?? this.o.namespace;
+    // The apiserver accepts an Event about a cluster-scoped object only in "default" (or
+    // none); `kubectl describe` of a cluster object finds it there.
+    const ns = obj.namespace ?? 'default';
     const now = new Date().toISOString();
     const body = {
       apiVersion: 'v1', kind: 'Event',

@@ -5,12 +5,13 @@
 // failure mode to avoid.
 import type { KubeConfig, KubernetesObject, V1Namespace, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { API_GROUP, API_VERSION_V1ALPHA1, type ClusterSecretStore, type ExternalSecret, type PushSecret, type SecretStore } from '../api/types.js';
+import { API_GROUP, API_VERSION_V1ALPHA1, type ClusterExternalSecret, type ClusterPushSecret, type ClusterSecretStore, type ExternalSecret, type PushSecret, type SecretStore } from '../api/types.js';
 import { RestartableInformer } from '../kube/informer.js';
 import type { KubeRest } from '../kube/rest.js';
 import { MANAGED_LABEL } from './labels.js';
 
-export type Kind = 'externalsecrets' | 'secretstores' | 'clustersecretstores' | 'namespaces' | 'secrets' | 'pushsecrets';
+export type Kind = 'externalsecrets' | 'secretstores' | 'clustersecretstores' | 'namespaces' | 'secrets' | 'pushsecrets'
+  | 'clusterexternalsecrets' | 'clusterpushsecrets';
 
 export interface Handlers {
   add(kind: Kind, obj: KubernetesObject): void;
@@ -77,6 +78,10 @@ export class Informers {
     const push = `/apis/${API_GROUP}/${API_VERSION_V1ALPHA1}/pushsecrets`;
     this.add('pushsecrets', push, list('pushsecrets', push));
     this.add('secrets', '/api/v1/secrets', list('secrets', `/api/v1/secrets?labelSelector=${encodeURIComponent(selector)}`), selector);
+    // The cluster kinds that provision ExternalSecrets / PushSecrets (src/controller/cluster/).
+    this.add('clusterexternalsecrets', crd('clusterexternalsecrets'), list('clusterexternalsecrets', crd('clusterexternalsecrets')));
+    const cps = `/apis/${API_GROUP}/${API_VERSION_V1ALPHA1}/clusterpushsecrets`;
+    this.add('clusterpushsecrets', cps, list('clusterpushsecrets', cps));
   }
 
   /** Restarts of failed watches, summed over the caches. */
@@ -109,7 +114,8 @@ export class Informers {
   /** Starts the watches; stores and namespaces list first, so the first ExternalSecret
    *  reconciles find their stores. */
   async start(): Promise<void> {
-    const first: Kind[] = ['namespaces', 'secretstores', 'clustersecretstores', 'secrets'];
+    // The cluster kinds list before their children: a child whose owner is not in the cache is deleted.
+    const first: Kind[] = ['namespaces', 'secretstores', 'clustersecretstores', 'secrets', 'clusterexternalsecrets', 'clusterpushsecrets'];
     await Promise.all(first.map((k) => this.watched.get(k)!.cache.start()));
     await Promise.all((['externalsecrets', 'pushsecrets'] as const).map((k) => this.watched.get(k)!.cache.start()));
   }
@@ -149,6 +155,21 @@ export class Informers {
   }
   pushSecrets(ns?: string): readonly PushSecret[] {
     return this.watched.get('pushsecrets')!.cache.informer.list(ns) as unknown as PushSecret[];
+  }
+  clusterExternalSecret(name: string): ClusterExternalSecret | undefined {
+    return this.get<ClusterExternalSecret>('clusterexternalsecrets', name);
+  }
+  clusterExternalSecrets(): readonly ClusterExternalSecret[] {
+    return this.watched.get('clusterexternalsecrets')!.cache.informer.list() as unknown as ClusterExternalSecret[];
+  }
+  clusterPushSecret(name: string): ClusterPushSecret | undefined {
+    return this.get<ClusterPushSecret>('clusterpushsecrets', name);
+  }
+  clusterPushSecrets(): readonly ClusterPushSecret[] {
+    return this.watched.get('clusterpushsecrets')!.cache.informer.list() as unknown as ClusterPushSecret[];
+  }
+  namespaces(): readonly V1Namespace[] {
+    return this.watched.get('namespaces')!.cache.informer.list() as unknown as V1Namespace[];
   }
   namespace(name: string): V1Namespace | undefined {
     return this.get<V1Namespace>('namespaces', name);

@@ -227,8 +227,13 @@ function suite(helm: Helm): void {
     t.same(lease.find((r) => r.resourceNames)?.resourceNames, ['esi-controller-esi'], 'only its own Lease');
     const cluster = rulesOf(one(objs, 'ClusterRole'));
     const verbs = (res: string) => cluster.filter((r) => r.resources?.includes(res)).flatMap((r) => r.verbs ?? []).sort();
-    t.same(verbs('externalsecrets'), ['get', 'list', 'watch'], 'ExternalSecrets read-only');
+    t.same(verbs('externalsecrets'), ['create', 'delete', 'get', 'list', 'update', 'watch'], 'ExternalSecrets: read, and written for ClusterExternalSecrets');
     t.same(verbs('externalsecrets/status'), ['patch', 'update']);
+    t.same(verbs('pushsecrets'), ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'], 'PushSecrets: the finalizer, and written for ClusterPushSecrets');
+    for (const kind of ['clusterexternalsecrets', 'clusterpushsecrets']) {
+      t.same(verbs(kind), ['get', 'list', 'watch'], `${kind} read-only`);
+      t.same(verbs(`${kind}/status`), ['patch', 'update'], `${kind} status`);
+    }
     t.same(verbs('configmaps'), ['get']);
     t.notOk(cluster.some((r) => r.verbs?.includes('*') || r.resources?.includes('*')), 'no wildcards');
     const sharded = ctl(await helm.template('esi', NS, ['--set', 'controller.class=team-a', '--set', 'controller.claimUnclassed=false']));

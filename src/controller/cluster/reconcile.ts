@@ -1,0 +1,239 @@
+// One cluster object (ClusterExternalSecret or ClusterPushSecret) → its namespaced objects:
+// created or updated in every selected namespace (owner reference + label), deleted from
+// namespaces that no longer match and when the cluster object is gone; status lists the
+// provisioned and failed namespaces; Events say what changed. The namespaced objects are then
+// served by the ExternalSecret and PushSecret reconcilers like any other.
+//
+// Which controller acts: the same rule as for the namespaced objects, the controller class of
+// the stores the spec references (a ClusterSecretStore, or the SecretStore of that name in
+// the selected namespaces); when no referenced store exists anywhere, the controller that
+// serves unclassed stores. A cluster object whose stores are another class is left alone.
+import type { KubernetesObject, V1Namespace } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { AnySecretStore, Condition, NamespaceFailure } from '../../api/types.js';
+import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
+import { matchesLabelSelector } from '../../stores/access.js';
+import { parseGoDuration } from '../duration.js';
+import type { EventRecorder } from '../events.js';
+import type { Informers } from '../informers.js';
+import type { Schedule } from '../schedule.js';
+import { bounded, withReady } from '../status.js';
+import type { StoreReconciler } from '../stores.js';
+import {
+  CLUSTER_EXTERNAL_SECRET, CLUSTER_PUSH_SECRET, collectionPath, desiredChild, ownedBy, selectedNamespaces, upToDate,
+  type ClusterKind, type ClusterObject,
+} from './kinds.js';
+
+export interface ClusterDeps {
+  informers: Informers;
+  stores: Pick<StoreReconciler, 'served'>;
+  rest: KubeRest;
+  events: EventRecorder;
+  schedule: Schedule;
+  logger: Logger;
+  /** Whether the controller serves namespace `ns` (its namespace selector). */
+  inScope(ns: string): boolean;
+  retry(key: string): void;
+  forget(key: string): void;
+}
+
+export type ClusterOutcome = { result: 'synced' | 'unchanged' | 'skipped' | 'error'; reason: string };
+
+/** ESO's default: the namespace selection is re-evaluated every minute. */
+const DEFAULT_REFRESH_MS = 60_000;
+
+type Child = KubernetesObject & { spec?: unknown };
+
+export class ClusterReconciler {
+  constructor(private readonly d: ClusterDeps) {}
+
+  /** Reconciles `ces/<name>` or `cps/<name>`. */
+  reconcile(prefix: 'ces' | 'cps', name: string): Promise<ClusterOutcome> {
+    return prefix === 'ces' ? this.run(CLUSTER_EXTERNAL_SECRET, name) : this.run(CLUSTER_PUSH_SECRET as unknown as ClusterKind, name);
+  }
+
+  private object(k: ClusterKind, name: string): ClusterObject | undefined {
+    return k.prefix === 'ces' ? this.d.informers.clusterExternalSecret(name) : this.d.informers.clusterPushSecret(name);
+  }
+
+  /** Every namespaced object the cluster object `name` provisioned (from the caches). */
+  private children(k: ClusterKind, name: string): Child[] {
+    const all: readonly Child[] = k.prefix === 'ces' ? this.d.informers.externalSecrets() : this.d.informers.pushSecrets();
+    return all.filter((o) => ownedBy(k, o, name));
+  }
+
+  private child(k: ClusterKind, ns: string, name: string): Child | undefined {
+    return k.prefix === 'ces' ? this.d.informers.externalSecret(ns, name) : this.d.informers.pushSecret(ns, name);
+  }
+
+  private async run(k: ClusterKind, name: string): Promise<ClusterOutcome> {
+    const key = `${k.prefix}/${name}`;
+    const c = this.object(k, name);
+    const existing = this.children(k, name);
+    if (!c) {
+      // Gone: its objects go too (the garbage collector would, where one runs).
+      this.d.schedule.cancel(key);
+      this.d.forget(key);
+      for (const o of existing) await this.remove(k, undefined, o);
+      return { result: existing.length ? 'synced' : 'skipped', reason: 'Deleted' };
+    }
+    const namespaces = this.d.informers.namespaces();
+    const selected = selectedNamespaces(k, c, namespaces).filter((ns) => this.d.inScope(ns));
+    const considered = new Set([...selected, ...existing.map((o) => o.metadata!.namespace!)]);
+    if (!this.served(k, c, [...considered])) {
+      this.d.schedule.cancel(key);
+      return { result: 'skipped', reason: 'OtherClass' };
+    }
+    const childName = k.childName(c);
+    let changed = false;
+    const provisioned: string[] = [];
+    const failed: NamespaceFailure[] = [];
+    for (const ns of selected) {
+      const why = await this.provision(k, c, ns).then((wrote) => {
+        changed ||= wrote;
+        return undefined;
+      }, (err: unknown) => (err as Error).message);
+      if (why === undefined) provisioned.push(ns);
+      else failed.push({ namespace: ns, reason: bounded(why, 256) });
+    }
+    // Objects in namespaces that no longer match, or under a former name.
+    for (const o of existing) {
+      if (!selected.includes(o.metadata!.namespace!) || o.metadata!.name !== childName) {
+        await this.remove(k, c, o);
+        changed = true;
+      }
+    }
+    const wroteStatus = await this.writeStatus(k, c, { name: childName, provisioned, failed });
+    if (failed.length) this.d.retry(key);
+    else this.d.forget(key);
+    this.scheduleRefresh(k, c, key);
+    if (failed.length) return { result: 'error', reason: 'NamespacesFailed' };
+    return { result: changed || wroteStatus ? 'synced' : 'unchanged', reason: 'Provisioned' };
+  }
+
+  /** Creates or updates the object in `ns`; true when written; throws a user-facing Error. */
+  private async provision(k: ClusterKind, c: ClusterObject, ns: string): Promise<boolean> {
+    const want = desiredChild(k, c, ns);
+    const what = `${k.child.kind} "${ns}/${want.metadata.name}"`;
+    const path = collectionPath(k.child.apiVersion, k.child.plural, ns);
+    const cur = this.child(k, ns, want.metadata.name);
+    if (cur && !ownedBy(k, cur, c.metadata.name!)) {
+      throw new Error(`${what} exists and is not provisioned by ${k.kind} "${c.metadata.name}"; delete it or set spec.${k.nameField}`);
+    }
+    if (cur && upToDate(cur, want)) return false;
+    try {
+      if (cur) {
+        // Keep what others added to metadata (finalizers, other labels); ours wins on conflict.
+        const body = {
+          ...want,
+          metadata: {
+            ...cur.metadata,
+            labels: { ...(cur.metadata?.labels ?? {}), ...want.metadata.labels },
+            annotations: { ...(cur.metadata?.annotations ?? {}), ...(want.metadata.annotations ?? {}) },
+            ownerReferences: want.metadata.ownerReferences,
+          },
+        };
+        await this.d.rest.replace(`${path}/${want.metadata.name}`, body);
+      } else {
+        await this.d.rest.create(path, want);
+      }
+    } catch (err) {
+      // 409: created or changed a moment ago; the retry sees the cache catch up.
+      throw new Error(`cannot ${cur ? 'update' : 'create'} ${what}: ${(err as Error).message}`, { cause: err });
+    }
+    const verb = cur ? 'Updated' : 'Created';
+    this.d.events.emit(this.regarding(k, c), 'Normal', verb, `${verb} ${what}`);
+    return true;
+  }
+
+  private async remove(k: ClusterKind, c: ClusterObject | undefined, o: Child): Promise<void> {
+    const ns = o.metadata!.namespace!;
+    const path = `${collectionPath(k.child.apiVersion, k.child.plural, ns)}/${o.metadata!.name}`;
+    try {
+      await this.d.rest.delete(path);
+    } catch (err) {
+      if (!isKubeStatus(err, 404)) throw err;
+      return;
+    }
+    if (c) this.d.events.emit(this.regarding(k, c), 'Normal', 'Deleted', `Deleted ${k.child.kind} "${ns}/${o.metadata!.name}": namespace "${ns}" is no longer selected`);
+  }
+
+  /** The controller-class rule (see the header). */
+  private served(k: ClusterKind, c: ClusterObject, namespaces: string[]): boolean {
+    let found = false;
+    for (const ref of k.storeRefs(c)) {
+      const candidates: (AnySecretStore | undefined)[] = [];
+      const select = (s: AnySecretStore) => !ref.labelSelector || matchesLabelSelector(ref.labelSelector, s.metadata.labels ?? {});
+      if (ref.kind === 'ClusterSecretStore') {
+        if (ref.name) candidates.push(this.d.informers.clusterSecretStore(ref.name));
+        else candidates.push(...this.d.informers.clusterSecretStores().filter(select));
+      } else {
+        for (const ns of namespaces) {
+          if (ref.name) candidates.push(this.d.informers.secretStore(ns, ref.name));
+          else candidates.push(...this.d.informers.secretStores(ns).filter(select));
+        }
+      }
+      for (const s of candidates) {
+        if (!s) continue;
+        found = true;
+        if (this.d.stores.served(s)) return true;
+      }
+    }
+    return !found && this.d.stores.served({ kind: 'SecretStore', metadata: {}, spec: { provider: {} } } as AnySecretStore);
+  }
+
+  private async writeStatus(k: ClusterKind, c: ClusterObject, s: { name: string; provisioned: string[]; failed: NamespaceFailure[] }): Promise<boolean> {
+    const prev = c.status as { conditions?: Condition[]; provisionedNamespaces?: string[]; failedNamespaces?: NamespaceFailure[] } & Record<string, unknown> | undefined;
+    const message = s.failed.length
+      ? `${k.child.kind} "${s.name}" failed in ${s.failed.length} namespace(s): ${s.failed.map((f) => `${f.namespace}: ${f.reason}`).join('; ')}`
+      : `${k.child.kind} "${s.name}" provisioned in ${s.provisioned.length} namespace(s)`;
+    const status = {
+      [k.nameField]: s.name,
+      provisionedNamespaces: s.provisioned,
+      failedNamespaces: s.failed,
+      conditions: withReady(prev?.conditions, s.failed.length ? 'False' : 'True', s.failed.length ? 'NamespacesFailed' : 'Provisioned', bounded(message)),
+    };
+    const same = prev && prev[k.nameField] === s.name &&
+      JSON.stringify(prev.provisionedNamespaces ?? []) === JSON.stringify(s.provisioned) &&
+      JSON.stringify(prev.failedNamespaces ?? []) === JSON.stringify(s.failed) &&
+      JSON.stringify(prev.conditions) === JSON.stringify(status.conditions);
+    if (same) return false;
+    if (s.failed.length) this.d.events.emit(this.regarding(k, c), 'Warning', 'NamespacesFailed', bounded(message));
+    const path = `${collectionPath(k.apiVersion, k.plural)}/${c.metadata.name}/status`;
+    try {
+      // Lists are replaced whole by a merge patch: an emptied list must be sent as [].
+      await this.d.rest.patch(path, { status });
+      return true;
+    } catch (err) {
+      if (isKubeStatus(err, 404)) return false;
+      throw err;
+    }
+  }
+
+  private scheduleRefresh(k: ClusterKind, c: ClusterObject, key: string): void {
+    let ms = DEFAULT_REFRESH_MS;
+    const raw = k.refreshTime(c);
+    if (raw) {
+      try {
+        ms = parseGoDuration(raw, 'spec.refreshTime');
+      } catch (err) {
+        this.d.logger.warn({ [k.kind]: c.metadata.name, err: (err as Error).message }, 'refreshTime ignored');
+      }
+    }
+    if (ms > 0) this.d.schedule.at(key, Date.now() + ms);
+    else this.d.schedule.cancel(key);
+  }
+
+  private regarding(k: ClusterKind, c: ClusterObject) {
+    return { apiVersion: k.apiVersion, kind: k.kind, name: c.metadata.name!, uid: c.metadata.uid };
+  }
+
+  /** The cluster objects that may select namespace `ns` (all of them: a label change can
+   *  add or remove it), as queue keys. */
+  keysFor(_ns?: V1Namespace): string[] {
+    return [
+      ...this.d.informers.clusterExternalSecrets().map((c) => `ces/${c.metadata.name}`),
+      ...this.d.informers.clusterPushSecrets().map((c) => `cps/${c.metadata.name}`),
+    ];
+  }
+}
