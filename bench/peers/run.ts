@@ -111,7 +111,8 @@ function section(machine: ReturnType<typeof machineInfo>, w: WebhookResults | un
   parts.push('', '### How to run', '', '```sh', 'npm run bench:peers                    # both phases, about 6 minutes; rewrites this section',
     'npm run bench:peers -- --only agents   # one phase (the other is left out of the section)', 'npm run bench:peers -- --help', '```',
     '', 'Decisions taken from these figures: docs/decisions/0025-agent-metrics-without-event-loop-monitor.md,',
-    'docs/decisions/0026-webhook-cache-holds-what-admission-reads.md, docs/decisions/0027-peer-ratios-status.md.');
+    'docs/decisions/0026-webhook-cache-holds-what-admission-reads.md, docs/decisions/0027-peer-ratios-status.md,',
+    'docs/decisions/0045-peer-levers-that-replace-card-libraries.md (library swaps measured, not taken).');
   return parts.join('\n');
 }
 
