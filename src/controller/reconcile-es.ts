@@ -23,7 +23,7 @@ import { nextRefresh, phaseOf, refreshAfterRead, refreshSpec, type RefreshSpec }
 import type { Schedule } from './schedule.js';
 import { desiredSecret, editedByHand, planSecret, withoutMergedKeys, type Plan } from './secret.js';
 import { describeStore, storePath, versionOf, type StoreReconciler } from './stores.js';
-import { bounded, readyCondition, statusDiffers, syncedResourceVersion, withReady } from './status.js';
+import { bounded, patchStatus, readyCondition, statusDiffers, syncedResourceVersion, withReady } from './status.js';
 
 export interface EsDeps {
   informers: Informers;
@@ -383,13 +383,6 @@ export class ExternalSecretReconciler {
   /** Writes status when it differs; true when written. */
   private async writeStatus(es: ExternalSecret, status: ExternalSecretStatus): Promise<boolean> {
     if (!statusDiffers(es.status, status)) return false;
-    const path = `/apis/${API_GROUP}/v1/namespaces/${es.metadata.namespace}/externalsecrets/${es.metadata.name}/status`;
-    try {
-      await this.d.rest.patch(path, { status });
-      return true;
-    } catch (err) {
-      if (isKubeStatus(err, 404)) return false;
-      throw err;
-    }
+    return patchStatus(this.d.rest, `/apis/${API_GROUP}/v1/namespaces/${es.metadata.namespace}/externalsecrets/${es.metadata.name}/status`, status);
   }
 }

@@ -3,6 +3,7 @@
 // idle refresh writes nothing. lastTransitionTime moves only when the status flips.
 import { createHash } from 'node:crypto';
 import type { Condition, ExternalSecret, ExternalSecretStatus } from '../api/types.js';
+import { isKubeStatus, type KubeRest } from '../kube/rest.js';
 
 /** ESO's `syncedResourceVersion`: the generation and a hash of labels and annotations. */
 export function syncedResourceVersion(es: ExternalSecret): string {
@@ -41,4 +42,16 @@ export function statusDiffers(a: ExternalSecretStatus | undefined, b: ExternalSe
 /** Messages are user-facing and stored in etcd: bounded. */
 export function bounded(message: string, max = 1024): string {
   return message.length <= max ? message : `${message.slice(0, max - 1)}…`;
+}
+
+/** Writes `status` through the `/status` subresource at `path` as a merge patch (lists are
+ *  replaced whole, so an emptied list must be sent as []); false when the object is gone. */
+export async function patchStatus(rest: KubeRest, path: string, status: object): Promise<boolean> {
+  try {
+    await rest.patch(path, { status });
+    return true;
+  } catch (err) {
+    if (isKubeStatus(err, 404)) return false;
+    throw err;
+  }
 }

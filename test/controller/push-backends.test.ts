@@ -5,7 +5,7 @@
 // one with the same prefix survives); and the shared scenario of push-matrix.ts on both.
 import { CreateSecretCommand, DescribeSecretCommand, GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import t from 'tap';
-import { startMoto } from '../platform/backends/moto.js';
+import { startMoto, useMotoEndpoint } from '../platform/backends/moto.js';
 import { kvRead, kvWrite, startVaultServer } from '../platform/backends/openbao.js';
 import { createNamespace } from '../helpers/kube.js';
 import { controllerEnv, create, startController, until } from './fixture.js';
@@ -17,12 +17,7 @@ const env = await controllerEnv(t);
 const ns = await createNamespace(env.kc, 'push-bk', t);
 const vault = await startVaultServer(t);
 const moto = await startMoto(t);
-const saved = process.env.AWS_ENDPOINT_URL;
-process.env.AWS_ENDPOINT_URL = moto.endpoint; // inherited by the controller process
-t.teardown(() => {
-  if (saved === undefined) delete process.env.AWS_ENDPOINT_URL;
-  else process.env.AWS_ENDPOINT_URL = saved;
-});
+useMotoEndpoint(t, moto); // inherited by processes the test starts
 const sm = new SecretsManagerClient({ region: moto.region, endpoint: moto.endpoint, credentials: { accessKeyId: 'seed', secretAccessKey: 'seed' } });
 t.teardown(() => sm.destroy());
 

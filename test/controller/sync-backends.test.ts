@@ -11,7 +11,7 @@ import t, { type Test } from 'tap';
 import { generateDevPki } from '../../examples/grpc-plugin/dev-certs.js';
 import { startPluginServer } from '../../examples/grpc-plugin/server.js';
 import { createNamespace } from '../helpers/kube.js';
-import { startMoto } from '../platform/backends/moto.js';
+import { startMoto, useMotoEndpoint } from '../platform/backends/moto.js';
 import { controllerEnv, create, decoded, externalSecret, getSecret, ready, startController, type Env } from './fixture.js';
 import { kubernetesStore, putSecret } from './push-fixture.js';
 
@@ -23,12 +23,7 @@ const ns = await createNamespace(env.kc, 'ctl-bk', t);
 
 // moto: the endpoint reaches the controller as an operator sets it, in its environment.
 const moto = await startMoto(t);
-const saved = process.env.AWS_ENDPOINT_URL;
-process.env.AWS_ENDPOINT_URL = moto.endpoint; // inherited by the controller process
-t.teardown(() => {
-  if (saved === undefined) delete process.env.AWS_ENDPOINT_URL;
-  else process.env.AWS_ENDPOINT_URL = saved;
-});
+useMotoEndpoint(t, moto); // inherited by processes the test starts
 const seedCreds = { accessKeyId: 'seed', secretAccessKey: 'seed' };
 const sm = new SecretsManagerClient({ region: moto.region, endpoint: moto.endpoint, credentials: seedCreds });
 const ssm = new SSMClient({ region: moto.region, endpoint: moto.endpoint, credentials: seedCreds });

@@ -18,7 +18,7 @@ import { runAgent } from '../../injector/agent.js';
 import type { AgentConfig, AgentSecret, AgentStore } from '../../src/agent-config.js';
 import { createNamespace, serviceAccountToken } from '../helpers/kube.js';
 import { captureLogger, tempRoot } from '../injector/fixtures.js';
-import { allow, startMoto } from '../platform/backends/moto.js';
+import { allow, startMoto, useMotoEndpoint } from '../platform/backends/moto.js';
 import { useControlPlane } from '../platform/controlPlane.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -30,12 +30,7 @@ const CRED_DIR = '/var/run/secrets/esi/credentials/aws-static';
 // All setup before the first subtest (tap ends the root test, and stops moto, once the
 // queued subtests are done).
 const moto = await startMoto(t);
-const saved = process.env.AWS_ENDPOINT_URL;
-process.env.AWS_ENDPOINT_URL = moto.endpoint;
-t.teardown(() => {
-  if (saved === undefined) delete process.env.AWS_ENDPOINT_URL;
-  else process.env.AWS_ENDPOINT_URL = saved;
-});
+useMotoEndpoint(t, moto); // inherited by processes the test starts
 const cp = await useControlPlane(t);
 const ns = await createNamespace(cp.kc, 'aws-e2e', t);
 await cp.kc.makeApiClient(CoreV1Api).createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'app' } } });

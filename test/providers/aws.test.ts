@@ -18,7 +18,7 @@ import { endpointFromEnv, validateSpec } from '../../src/providers/aws/spec.js';
 import { provider } from '../../src/providers/aws/index.js';
 import { loadProvider } from '../../src/providers/registry.js';
 import { ProviderError, type SecretsClient } from '../../src/providers/types.js';
-import { allow, startMoto, type AccessKey } from '../platform/backends/moto.js';
+import { allow, startMoto, type AccessKey, useMotoEndpoint } from '../platform/backends/moto.js';
 import { freePort } from '../platform/control-plane-process.js';
 import { runConformance } from './conformance.js';
 import { testContext } from './context.js';
@@ -65,12 +65,7 @@ async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Pr
 const moto = await startMoto(t);
 const { region, account } = moto;
 t.comment(`moto ${moto.version} at ${moto.endpoint}`);
-const savedEndpoint = process.env.AWS_ENDPOINT_URL;
-process.env.AWS_ENDPOINT_URL = moto.endpoint;
-t.teardown(() => {
-  if (savedEndpoint === undefined) delete process.env.AWS_ENDPOINT_URL;
-  else process.env.AWS_ENDPOINT_URL = savedEndpoint;
-});
+useMotoEndpoint(t, moto); // inherited by processes the test starts
 
 // Principals, created while moto's authentication is still off.
 const admin = await moto.createUser('seeder', allow(['*']));

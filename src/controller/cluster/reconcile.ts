@@ -17,7 +17,7 @@ import { parseGoDuration } from '../duration.js';
 import type { EventRecorder } from '../events.js';
 import type { Informers } from '../informers.js';
 import type { Schedule } from '../schedule.js';
-import { bounded, withReady } from '../status.js';
+import { bounded, patchStatus, withReady } from '../status.js';
 import type { StoreReconciler } from '../stores.js';
 import {
   CLUSTER_EXTERNAL_SECRET, CLUSTER_PUSH_SECRET, collectionPath, desiredChild, ownedBy, selectedNamespaces, upToDate,
@@ -199,15 +199,7 @@ export class ClusterReconciler {
       JSON.stringify(prev.conditions) === JSON.stringify(status.conditions);
     if (same) return false;
     if (s.failed.length) this.d.events.emit(this.regarding(k, c), 'Warning', 'NamespacesFailed', bounded(message));
-    const path = `${collectionPath(k.apiVersion, k.plural)}/${c.metadata.name}/status`;
-    try {
-      // Lists are replaced whole by a merge patch: an emptied list must be sent as [].
-      await this.d.rest.patch(path, { status });
-      return true;
-    } catch (err) {
-      if (isKubeStatus(err, 404)) return false;
-      throw err;
-    }
+    return patchStatus(this.d.rest, `${collectionPath(k.apiVersion, k.plural)}/${c.metadata.name}/status`, status);
   }
 
   private scheduleRefresh(k: ClusterKind, c: ClusterObject, key: string): void {

@@ -69,6 +69,18 @@ export function allow(actions: string[], resources: string[] = ['*']): object {
 
 const xmlField = (xml: string, field: string) => new RegExp(`<${field}>([^<]*)</${field}>`).exec(xml)?.[1];
 
+/** Points this process's AWS SDK (and the processes it starts, e.g. `esi controller`) at
+ *  `moto` through AWS_ENDPOINT_URL, as an operator would; the previous value comes back when
+ *  the test ends. */
+export function useMotoEndpoint(t: Teardown, moto: Pick<MotoServer, 'endpoint'>): void {
+  const saved = process.env.AWS_ENDPOINT_URL;
+  process.env.AWS_ENDPOINT_URL = moto.endpoint;
+  t.teardown(() => {
+    if (saved === undefined) delete process.env.AWS_ENDPOINT_URL;
+    else process.env.AWS_ENDPOINT_URL = saved;
+  });
+}
+
 export async function startMoto(t: Teardown, opts: { region?: string } = {}): Promise<MotoServer> {
   const bin = motoBinary();
   const dir = await mkdtemp(join(tmpdir(), 'esi-moto-'));
