@@ -18,6 +18,7 @@ import { coresBusy, cpuSample, waitForQuiet } from '../lib/cpustat.js';
 import { machineInfo, machineMarkdown } from '../lib/machine.js';
 import { markdownTable, textTable, writeSection } from '../lib/markdown.js';
 import { KEYS, NAMESPACE, SETUPS, value, type ProviderSetup } from './backends.js';
+import { stopChild } from '../lib/child.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const BIN = join(ROOT, 'bin', 'esi.js');
@@ -113,14 +114,7 @@ function startAgent(setup: ProviderSetup, root: string, config: AgentConfig) {
   const keep = (d: Buffer) => (log = (log + d.toString('utf8')).slice(-4000));
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(timer);
-  };
+  const stop = () => stopChild(child);
   return { child, log: () => log, stop };
 }
 

@@ -16,6 +16,7 @@ import { freePort } from '../../test/platform/control-plane-process.js';
 import { memorySampler, treeCpuMs, type Memory } from './procstat.js';
 import { median } from './report.js';
 import { ROOT } from './servers.js';
+import { stopChild } from '../lib/child.js';
 
 export type AgentKind = 'esi' | 'bao';
 const KEYS = [0, 1, 2];
@@ -56,14 +57,7 @@ function launch(cmd: string, args: string[], env: NodeJS.ProcessEnv): Omit<Runni
   const keep = (d: Buffer) => (out = (out + d.toString('utf8')).slice(-4000));
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(timer);
-  };
+  const stop = () => stopChild(child);
   return { child, stop, output: () => out };
 }
 

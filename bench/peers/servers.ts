@@ -12,6 +12,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import type { Injector } from './pods.js';
+import { stopChild } from '../lib/child.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -50,14 +51,7 @@ function track(child: ChildProcess, log: string) {
       return '';
     }
   };
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(timer);
-  };
+  const stop = () => stopChild(child);
   return { output: out, stop };
 }
 

@@ -12,6 +12,7 @@ import { useControlPlane, type ControlPlane } from '../platform/controlPlane.js'
 import type { ControlPlaneOptions } from '../platform/control-plane-process.js';
 import { spawn } from 'node:child_process';
 import { ROOT } from '../helpers/webhook.js';
+import { until } from '../platform/until.js';
 
 export const GROUP = 'external-secrets.io';
 type T = { teardown(fn: () => unknown): void };
@@ -134,20 +135,7 @@ export async function getSecret(env: Env, ns: string, name: string): Promise<V1S
 export const decoded = (s: V1Secret | undefined): Record<string, string> =>
   Object.fromEntries(Object.entries(s?.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
 
-export async function until<X>(what: string, check: () => Promise<X | undefined | false>, ms = 60_000): Promise<X> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
+export { until };
 
 /** The ExternalSecret once its Ready condition has `status` (and `reason`, if given). */
 export function ready(env: Env, ns: string, name: string, status: 'True' | 'False', reason?: string, ms?: number): Promise<ExternalSecret> {

@@ -4,6 +4,7 @@
 // file it reads at start and on each reload call, and polling helpers.
 import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api, type KubeConfig, type V1Container, type V1Pod } from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
+import { until } from '../platform/until.js';
 
 export const SECRETS_DIR = '/var/run/secrets/esi';
 /** The `kubernetes` Service address, where pods on the test node reach the apiserver. */
@@ -13,20 +14,7 @@ export function hashOf(value: string): string {
   return createHash('sha256').update(value).digest('hex').slice(0, 16);
 }
 
-export async function until<T>(what: string, check: () => Promise<T | undefined | false>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
+export { until };
 
 /** The app: prints `start <hash>` of <SECRETS_DIR>/db/password when its process starts
  *  (`start missing:ENOENT` if the file is not there yet), then `mount <code>`: what writing
