@@ -2,10 +2,11 @@
 // ClusterSecretStores and Namespaces. Admission only reads these maps. A watch that
 // fails is restarted after a short delay with a fresh list (src/kube/informer.ts: a silent
 // stop is the classic bug).
-import { CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesObject, type V1Namespace } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject, V1Namespace } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { API_GROUP, type ClusterSecretStore, type ExternalSecret, type SecretStore } from '../src/api/types.js';
 import { RestartableInformer } from '../src/kube/informer.js';
+import { KubeRest } from '../src/kube/rest.js';
 import type { ObjectLookup } from './resolve.js';
 
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -30,16 +31,15 @@ interface Watched {
 
 export class WatchCaches implements ObjectLookup {
   private readonly watched: Watched[] = [];
+  private readonly rest: KubeRest;
 
   constructor(private readonly kc: KubeConfig, private readonly logger: Logger) {
-    const custom = kc.makeApiClient(CustomObjectsApi);
-    const core = kc.makeApiClient(CoreV1Api);
-    const crd = (plural: string) => () =>
-      custom.listClusterCustomObject({ group: API_GROUP, version: 'v1', plural }) as Promise<{ items?: KubernetesObject[] }>;
-    this.add('externalsecrets', `/apis/${API_GROUP}/v1/externalsecrets`, crd('externalsecrets'));
-    this.add('secretstores', `/apis/${API_GROUP}/v1/secretstores`, crd('secretstores'));
-    this.add('clustersecretstores', `/apis/${API_GROUP}/v1/clustersecretstores`, crd('clustersecretstores'));
-    this.add('namespaces', '/api/v1/namespaces', () => core.listNamespace() as Promise<{ items?: KubernetesObject[] }>);
+    // Lists as plain JSON through KubeRest: the generated API clients would deserialize into
+    // model classes the cache does not need (and pull every model into the webhook,
+    // docs/decisions/0046-bundled-entry.md).
+    this.rest = new KubeRest(kc);
+    for (const plural of ['externalsecrets', 'secretstores', 'clustersecretstores']) this.add(plural, `/apis/${API_GROUP}/v1/${plural}`);
+    this.add('namespaces', '/api/v1/namespaces');
   }
 
   /** Restarts of failed watches, summed over the caches (for /metrics and the relist test). */
@@ -47,7 +47,8 @@ export class WatchCaches implements ObjectLookup {
     return this.watched.reduce((n, w) => n + w.cache.restarts, 0);
   }
 
-  private add(name: string, path: string, list: () => Promise<{ items?: KubernetesObject[] }>) {
+  private add(name: string, path: string) {
+    const list = () => this.rest.call<{ items?: KubernetesObject[] }>('GET', path);
     // Listed items are slimmed before the informer stores them; watched ones right after
     // (the informer stores the very object it passes to its add/update handlers).
     const cache = new RestartableInformer<KubernetesObject>(this.kc, path, list, { name, logger: this.logger, onList: slim });
@@ -71,6 +72,7 @@ export class WatchCaches implements ObjectLookup {
 
   async stop(): Promise<void> {
     await Promise.all(this.watched.map((w) => w.cache.stop()));
+    this.rest.close();
   }
 
   private get<T>(name: string, key: string, namespace?: string): T | undefined {

@@ -50,8 +50,8 @@ function prepare(phases: Set<string>) {
     sh('bash', ['bench/peers/build-vault-k8s.sh']);
   }
   if (phases.has('agents')) sh('bash', ['test/platform/backends/openbao-install.sh']);
-  log('compiling ESI (tsc -p tsconfig.build.json): both ESI processes run the compiled bin/esi.js');
-  sh(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json']);
+  log('building ESI (npm run build: tsc, then the bundle): both ESI processes run bin/esi.js, as their containers do');
+  sh('npm', ['run', '--silent', 'build']);
 }
 
 function versionOf(cmd: string, args: string[]): string {
@@ -131,6 +131,7 @@ async function main() {
       w = await runWebhooks({
         rates: o.rates!.split(',').map(Number), connections: Number(o.connections), warmupMs: o.quick ? 1000 : 2000, durationMs: seconds * 1000,
         vaultK8sBin: join(cache, 'bin', `vault-k8s-${VAULT_K8S}`), dir, log,
+        ...(process.env.ESI_BENCH_NODE_OPTIONS ? { esiEnv: { NODE_OPTIONS: process.env.ESI_BENCH_NODE_OPTIONS } } : {}),
       });
     } finally {
       await rm(dir, { recursive: true, force: true });

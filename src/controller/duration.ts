@@ -8,7 +8,7 @@ const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, ms: 1
 export function parseGoDuration(raw: string, field = 'duration'): number {
   const value = raw.trim();
   if (value === '0') return 0;
-  const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/y;
+  const re = /(\d+(?:\.\d+)?)(ns|us|\u00b5s|ms|s|m|h)/y;
   let total = 0;
   let end = 0;
   for (let m = re.exec(value); m; m = re.exec(value)) {

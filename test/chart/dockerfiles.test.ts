@@ -71,16 +71,19 @@ t.test('.dockerignore keeps test state, caches and key material out of the conte
   for (const p of ['node_modules', 'dist/src/cli/main.js', '.git/config', '.esi-run/platform/state.json', 'test/chart/chart.test.ts', 'webhook/x.test.ts', 'tls.key', 'certs/dev.pem', '.env']) {
     t.ok(excluded(p), `${p} excluded`);
   }
-  for (const p of ['src/cli/main.ts', 'webhook/server.ts', 'certs/pki.ts', 'bin/esi.js', 'package-lock.json', 'charts/esi/crds/external-secrets.io_secretstores.yaml']) t.notOk(excluded(p), `${p} kept`);
+  for (const p of ['src/cli/main.ts', 'webhook/server.ts', 'certs/pki.ts', 'bin/esi.js', 'scripts/bundle.ts', 'package-lock.json', 'charts/esi/crds/external-secrets.io_secretstores.yaml']) t.notOk(excluded(p), `${p} kept`);
 });
 
-t.test('bin/esi.js loads the compiled CLI where tsconfig.build.json puts it', async (t) => {
-  t.match(read('bin/esi.js'), /from '\.\.\/dist\/src\/cli\/main\.js'/);
+t.test('bin/esi.js loads the bundle that npm run build makes of the compiled CLI', async (t) => {
+  t.match(read('bin/esi.js'), /from '\.\.\/dist\/bundle\/esi\.mjs'/);
   const build = JSON.parse(read('tsconfig.build.json')) as { extends: string };
   const base = JSON.parse(read(build.extends)) as { compilerOptions: { rootDir: string; outDir: string } };
   t.same([base.compilerOptions.rootDir, base.compilerOptions.outDir], ['.', 'dist'], 'src/cli/main.ts → dist/src/cli/main.js');
+  t.match(read('scripts/bundle.ts'), /entryPoints: \{ esi: join\(dist, 'src', 'cli', 'main\.js'\) \}/, 'which scripts/bundle.ts bundles into dist/bundle/esi.mjs');
+  const pkgScripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
+  t.match(pkgScripts.build, /^tsc -p tsconfig\.build\.json && .*scripts\/bundle\.ts$/, 'npm run build: tsc, then the bundle');
   const agentFinal = copies(finalStage(recipes.agent)).filter((c) => c.from === 'build').map((c) => c.sources[0]);
-  t.same(agentFinal.sort(), ['/src/dist/injector', '/src/dist/src'], 'agent image: compiled src/ and injector/ only');
+  t.same(agentFinal.sort(), ['/src/dist/bundle'], 'agent image: the bundle only');
 });
 
 t.test('the agent never imports what Dockerfile.agent prunes', async (t) => {
@@ -147,7 +150,7 @@ function node(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise
 t.test('the images, assembled as the recipes do, run their commands', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'esi-image-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
-  // The build stage: only the COPYed sources (after .dockerignore), compiled by `npm run build` (tsc).
+  // The build stage: only the COPYed sources (after .dockerignore), built as `npm run build` does (tsc, bundle).
   const ctx = join(dir, 'context');
   for (const c of copies(stage(recipes.webhook, 'build')).filter((x) => !x.from)) {
     for (const src of c.sources) {
@@ -164,6 +167,8 @@ t.test('the images, assembled as the recipes do, run their commands', async (t) 
   if (tsc.code !== 0) t.comment(`tsc reported type errors (checked by npm run typecheck):\n${tsc.out.split('\n').slice(0, 5).join('\n')}`);
   const compiled = join(ctx, 'dist');
   t.ok(existsSync(join(compiled, 'src/cli/main.js')), 'the build context compiles to dist/src/cli/main.js');
+  const bundled = await node(['--import', 'tsx', join(ctx, 'scripts/bundle.ts'), '--dist', compiled], ctx);
+  t.equal(bundled.code, 0, `and bundles (scripts/bundle.ts from the context) to dist/bundle: ${bundled.out.slice(0, 500)}`);
 
   const agentDir = join(dir, 'agent');
   const agentBytes = await assembleImage(agentDir, recipes.agent, compiled, prune);

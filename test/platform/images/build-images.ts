@@ -2,7 +2,7 @@
 // OCI image-layout archives that `ctr images import` loads into the node's containerd.
 //
 //   esi.local/esi:node    every `esi` subcommand, like Dockerfile.webhook: /app holds
-//                         package.json, bin/esi.js, dist/ (compiled here), the production
+//                         package.json, bin/esi.js, dist/ (compiled and bundled here), the production
 //                         node_modules (npm ci --omit=dev from the lockfile) and the CRDs;
 //                         entrypoint /nodejs/bin/node /app/bin/esi.js, user 65532:65532,
 //                         no shell, no package manager. Runs the webhook, the injected
@@ -29,7 +29,7 @@ export const ESI_IMAGE = 'esi.local/esi:node';
 export const PAUSE_IMAGE = 'esi.local/pause:3.10';
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 /** Repository paths the esi image is built from. */
-const INPUTS = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'bin', 'src', 'webhook', 'injector', 'certs', 'examples', 'charts/esi/crds'];
+const INPUTS = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/bundle.ts', 'bin', 'src', 'webhook', 'injector', 'certs', 'examples', 'charts/esi/crds'];
 const UID = 65532;
 
 const log = (msg: string) => process.stderr.write(`[build-images] ${msg}\n`);
@@ -150,6 +150,9 @@ function appRootfs(dir: string): void {
   log('installing production dependencies (npm ci --omit=dev, from the lockfile)');
   run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline', '--cache', join(cacheDir(), 'npm')], app,
     { ...process.env, npm_config_update_notifier: 'false' });
+  // After the install: the bundle takes each package from this /app's node_modules.
+  log('bundling dist/bundle (scripts/bundle.ts), which bin/esi.js runs');
+  run(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'bundle.ts'), '--dist', join(app, 'dist')]);
   rmSync(join(app, 'package-lock.json'));
 }
 

@@ -1,0 +1,90 @@
+// Bundles the compiled `esi` command (dist/src, dist/webhook, dist/injector — tsc's output)
+// into dist/bundle/ with esbuild, and bin/esi.js runs that bundle. Why
+// (docs/decisions/0046-bundled-entry.md): loading @kubernetes/client-node as its ~2,000
+// separate ES modules costs the webhook ~45 MiB of private memory that the same code bundled
+// does not (V8 compiles functions lazily either way; the per-module records do not go away),
+// and resolving node-vault's CommonJS tree file by file is most of the agent's start time.
+//
+// Splitting keeps each subcommand's lazy import (src/cli/main.ts) a separate chunk, so
+// `esi agent` never loads the webhook's or the reconciler's code. Packages stay outside the
+// bundle (loaded from node_modules as before) when they find files next to their own
+// sources at run time (pino's worker transports, the Google and gRPC protos), when the code
+// loads them through createRequire (src/templating/lazy.ts), or when they are a provider SDK
+// loaded lazily per store anyway.
+//
+//   tsx scripts/bundle.ts [--dist dist] [--metafile out.json]
+import { build, type Plugin } from 'esbuild';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+export const EXTERNAL = [
+  '@aws-sdk/*',
+  '@azure/*',
+  '@google-cloud/*',
+  '@grpc/*',
+  'google-auth-library',
+  'handlebars',
+  'pino',
+  'yaml',
+];
+
+/**
+ * Lets esbuild drop the modules of a package that the bundle never uses. esbuild keeps
+ * every imported module unless its package says it has no side effects, and
+ * @kubernetes/client-node does not say so although its modules (generated models and API
+ * classes, auth helpers) only define classes and functions; without this, the webhook, which
+ * uses KubeConfig and the informer, would load every generated model.
+ */
+function sideEffectFree(path: RegExp): Plugin {
+  return {
+    name: 'side-effect-free',
+    setup(b) {
+      b.onResolve({ filter: /.*/ }, async (args) => {
+        if (args.pluginData === 'side-effect-free') return undefined;
+        const r = await b.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: 'side-effect-free' });
+        if (r.errors.length > 0 || r.external || !path.test(r.path)) return undefined;
+        return { ...r, sideEffects: false };
+      });
+    },
+  };
+}
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+const dist = resolve(arg('--dist') ?? 'dist');
+const outdir = join(dist, 'bundle');
+rmSync(outdir, { recursive: true, force: true });
+const result = await build({
+  entryPoints: { esi: join(dist, 'src', 'cli', 'main.js') },
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  external: EXTERNAL,
+  plugins: [sideEffectFree(/[\\/]node_modules[\\/]@kubernetes[\\/]client-node[\\/]/)],
+  // CommonJS packages inside an ES module bundle still call require() and read __dirname.
+  banner: {
+    js: "import { createRequire as __esiRequire } from 'node:module'; const require = __esiRequire(import.meta.url);",
+  },
+  outExtension: { '.js': '.mjs' },
+  chunkNames: 'chunks/[name]-[hash]',
+  metafile: arg('--metafile') !== undefined,
+  legalComments: 'linked',
+  // Whitespace and syntax only, names stay: the source text of each loaded chunk stays in
+  // the heap for the life of the process (two bytes per character once one comment holds a
+  // non-ASCII character), and stack traces keep readable function names. The source map
+  // leads back to dist/ under `node --enable-source-maps`.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  charset: 'ascii',
+  sourcemap: 'linked',
+  sourcesContent: false,
+  logLevel: 'warning',
+});
+const meta = arg('--metafile');
+if (meta && result.metafile) writeFileSync(meta, JSON.stringify(result.metafile));
