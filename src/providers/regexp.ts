@@ -3,7 +3,12 @@
 // linear-time matching (re2js, a port of RE2): a user's pattern can neither backtrack for
 // seconds nor use JavaScript-only syntax. Compiled once per pattern (bounded cache).
 // See docs/decisions/0012-re2-regexps.md.
-import { RE2JS } from 're2js';
+//
+// re2js is loaded on the first pattern (synchronously, its CommonJS build: every caller is
+// synchronous): most agents never compile one, and loading it costs ~1.6 MiB of private
+// memory and its parse time at start (docs/decisions/0046-bundled-entry.md).
+import { createRequire } from 'node:module';
+import type { RE2JS } from 're2js';
 import { RemoteRefError } from './errors.js';
 import { ProviderError } from './types.js';
 
@@ -21,6 +26,8 @@ export interface GoRegexp {
 const MAX_PATTERN = 4096;
 const MAX_CACHED = 512;
 const cache = new Map<string, GoRegexp>();
+const require = createRequire(import.meta.url);
+let re2: typeof RE2JS | undefined;
 
 /** Go's replaceAll loop (regexp.go): an empty match right after a previous match is not
  *  replaced, and the search always advances by at least one character. */
@@ -46,7 +53,7 @@ function replaceAll(re: RE2JS, src: string, expand: Parameters<GoRegexp['replace
 
 function compile(source: string): GoRegexp {
   if (source.length > MAX_PATTERN) throw new Error(`longer than ${MAX_PATTERN} characters`);
-  const re = RE2JS.compile(source);
+  const re = (re2 ??= (require('re2js') as { RE2JS: typeof RE2JS }).RE2JS).compile(source);
   return {
     source,
     test: (s) => re.matcher(s).find(),
