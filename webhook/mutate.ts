@@ -1,6 +1,6 @@
 // The pod mutation: a pure function (pod, resolved inputs) → new pod. The admission
 // patch is the diff between the two (see admission.ts). Nothing here does I/O.
-import type { V1Container, V1Pod, V1SecurityContext, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+import type { V1Container, V1Pod, V1PodSpec, V1SecurityContext, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
 import { AGENT_CONFIG_ENV, AGENT_CONFIG_VERSION, type AgentConfig, type AgentStore, type InjectionMode } from '../src/agent-config.js';
 import { INJECTED_ANNOTATION, type InjectionRequest } from './annotations.js';
@@ -268,10 +268,14 @@ function afterNativeSidecars(inits: V1Container[]): number {
   return 0;
 }
 
-/** Returns the mutated copy of `pod`; `pod` itself is not modified. */
+/** Returns the mutated copy of `pod`; `pod` itself is not modified. The copy shares every
+ *  object it does not change with `pod` (only the objects on a changed path are new): the
+ *  patch is the diff of the two, and fast-json-patch's diff skips identical objects, so an
+ *  admission neither clones the whole pod nor walks its unchanged parts (the clone and the
+ *  walk were ~15% of an admission's CPU, docs/decisions/0047-admission-cpu.md). */
 export function mutatePod(pod: V1Pod, inputs: MutationInputs): V1Pod {
-  const out = structuredClone(pod);
-  const spec = (out.spec ??= { containers: [] });
+  const spec: V1PodSpec = { containers: [], ...pod.spec };
+  const out: V1Pod = { ...pod, spec };
   const { request } = inputs;
   const mounts = storeMounts(inputs);
   const inits = [...(spec.initContainers ?? [])];
@@ -286,10 +290,12 @@ export function mutatePod(pod: V1Pod, inputs: MutationInputs): V1Pod {
   }
   spec.initContainers = inits;
   const wanted = new Set(targets(out, request).map((c) => c.name));
-  for (const c of [...spec.initContainers, ...spec.containers]) {
-    if (!wanted.has(c.name) || c.name === AGENT_CONTAINER || c.name === AGENT_INIT_CONTAINER) continue;
-    c.volumeMounts = [...(c.volumeMounts ?? []), { name: SECRETS_VOLUME, mountPath: request.mountPath, readOnly: true }];
-  }
+  const mounted = (c: V1Container): V1Container =>
+    !wanted.has(c.name) || c.name === AGENT_CONTAINER || c.name === AGENT_INIT_CONTAINER
+      ? c
+      : { ...c, volumeMounts: [...(c.volumeMounts ?? []), { name: SECRETS_VOLUME, mountPath: request.mountPath, readOnly: true }] };
+  spec.initContainers = spec.initContainers.map(mounted);
+  spec.containers = spec.containers.map(mounted);
   spec.volumes = [
     ...(spec.volumes ?? []),
     { name: SECRETS_VOLUME, emptyDir: { medium: 'Memory', sizeLimit: request.volumeSizeLimit } },

@@ -26,12 +26,14 @@ const HELP = `Usage: npm run bench:peers -- [options]
   --steady N               agent steady seconds (default 60)
   --quick                  short smoke run, prints only
   --no-write               do not touch BENCHMARKS.md
+  --esi-node-args=FLAGS    node flags for the ESI webhook, e.g. "--esi-node-args=--cpu-prof --cpu-prof-dir=DIR"
+                           (an experiment: the section records what the chart runs)
 `;
 
 const { values: o } = parseArgs({ options: {
   only: { type: 'string' }, rates: { type: 'string', default: '100,500,1000' }, connections: { type: 'string', default: '25' },
   seconds: { type: 'string', default: '10' }, runs: { type: 'string', default: '9' }, steady: { type: 'string', default: '60' },
-  quick: { type: 'boolean' }, 'no-write': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+  quick: { type: 'boolean' }, 'no-write': { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, 'esi-node-args': { type: 'string' },
 } });
 if (o.help) {
   process.stdout.write(HELP);
@@ -131,7 +133,7 @@ async function main() {
       w = await runWebhooks({
         rates: o.rates!.split(',').map(Number), connections: Number(o.connections), warmupMs: o.quick ? 1000 : 2000, durationMs: seconds * 1000,
         vaultK8sBin: join(cache, 'bin', `vault-k8s-${VAULT_K8S}`), dir, log,
-        ...(process.env.ESI_BENCH_NODE_OPTIONS ? { esiEnv: { NODE_OPTIONS: process.env.ESI_BENCH_NODE_OPTIONS } } : {}),
+        ...(o['esi-node-args'] ? { esiNodeArgs: o['esi-node-args'].split(' ').filter(Boolean) } : {}),
       });
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -139,7 +141,7 @@ async function main() {
   }
   if (phases.has('agents')) {
     a = await runAgents({
-      runs: o.quick ? 3 : Number(o.runs), steadyS: o.quick ? 10 : Number(o.steady), scrapeWindowS: o.quick ? 5 : 20,
+      runs: o.quick ? 3 : Number(o.runs), steadyS: o.quick ? 10 : Number(o.steady), scrapeWindowS: o.quick ? 5 : 60,
       bao: join(cache, 'bin', 'bao-2.7.2'), log,
     });
   }

@@ -80,11 +80,11 @@ async function waitReady(name: string, url: string, ca: string, child: ChildProc
   }
 }
 
-export async function startEsi(inp: ServerInputs, port: number, extraEnv: Record<string, string> = {}): Promise<Server> {
+export async function startEsi(inp: ServerInputs, port: number, nodeArgs: string[] = []): Promise<Server> {
   const child = spawn(process.execPath, [
-    join(ROOT, 'bin', 'esi.js'), 'webhook', '--listen', '127.0.0.1', '--port', String(port), '--kubeconfig', inp.kubeconfigPath,
+    ...nodeArgs, join(ROOT, 'bin', 'esi.js'), 'webhook', '--listen', '127.0.0.1', '--port', String(port), '--kubeconfig', inp.kubeconfigPath,
     '--agent-image', 'registry.example/esi:bench', '--tls-cert-file', inp.certFile, '--tls-key-file', inp.keyFile,
-  ], { env: { PATH: process.env.PATH, ...extraEnv }, stdio: logTo(join(inp.dir, 'esi-webhook.log')) });
+  ], { env: { PATH: process.env.PATH }, stdio: logTo(join(inp.dir, 'esi-webhook.log')) });
   const t = track(child, join(inp.dir, 'esi-webhook.log'));
   await waitReady('esi webhook', `https://127.0.0.1:${port}/readyz`, inp.caPem, child, t.output);
   return { injector: 'esi', url: `https://127.0.0.1:${port}/mutate`, pid: child.pid!, ...t };

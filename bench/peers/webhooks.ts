@@ -52,7 +52,8 @@ export interface WebhookOptions {
   vaultK8sBin: string;
   dir: string;
   /** ESI webhook environment (e.g. ESI_WEBHOOK_WORKERS) for lever experiments. */
-  esiEnv?: Record<string, string>;
+  /** Extra node flags for the ESI webhook (profiling, experiments). */
+  esiNodeArgs?: string[];
   log: (line: string) => void;
 }
 
@@ -136,7 +137,7 @@ export async function runWebhooks(opts: WebhookOptions): Promise<WebhookResults>
     log(`webhooks: ${objects} objects created (bench/admission/cluster.ts)`);
     const tls = await tlsFiles(opts.dir);
     const inp: ServerInputs = { dir: opts.dir, apiserver: cp.server, apiserverCa: cp.caPem, token: cp.token, kubeconfigPath: cp.kubeconfigPath, ...tls };
-    const esi = await startEsi(inp, await freePort(), opts.esiEnv);
+    const esi = await startEsi(inp, await freePort(), opts.esiNodeArgs);
     servers.push(esi);
     const vk = await startVaultK8s(inp, opts.vaultK8sBin, await freePort());
     servers.push(vk);

@@ -97,6 +97,15 @@ t.test('the mutation is pure and the patch is its diff', async (t) => {
   t.equal(creds.length, 1, 'two stores using one Secret share one volume');
   t.same(creds[0]!.secret!.items, [{ key: 'secret-id', path: 'secret-id' }, { key: 'token', path: 'token' }], 'with exactly the keys referenced');
   t.same(admit(out.pod, ctx()), { kind: 'unchanged' }, 'admitting the result again changes nothing');
+  // The mutated pod shares what it does not change with the input: a deeply frozen input
+  // fails loudly on any write into it, and gives the same patch.
+  const deepFreeze = <T>(o: T): T => {
+    if (o && typeof o === 'object') for (const v of Object.values(Object.freeze(o))) deepFreeze(v);
+    return o;
+  };
+  const again = admit(deepFreeze(structuredClone({ ...input, spec: { ...input.spec!, initContainers: [{ name: 'setup', image: 'busybox', volumeMounts: [{ name: 'x', mountPath: '/x' }] }] } })), ctx());
+  t.equal(again.kind, 'mutated', 'a frozen pod with init containers and mounts is mutated without a write into it');
+  t.same(admit(deepFreeze(structuredClone(input)), ctx()), out, 'a frozen input gives the same result');
 });
 
 t.test('resolution rules', async (t) => {
