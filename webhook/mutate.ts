@@ -272,7 +272,7 @@ function afterNativeSidecars(inits: V1Container[]): number {
  *  object it does not change with `pod` (only the objects on a changed path are new): the
  *  patch is the diff of the two, and fast-json-patch's diff skips identical objects, so an
  *  admission neither clones the whole pod nor walks its unchanged parts (the clone and the
- *  walk were ~15% of an admission's CPU, docs/decisions/0047-admission-cpu.md). */
+ *  walk were ~15% of an admission's CPU, docs/decisions/0047-webhook-admission-cost.md). */
 export function mutatePod(pod: V1Pod, inputs: MutationInputs): V1Pod {
   const spec: V1PodSpec = { containers: [], ...pod.spec };
   const out: V1Pod = { ...pod, spec };

@@ -1,7 +1,8 @@
 // The two webhook servers of the peers benchmark, each started the way its own deployment
 // runs it, against the same local kube-apiserver with the same (admin) identity:
-//   ESI:       `node bin/esi.js webhook` (compiled, as its container runs it), kubeconfig,
-//              serving certificate from files, product logger at info to /dev/null;
+//   ESI:       `node bin/esi.js webhook` (built, as its container runs it) with the
+//              NODE_OPTIONS the chart sets (charts/esi/values.yaml webhook.nodeOptions),
+//              kubeconfig, serving certificate from files, product logger at info;
 //   vault-k8s: `vault-k8s agent-inject`, which reads its Kubernetes client configuration
 //              only from the in-cluster files and KUBERNETES_SERVICE_HOST/PORT. It gets them
 //              in a private mount namespace (`unshare -m`) with a tmpfs over /run (which
@@ -11,6 +12,7 @@ import { openSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { join } from 'node:path';
+import { parse } from 'yaml';
 import type { Injector } from './pods.js';
 import { stopChild } from '../lib/child.js';
 
@@ -80,11 +82,18 @@ async function waitReady(name: string, url: string, ca: string, child: ChildProc
   }
 }
 
+/** The webhook's NODE_OPTIONS as the chart sets them (charts/esi/values.yaml webhook.nodeOptions). */
+export function chartNodeOptions(): string {
+  const values = parse(readFileSync(join(ROOT, 'charts', 'esi', 'values.yaml'), 'utf8')) as { webhook?: { nodeOptions?: string } };
+  return values.webhook?.nodeOptions ?? '';
+}
+
 export async function startEsi(inp: ServerInputs, port: number, nodeArgs: string[] = []): Promise<Server> {
+  const nodeOptions = chartNodeOptions();
   const child = spawn(process.execPath, [
     ...nodeArgs, join(ROOT, 'bin', 'esi.js'), 'webhook', '--listen', '127.0.0.1', '--port', String(port), '--kubeconfig', inp.kubeconfigPath,
     '--agent-image', 'registry.example/esi:bench', '--tls-cert-file', inp.certFile, '--tls-key-file', inp.keyFile,
-  ], { env: { PATH: process.env.PATH }, stdio: logTo(join(inp.dir, 'esi-webhook.log')) });
+  ], { env: { PATH: process.env.PATH, ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) }, stdio: logTo(join(inp.dir, 'esi-webhook.log')) });
   const t = track(child, join(inp.dir, 'esi-webhook.log'));
   await waitReady('esi webhook', `https://127.0.0.1:${port}/readyz`, inp.caPem, child, t.output);
   return { injector: 'esi', url: `https://127.0.0.1:${port}/mutate`, pid: child.pid!, ...t };

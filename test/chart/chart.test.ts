@@ -4,6 +4,7 @@
 // (server-side dry-run) accepting every rendered object. test/chart/install.test.ts
 // installs it for real.
 import { KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -98,6 +99,10 @@ function suite(helm: Helm): void {
       t.same(c.livenessProbe?.httpGet, { path: '/healthz', port: 'https', scheme: 'HTTPS' });
       t.ok(c.resources?.requests?.cpu && c.resources.requests.memory && c.resources.limits?.memory, 'requests and a memory limit');
       t.same(c.env?.find((e) => e.name === 'POD_NAMESPACE')?.valueFrom, { fieldRef: { fieldPath: 'metadata.namespace' } });
+      const nodeOptions = c.env?.find((e) => e.name === 'NODE_OPTIONS')?.value;
+      t.match(nodeOptions, /^--max-semi-space-size=\d+$/, 'NODE_OPTIONS caps the young generation (webhook.nodeOptions)');
+      const accepted = spawnSync(process.execPath, ['-e', '0'], { env: { PATH: process.env.PATH, NODE_OPTIONS: nodeOptions }, encoding: 'utf8' });
+      t.equal(accepted.status, 0, `node accepts it in NODE_OPTIONS: ${accepted.stderr}`);
       t.equal(c.image, 'ghcr.io/esi-dev/esi:0.1.0', 'image tag defaults to appVersion');
       t.same(c.args, [
         'webhook', '--port=8443', '--agent-image=ghcr.io/esi-dev/esi:0.1.0', '--agent-pull-policy=IfNotPresent',
