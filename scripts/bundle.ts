@@ -25,6 +25,9 @@ export const EXTERNAL = [
   'google-auth-library',
   'handlebars',
   'pino',
+  // Loaded with import() (injector/metrics.ts): Node gives a CommonJS package's named exports
+  // to import(); esbuild's bundled import() would give only its default export.
+  'prom-client',
   'yaml',
 ];
 

@@ -1,5 +1,5 @@
-// `esi agent` as a real process (the way the container runs it): tsx runs the CLI entry
-// src/cli/esi.ts → src/cli/main.ts → injector/cmd.ts. Exit codes, the one-line config
+// `esi agent` as a real process (the way the container runs it): bin/esi.js, the bundle
+// of src/cli/main.ts → injector/cmd.ts that npm run build makes. Exit codes, the one-line config
 // error, SIGTERM, readiness over HTTP, and a canary scan of everything the process
 // printed and served.
 import t from 'tap';
@@ -10,7 +10,8 @@ import type { AgentConfig } from '../../src/agent-config.js';
 import { assertNoCanary, CANARY_PASSWORD, fakeConfig, httpGet, tempRoot, until } from './fixtures.js';
 
 const REPO = join(import.meta.dirname, '../..');
-const ENTRY = join(REPO, 'src/cli/esi.ts');
+// The bundle bin/esi.js runs (npm run build), as the image does: what ships is what is tested.
+const ENTRY = join(REPO, 'bin/esi.js');
 
 interface Run {
   code: Promise<number | null>;
@@ -23,7 +24,7 @@ function agent(args: string[], config: AgentConfig | string | undefined): Run {
   const env: NodeJS.ProcessEnv = { ...process.env, ESI_LOG_LEVEL: 'debug' };
   delete env.ESI_AGENT_CONFIG;
   if (config !== undefined) env.ESI_AGENT_CONFIG = typeof config === 'string' ? config : JSON.stringify(config);
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, 'agent', ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [ENTRY, 'agent', ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.on('data', (d: Buffer) => (out += d));
