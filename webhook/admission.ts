@@ -4,7 +4,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import fastJsonPatch from 'fast-json-patch';
 import { INJECT_LABEL } from './annotations.js';
 import { AGENT_CONFIG_ENV } from '../src/agent-config.js';
-import { agentConfigProblem } from '../src/agent-config-check.js';
+import { configVerdict } from './config-verdict.js';
 import { AGENT_CONTAINER, AGENT_INIT_CONTAINER, checkCredentials, checkPod, isInjected, mutatePod, type AgentSettings } from './mutate.js';
 import { joinProblems, parseAnnotations, quoteShort } from './parse.js';
 import { podShapeProblems } from './pod-shape.js';
@@ -63,9 +63,8 @@ function agentConfigProblems(pod: V1Pod): string[] {
   const problems: string[] = [];
   for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) {
     if (c.name !== AGENT_CONTAINER && c.name !== AGENT_INIT_CONTAINER) continue;
-    const text = c.env?.find((e) => e.name === AGENT_CONFIG_ENV)?.value ?? '';
-    const problem = agentConfigProblem(JSON.parse(text));
-    if (problem) problems.push(`the agent configuration ESI would write is invalid: ${problem.field}: ${problem.problem}`);
+    const verdict = configVerdict(c.env?.find((e) => e.name === AGENT_CONFIG_ENV)?.value ?? '');
+    if (verdict) problems.push(`the agent configuration ESI would write is invalid: ${verdict}`);
   }
   return [...new Set(problems)];
 }

@@ -39,6 +39,8 @@ export interface AgentOptions {
   steadyS: number;
   scrapeWindowS: number;
   bao: string;
+  /** Extra node flags for the ESI agent (experiments; the section records what the image runs). */
+  esiNodeArgs?: string[];
   log: (line: string) => void;
 }
 
@@ -61,7 +63,7 @@ function launch(cmd: string, args: string[], env: NodeJS.ProcessEnv): Omit<Runni
   return { child, stop, output: () => out };
 }
 
-async function startEsi(server: VaultServer, token: string, dir: string): Promise<Running> {
+async function startEsi(server: VaultServer, token: string, dir: string, nodeArgs: string[] = []): Promise<Running> {
   const root = join(dir, 'esi-root');
   const creds = '/var/run/esi/credentials';
   await mkdir(join(root, creds, 'vault-token'), { recursive: true });
@@ -78,7 +80,7 @@ async function startEsi(server: VaultServer, token: string, dir: string): Promis
     secrets: [{ name: 'app', store: storeKey, dataFrom: [], data: KEYS.map((i) => ({ secretKey: `k${i}`, remoteRef: { key: `peers/key-${i}`, property: 'value' } })) }],
     templates: [{ file: FILE, template: KEYS.map((i) => `k${i}={{app.k${i}}}`).join('\n') + '\n' }],
   };
-  const r = launch(process.execPath, [join(ROOT, 'bin', 'esi.js'), 'agent', '--root', root], {
+  const r = launch(process.execPath, [...nodeArgs, join(ROOT, 'bin', 'esi.js'), 'agent', '--root', root], {
     PATH: process.env.PATH, ESI_LOG_LEVEL: 'warn', ESI_AGENT_CONFIG: JSON.stringify(config),
   });
   return { ...r, file: join(root, OUT, FILE), port };
@@ -154,7 +156,7 @@ export async function runAgents(opts: AgentOptions): Promise<AgentResults> {
     for (const i of KEYS) await server.api('POST', `secret/data/peers/key-${i}`, { data: { value: value(i) } });
     const token = await createToken(server, ['peers-read'], '24h');
     const starters: Record<AgentKind, (dir: string) => Promise<Running>> = {
-      esi: (dir) => startEsi(server, token, dir), bao: (dir) => startBao(opts.bao, server, token, dir),
+      esi: (dir) => startEsi(server, token, dir, opts.esiNodeArgs), bao: (dir) => startBao(opts.bao, server, token, dir),
     };
     const startsMs: AgentResults['startsMs'] = { esi: [], bao: [] };
     for (const kind of ['esi', 'bao'] as const) await timeToFile(kind, starters[kind], true); // warm-up, content checked

@@ -28,12 +28,15 @@ const HELP = `Usage: npm run bench:peers -- [options]
   --no-write               do not touch BENCHMARKS.md
   --esi-node-args=FLAGS    node flags for the ESI webhook, e.g. "--esi-node-args=--cpu-prof --cpu-prof-dir=DIR"
                            (an experiment: the section records what the chart runs)
+  --agent-node-args=FLAGS  node flags for the ESI agent (an experiment, like --esi-node-args)
+  --keep-logs              keep the webhook phase's directory (servers' logs, profiles) and print its path
 `;
 
 const { values: o } = parseArgs({ options: {
   only: { type: 'string' }, rates: { type: 'string', default: '100,500,1000' }, connections: { type: 'string', default: '25' },
   seconds: { type: 'string', default: '10' }, runs: { type: 'string', default: '9' }, steady: { type: 'string', default: '60' },
   quick: { type: 'boolean' }, 'no-write': { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, 'esi-node-args': { type: 'string' },
+  'keep-logs': { type: 'boolean' }, 'agent-node-args': { type: 'string' },
 } });
 if (o.help) {
   process.stdout.write(HELP);
@@ -140,13 +143,15 @@ async function main() {
         ...(o['esi-node-args'] ? { esiNodeArgs: o['esi-node-args'].split(' ').filter(Boolean) } : {}),
       });
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      if (o['keep-logs']) log(`webhook phase directory kept: ${dir}`);
+      else await rm(dir, { recursive: true, force: true });
     }
   }
   if (phases.has('agents')) {
     a = await runAgents({
       runs: o.quick ? 3 : Number(o.runs), steadyS: o.quick ? 10 : Number(o.steady), scrapeWindowS: o.quick ? 5 : 60,
       bao: join(cache, 'bin', 'bao-2.7.2'), log,
+      ...(o['agent-node-args'] ? { esiNodeArgs: o['agent-node-args'].split(' ').filter(Boolean) } : {}),
     });
   }
   const text = section(machine, w, a, !!o.quick);

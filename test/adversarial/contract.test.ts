@@ -8,6 +8,7 @@ import { Rng } from '../../bench/lib/rng.js';
 import { agentConfigValidatorSource } from '../../src/agent-config-codegen.js';
 import { ConfigError, underRoot, validateAgentConfig } from '../../injector/config.js';
 import { admit } from '../../webhook/admission.js';
+import { configVerdict, rememberedVerdicts } from '../../webhook/config-verdict.js';
 import { fuzzPod } from './fuzz.js';
 import { admitContext, labelledPod } from './world.js';
 
@@ -84,4 +85,23 @@ t.test('property: every fuzzed pod the webhook admits, the agent accepts', async
   }
   t.same(failures, [], 'no admitted pod has a config its agent refuses');
   t.ok(admitted > 500, `${admitted} of 5000 fuzzed pods were admitted (the property is exercised)`);
+});
+
+t.test('the remembered verdict is the validator\'s verdict, and the memory is bounded', async (t) => {
+  const r = admit(labelledPod({ 'esi.dev/secrets': 'db' }), admitContext());
+  const valid = r.kind === 'mutated' ? configsOf(r.pod)[0] as Record<string, unknown> : {};
+  const text = JSON.stringify(valid);
+  const bad = JSON.stringify({ ...valid, refreshSeconds: '60' });
+  for (let round = 0; round < 2; round++) {
+    t.equal(configVerdict(text), '', `valid text, round ${round}`);
+    t.equal(configVerdict(bad), 'refreshSeconds: must be a number of seconds between 1 and 86400', `invalid text, round ${round}`);
+  }
+  // Many distinct texts (a hostile or very varied cluster): valid and invalid alike, each judged
+  // on its own text, and no more than the bound remembered.
+  for (let i = 0; i < 1000; i++) {
+    const v = configVerdict(JSON.stringify({ ...valid, refreshSeconds: i % 2 ? 60 + i : `${i}` }));
+    if ((i % 2 === 1) !== (v === '')) t.fail(`text #${i}: verdict ${JSON.stringify(v)}`);
+  }
+  t.ok(rememberedVerdicts() <= 256, `${rememberedVerdicts()} verdicts remembered`);
+  t.equal(configVerdict(bad), 'refreshSeconds: must be a number of seconds between 1 and 86400', 'an evicted text is judged again');
 });
