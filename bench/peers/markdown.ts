@@ -26,6 +26,7 @@ interface Agg {
   cores: number;
   peakRssKiB: number;
   errors: number;
+  client: number;
   others: number;
 }
 
@@ -39,6 +40,7 @@ export function aggregate(runs: StepRun[]): Agg {
     cpuPerRequest: done ? cpu / done : undefined, cores: median(runs.map((r) => r.serverCores)) ?? 0,
     peakRssKiB: Math.max(0, ...runs.map((r) => r.peak.rssKiB)),
     errors: runs.reduce((s, r) => s + r.result.errors + r.result.non2xx + r.result.invalid, 0),
+    client: median(runs.map((r) => r.clientCores)) ?? 0,
     others: median(runs.map((r) => r.otherCores)) ?? 0,
   };
 }
@@ -55,7 +57,7 @@ function stepRows(step: Step): { esi: Agg; vk: Agg; row: string[] } {
     `${fmt(esi.throughput)} / ${fmt(vk.throughput)}`,
     `${fmt(esi.p50)} / ${fmt(vk.p50)}`, `${fmt(esi.p99)} / ${fmt(vk.p99)}`,
     `${fmt(esi.cpuPerRequest)} / ${fmt(vk.cpuPerRequest)}`, `${fmt(esi.cores, 2)} / ${fmt(vk.cores, 2)}`,
-    `${mib(esi.peakRssKiB)} / ${mib(vk.peakRssKiB)}`, `${esi.errors} / ${vk.errors}`,
+    `${fmt(esi.client, 2)} / ${fmt(vk.client, 2)}`, `${mib(esi.peakRssKiB)} / ${mib(vk.peakRssKiB)}`, `${esi.errors} / ${vk.errors}`,
     `${fmt(esi.others, 2)} / ${fmt(vk.others, 2)}`, loads,
   ];
   return { esi, vk, row };
@@ -82,12 +84,12 @@ export function webhookMarkdown(w: WebhookResults): string {
     ['p50 latency at fixed rates', p50Text, budgetText(BUDGETS.p50),
       reached.some(Boolean) ? ratioCell(worst(p50Ratios), BUDGETS.p50) + ' worst reached rate' : 'no rate reached by both servers: not measured'],
     ['saturation throughput', rt(ratio(sat?.esi.throughput, sat?.vk.throughput)), budgetText(BUDGETS.saturation),
-      `${ratioCell(ratio(sat?.esi.throughput, sat?.vk.throughput), BUDGETS.saturation)}; ${fmt(sat?.esi.throughput)} vs ${fmt(sat?.vk.throughput)} req/s, ${fmt(sat?.esi.cores, 2)} vs ${fmt(sat?.vk.cores, 2)} cores`],
+      `${ratioCell(ratio(sat?.esi.throughput, sat?.vk.throughput), BUDGETS.saturation)}; ${fmt(sat?.esi.throughput)} vs ${fmt(sat?.vk.throughput)} req/s, ${fmt(sat?.esi.cores, 2)} vs ${fmt(sat?.vk.cores, 2)} cores (load generator ${fmt(sat?.esi.client, 2)} vs ${fmt(sat?.vk.client, 2)} cores)`],
     ['RSS under load (peak)', rt(ratio(peakEsi, peakVk)), budgetText(BUDGETS.rssUnderLoad), `${ratioCell(ratio(peakEsi, peakVk), BUDGETS.rssUnderLoad)}; ${mib(peakEsi)} vs ${mib(peakVk)} MiB`],
     ['RSS idle after cache sync', rt(ratio(w.idle.esi.rssKiB, w.idle['vault-k8s'].rssKiB)), '–', `${mib(w.idle.esi.rssKiB)} vs ${mib(w.idle['vault-k8s'].rssKiB)} MiB (RssAnon ${mib(w.idle.esi.anonKiB)} vs ${mib(w.idle['vault-k8s'].anonKiB)})`],
   ]);
   const detail = markdownTable(
-    ['Step', 'req/s', 'p50 ms', 'p99 ms', 'CPU ms/req', 'server cores', 'peak RSS MiB', 'errors', 'other load (cores)', 'loadavg 1 min before→after (A/B/B/A)'],
+    ['Step', 'req/s', 'p50 ms', 'p99 ms', 'CPU ms/req', 'server cores', 'load generator cores', 'peak RSS MiB', 'errors', 'other load (cores)', 'loadavg 1 min before→after (A/B/B/A)'],
     rows.map((r) => r.row),
   );
   return [summary, '', 'Each cell is ESI / vault-k8s.', '', detail].join('\n');

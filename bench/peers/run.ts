@@ -102,7 +102,12 @@ function section(machine: ReturnType<typeof machineInfo>, w: WebhookResults | un
       'cores, the kernel shares CPU per thread. ESI\'s webhook serves admissions on one event loop (one thread); vault-k8s\'s Go',
       'runtime runs on as many threads as cores. Under contention the single thread gets a smaller share ("server cores"), its',
       'queue grows, and fixed rates it cannot reach show seconds of latency. The CPU per request stays comparable (it counts',
-      'only the CPU the server got), as do the RSS figures.');
+      'only the CPU the server got), as do the RSS figures.',
+      '',
+      'Reading the saturation step: the load generator runs on the same machine and needs about as much CPU per request as',
+      'a server. When "server cores" + "load generator cores" reach the machine\'s cores, the machine is the bound, not the',
+      'server: throughput is then set by the CPU per request of server and generator together, and a second server thread',
+      'only takes CPU from the generator (docs/decisions/0047-webhook-admission-cost.md).');
   }
   if (a) {
     parts.push('', '### Agent: ESI vs OpenBao Agent', '',

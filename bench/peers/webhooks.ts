@@ -26,6 +26,9 @@ export interface StepRun {
   /** Cores the server used over the run. */
   serverCores: number;
   peak: Memory;
+  /** Cores the load generator (this process) used: on a small machine it competes with the
+   *  server, and at saturation the machine, not the server, may be the bound. */
+  clientCores: number;
   /** Cores used by everything else (machine busy − server − this process). */
   otherCores: number;
   load: { before: number[]; after: number[] };
@@ -104,7 +107,7 @@ async function oneRun(server: Server, ca: string, step: { rate?: number }, opts:
     const own = (own1.user + own1.system) / 1000 / wall;
     return {
       injector: server.injector, result, cpuMs, cpuMsPerRequest: cpuPerRequest(start.cpu, cpu1, result.completed),
-      serverCores, peak: mem.stop().peak, otherCores: Math.max(0, coresBusy(start.machine, m1).busy - serverCores - own),
+      serverCores, clientCores: own, peak: mem.stop().peak, otherCores: Math.max(0, coresBusy(start.machine, m1).busy - serverCores - own),
       load: { before: load0, after: os.loadavg() },
     };
   } finally {
@@ -154,7 +157,7 @@ export async function runWebhooks(opts: WebhookOptions): Promise<WebhookResults>
         const r = run.result;
         log(`  ${step.name} ${inj}: ${r.throughput.toFixed(0)} req/s, p50 ${r.latencyMs.p50.toFixed(2)} ms, p99 ${r.latencyMs.p99.toFixed(2)} ms, ` +
           `CPU ${run.cpuMsPerRequest?.toFixed(3)} ms/req (${run.serverCores.toFixed(2)} cores), peak RSS ${(run.peak.rssKiB / 1024).toFixed(1)} MiB, ` +
-          `errors ${r.errors}/${r.non2xx}/${r.invalid}${r.problems[0] ? ` (${r.problems[0]})` : ''}, others ${run.otherCores.toFixed(2)} cores`);
+          `errors ${r.errors}/${r.non2xx}/${r.invalid}${r.problems[0] ? ` (${r.problems[0]})` : ''}, generator ${run.clientCores.toFixed(2)} cores, others ${run.otherCores.toFixed(2)} cores`);
         step.runs.push(run);
       }
       steps.push(step);
