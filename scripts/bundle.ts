@@ -52,6 +52,28 @@ function sideEffectFree(path: RegExp): Plugin {
   };
 }
 
+/**
+ * node-vault loads axios and debug when it is imported but calls neither when it is given a
+ * transport (its `request-promise` option) and a logger (`debug`), and the vault provider
+ * always gives both (src/providers/vault/http.ts, transport.ts;
+ * docs/decisions/0050-vault-transport.md). axios and what it pulls in (follow-redirects,
+ * form-data, mime-db, proxy-from-env, its fetch probe) were ~10 MiB of the agent's private
+ * memory and a tenth of its start: the bundle gives node-vault stand-ins instead, and the
+ * axios one fails loudly if it is ever called.
+ */
+const NODE_VAULT_STAND_INS: Record<string, string> = {
+  axios: "module.exports = { create() { throw new Error('node-vault without a transport: the vault provider passes request-promise (src/providers/vault/transport.ts)'); } };",
+  debug: 'module.exports = () => function off() {};',
+};
+const nodeVaultStandIns: Plugin = {
+  name: 'node-vault-stand-ins',
+  setup(b) {
+    b.onResolve({ filter: /^(axios|debug)$/ }, (args) =>
+      /[\\/]node_modules[\\/]node-vault[\\/]/.test(args.importer) ? { path: args.path, namespace: 'node-vault-stand-in' } : undefined);
+    b.onLoad({ filter: /.*/, namespace: 'node-vault-stand-in' }, (args) => ({ contents: NODE_VAULT_STAND_INS[args.path]!, loader: 'js' }));
+  },
+};
+
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
   return i >= 0 ? process.argv[i + 1] : undefined;
@@ -69,7 +91,7 @@ const result = await build({
   platform: 'node',
   target: 'node20',
   external: EXTERNAL,
-  plugins: [sideEffectFree(/[\\/]node_modules[\\/]@kubernetes[\\/]client-node[\\/]/)],
+  plugins: [nodeVaultStandIns, sideEffectFree(/[\\/]node_modules[\\/]@kubernetes[\\/]client-node[\\/]/)],
   // CommonJS packages inside an ES module bundle still call require() and read __dirname.
   banner: {
     js: "import { createRequire as __esiRequire } from 'node:module'; const require = __esiRequire(import.meta.url);",

@@ -4,9 +4,10 @@
 // printed and served.
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AgentConfig } from '../../src/agent-config.js';
+import { createToken, startVaultServer, writePolicy } from '../platform/backends/openbao.js';
 import { assertNoCanary, CANARY_PASSWORD, fakeConfig, httpGet, tempRoot, until } from './fixtures.js';
 
 const REPO = join(import.meta.dirname, '../..');
@@ -94,6 +95,39 @@ t.test('native sidecar: ready after the first render, serves metrics, exits 0 on
   const output = run.stdout() + run.stderr();
   assertNoCanary(tt, output, 'agent output');
   assertNoCanary(tt, metrics, 'metrics');
+});
+
+t.test('the bundled agent reads from OpenBao over TLS (node-vault with its own transport, no axios)', async (tt) => {
+  const server = await startVaultServer(tt, { tls: true });
+  await writePolicy(server, 'cli-read', 'path "secret/data/cli/*" { capabilities = ["read"] }');
+  await server.api('POST', 'secret/data/cli/db', { data: { password: CANARY_PASSWORD } });
+  const token = await createToken(server, ['cli-read']);
+  const root = await tempRoot(tt);
+  const creds = '/var/run/esi/credentials';
+  await mkdir(join(root, creds, 'bao'), { recursive: true });
+  await writeFile(join(root, creds, 'bao', 'token'), token, { mode: 0o600 });
+  const store = 'SecretStore/team-a/bao';
+  const config: AgentConfig = {
+    ...fakeConfig({ mode: 'init-only' }),
+    stores: { [store]: { kind: 'SecretStore', name: 'bao', credentialsDir: creds, provider: { vault: {
+      server: server.addr, path: 'secret', version: 'v2', caBundle: Buffer.from(server.caPem!).toString('base64'),
+      auth: { tokenSecretRef: { name: 'bao', key: 'token' } },
+    } } } },
+    secrets: [{ name: 'db', store, data: [{ secretKey: 'password', remoteRef: { key: 'cli/db', property: 'password' } }], dataFrom: [] }],
+    templates: [],
+  };
+  const ok = agent(['--root', root], config);
+  tt.equal(await ok.code, 0, ok.stdout());
+  tt.equal(await readFile(join(root, 'var/run/esi/secrets/db/password'), 'utf8'), CANARY_PASSWORD);
+
+  // A CA that does not sign the server's certificate: a TLS failure, named as such.
+  const wrongCa = structuredClone(config);
+  (wrongCa.stores[store]!.provider as { vault: { caBundle?: string } }).vault.caBundle = undefined;
+  const bad = agent(['--root', root], wrongCa);
+  tt.equal(await bad.code, 1);
+  tt.match(bad.stdout(), /TLS handshake with Vault failed/);
+  assertNoCanary(tt, ok.stdout() + ok.stderr() + bad.stdout() + bad.stderr(), 'agent output');
+  tt.notOk(ok.stdout().includes(token) || bad.stdout().includes(token), 'the token is never printed');
 });
 
 t.test('--help', async (tt) => {

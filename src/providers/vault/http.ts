@@ -5,6 +5,7 @@
 // Vault's own error text with every credential of the request redacted.
 import NodeVault from 'node-vault';
 import type { ProviderErrorCode } from '../types.js';
+import { nodeVaultTransport } from './transport.js';
 
 export interface HttpOptions {
   server: string;
@@ -63,7 +64,7 @@ function statusCode(status: number): ProviderErrorCode {
   return 'Unknown';
 }
 
-/** Maps whatever node-vault/axios rejected with to a value-free VaultCallError. */
+/** Maps whatever node-vault or its transport rejected with to a value-free VaultCallError. */
 export function toCallError(err: unknown, secrets: readonly string[], timeoutMs: number): VaultCallError {
   const e = err as { response?: { statusCode?: number; body?: { errors?: unknown[] } }; code?: string; message?: string };
   const status = e?.response?.statusCode;
@@ -102,12 +103,8 @@ export class VaultHttp {
       rpDefaults: { strictSSL: true },
       // node-vault's debug logger prints request bodies (secret values): silence it.
       debug: () => undefined,
-      requestOptions: {
-        timeout: opts.timeoutMs,
-        ...(opts.ca ? { ca: opts.ca } : {}),
-        ...(opts.cert ? { cert: opts.cert } : {}),
-        ...(opts.key ? { key: opts.key } : {}),
-      },
+      // The transport (src/providers/vault/transport.ts) holds the TLS material and the bound.
+      'request-promise': nodeVaultTransport({ timeoutMs: opts.timeoutMs, ca: opts.ca, cert: opts.cert, key: opts.key }),
     } as NodeVault.VaultOptions);
     // The constructor falls back to the environment for these; the spec decides.
     this.nv.token = '';
