@@ -5,8 +5,10 @@
 import t, { type Test } from 'tap';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
+import type { TLSSocket } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { generateCa, issueServingCert } from '../../certs/pki.js';
+import { generate } from 'selfsigned';
 import { MAX_RESPONSE_BYTES, send } from '../../src/providers/vault/transport.js';
 
 interface Seen {
@@ -18,7 +20,7 @@ interface Seen {
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
 
-async function serve(tt: Test, handler: Handler, tls?: { cert: string; key: string }): Promise<{ url: string; seen: Seen[] }> {
+async function serve(tt: Test, handler: Handler, tls?: https.ServerOptions): Promise<{ url: string; seen: Seen[] }> {
   const seen: Seen[] = [];
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     let body = '';
@@ -104,6 +106,23 @@ t.test('redirect loops stop; https never redirects to http (the token is a heade
 
   const wrongCa = await failure(send({ method: 'GET', uri: `${secure.url}/v1/x` }, { timeoutMs: 2000 }));
   tt.match(wrongCa.code, /CERT|SELF_SIGNED|UNABLE_TO/, 'an unverified server is a TLS error');
+});
+
+t.test('spec.tls: the client certificate and key are presented to a server that requires them', async (tt) => {
+  const now = Date.now();
+  const ca = await generateCa(now, 3600_000);
+  const serving = await issueServingCert(ca, { dnsNames: ['localhost'], ips: ['127.0.0.1'] }, now, 3600_000);
+  const client = await generate([{ name: 'commonName', value: 'esi-agent' }], {
+    keyType: 'ec', curve: 'P-256', algorithm: 'sha256', notBeforeDate: new Date(now - 60_000), notAfterDate: new Date(now + 3600_000),
+    extensions: [{ name: 'basicConstraints', cA: false }, { name: 'keyUsage', digitalSignature: true }, { name: 'extKeyUsage', clientAuth: true }],
+  });
+  const vault = await serve(tt, (req, res) => json(res, 200, { cn: (req.socket as TLSSocket).getPeerCertificate().subject?.CN }), {
+    cert: serving.certPem, key: serving.keyPem, ca: client.cert, requestCert: true, rejectUnauthorized: true,
+  });
+  const ok = await send({ method: 'GET', uri: `${vault.url}/v1/x` }, { timeoutMs: 2000, ca: ca.certPem, cert: client.cert, key: client.private });
+  tt.same(ok.body, { cn: 'esi-agent' }, 'the server saw the client certificate');
+  const without = await failure(send({ method: 'GET', uri: `${vault.url}/v1/x` }, { timeoutMs: 2000, ca: ca.certPem }));
+  tt.ok(without.code, `without a client certificate the handshake fails (${without.code})`);
 });
 
 t.test('a slow server is a timeout; an oversized answer is cut off', async (tt) => {
