@@ -2,6 +2,8 @@
 // parsing it reads processes with (bench/peers/procstat.ts).
 import t from 'tap';
 import { parseStat, parseStatus } from '../../bench/peers/procstat.js';
+import { aggregate, reachedRate } from '../../bench/peers/markdown.js';
+import type { StepRun } from '../../bench/peers/webhooks.js';
 import { budgetText, cpuPerRequest, fmt, median, ratio, ratioCell, withinBudget } from '../../bench/peers/report.js';
 
 t.test('ratio is ESI over the peer, undefined without a usable peer figure', (t) => {
@@ -45,5 +47,26 @@ t.test('/proc parsing copes with spaces and parentheses in the command name', (t
   const stat = '4242 (node (worker) 1) S 4000 4242 4000 0 -1 4194560 1 0 0 0 150 25 3 4 20 0 11 0 100 0 0';
   t.same(parseStat(stat), { ppid: 4000, cpuMs: 1750 });
   t.same(parseStatus('Name:\tnode\nVmRSS:\t  51200 kB\nRssAnon:\t  12000 kB\nRssFile:\t 39200 kB\n'), { rssKiB: 51200, anonKiB: 12000 });
+  t.end();
+});
+
+t.test('CPU per request leaves out a fixed-rate run that did not reach its rate, unless none did', (t) => {
+  const run = (throughput: number, completed: number, cpuMs: number) => ({
+    injector: 'esi', cpuMs, cpuMsPerRequest: cpuMs / completed, serverCores: 0.5, clientCores: 0.3, otherCores: 0,
+    peak: { rssKiB: 1, anonKiB: 1 }, load: { before: [0], after: [0] },
+    result: { throughput, completed, errors: 0, non2xx: 0, invalid: 0, latencyMs: { p50: 1, p99: 2 } },
+  }) as unknown as StepRun;
+  const ok = run(1000, 10_000, 5_000);
+  const collapsed = run(238, 2_380, 7_800);
+  t.equal(reachedRate(ok, 1000), true);
+  t.equal(reachedRate(collapsed, 1000), false);
+  t.equal(reachedRate(collapsed, undefined), true, 'saturation has no rate to reach');
+  const both = aggregate([ok, collapsed], 1000);
+  t.equal(both.cpuPerRequest, 0.5, 'only the run that reached the rate');
+  t.equal(both.dropped, 1);
+  t.equal(both.throughput, (1000 + 238) / 2, 'throughput still over all runs');
+  const none = aggregate([collapsed], 1000);
+  t.equal(none.cpuPerRequest, 7_800 / 2_380, 'no run reached it: all runs count');
+  t.equal(none.dropped, 0);
   t.end();
 });
