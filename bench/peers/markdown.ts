@@ -30,6 +30,8 @@ interface Agg {
   others: number;
   /** Fixed-rate runs left out of CPU per request (rate not reached). */
   dropped: number;
+  /** Some run reached the step's rate (always true at saturation). */
+  reached: boolean;
 }
 
 /** A fixed-rate run that answered under 90 % of its rate measured a queue (and, as the
@@ -41,7 +43,8 @@ export function reachedRate(run: StepRun, rate: number | undefined): boolean {
 /** Per injector over its runs in one step: medians of latency, CPU per request over all requests. */
 export function aggregate(runs: StepRun[], rate?: number): Agg {
   // CPU per request over the runs that reached the rate; all runs when none did.
-  const counted = runs.some((r) => reachedRate(r, rate)) ? runs.filter((r) => reachedRate(r, rate)) : runs;
+  const reached = runs.some((r) => reachedRate(r, rate));
+  const counted = reached ? runs.filter((r) => reachedRate(r, rate)) : runs;
   const cpu = counted.reduce((s, r) => s + r.cpuMs, 0);
   const done = counted.reduce((s, r) => s + r.result.completed, 0);
   return {
@@ -53,6 +56,7 @@ export function aggregate(runs: StepRun[], rate?: number): Agg {
     client: median(runs.map((r) => r.clientCores)) ?? 0,
     others: median(runs.map((r) => r.otherCores)) ?? 0,
     dropped: runs.length - counted.length,
+    reached,
   };
 }
 
@@ -79,7 +83,9 @@ export function webhookMarkdown(w: WebhookResults): string {
   const rows = w.steps.map(stepRows);
   const fixed = rows.filter((_, i) => w.steps[i]!.rate);
   const sat = rows.find((_, i) => !w.steps[i]!.rate);
-  const cpuRatios = fixed.map((r) => ratio(r.esi.cpuPerRequest, r.vk.cpuPerRequest));
+  // Compared only where each server has a run that reached the rate.
+  const cpuRatios = fixed.map((r) => (r.esi.reached && r.vk.reached ? ratio(r.esi.cpuPerRequest, r.vk.cpuPerRequest) : undefined));
+  const cpuText = cpuRatios.map((x) => (x === undefined ? '(rate not reached)' : rt(x))).join(' → ');
   // A rate either server did not reach (achieved < 90 %) measures a queue, not a latency.
   const reached = fixed.map((r, i) => {
     const target = w.steps.filter((st) => st.rate)[i]!.rate!;
@@ -92,7 +98,7 @@ export function webhookMarkdown(w: WebhookResults): string {
   const rateNames = w.steps.filter((s) => s.rate).map((s) => s.rate).join(' → ');
   const worst = (xs: (number | undefined)[]) => xs.reduce<number | undefined>((m, x) => (x === undefined ? m : m === undefined ? x : Math.max(m, x)), undefined);
   const summary = markdownTable(['Figure', 'ESI / vault-k8s', 'Budget', 'Detail'], [
-    ['CPU per admission', `${cpuRatios.map((r) => rt(r)).join(' → ')} (${rateNames} req/s)`, budgetText(BUDGETS.cpuPerRequest), ratioCell(worst(cpuRatios), BUDGETS.cpuPerRequest) + ' worst rate'],
+    ['CPU per admission', `${cpuText} (${rateNames} req/s)`, budgetText(BUDGETS.cpuPerRequest), ratioCell(worst(cpuRatios), BUDGETS.cpuPerRequest) + ' worst rate'],
     ['p50 latency at fixed rates', p50Text, budgetText(BUDGETS.p50),
       reached.some(Boolean) ? ratioCell(worst(p50Ratios), BUDGETS.p50) + ' worst reached rate' : 'no rate reached by both servers: not measured'],
     ['saturation throughput', rt(ratio(sat?.esi.throughput, sat?.vk.throughput)), budgetText(BUDGETS.saturation),
@@ -107,7 +113,7 @@ export function webhookMarkdown(w: WebhookResults): string {
   const droppedRuns = w.steps.flatMap((st) => st.runs.filter((r) => !reachedRate(r, st.rate))
     .map((r) => `${r.injector} at ${st.name}: ${fmt(r.result.throughput)} req/s, ${fmt(r.cpuMsPerRequest)} ms/req`));
   const dropped = droppedRuns.length
-    ? ` \\* CPU per request without the runs that answered under 90 % of their rate (a queue, drained over new TLS connections: not a request's cost): ${droppedRuns.join('; ')}.`
+    ? ` Runs that answered under 90 % of their rate measured a queue drained over new TLS connections, not a request's cost: ${droppedRuns.join('; ')}. \\* marks CPU per request without such a run (the same server has one that reached the rate); a step where a server has none is not compared.`
     : '';
   return [summary, '', `Each cell is ESI / vault-k8s. Throughput, latency and cores are over all runs.${dropped}`, '', detail].join('\n');
 }

@@ -2,8 +2,8 @@
 // parsing it reads processes with (bench/peers/procstat.ts).
 import t from 'tap';
 import { parseStat, parseStatus } from '../../bench/peers/procstat.js';
-import { aggregate, reachedRate } from '../../bench/peers/markdown.js';
-import type { StepRun } from '../../bench/peers/webhooks.js';
+import { aggregate, reachedRate, webhookMarkdown } from '../../bench/peers/markdown.js';
+import type { StepRun, WebhookResults } from '../../bench/peers/webhooks.js';
 import { budgetText, cpuPerRequest, fmt, median, ratio, ratioCell, withinBudget } from '../../bench/peers/report.js';
 
 t.test('ratio is ESI over the peer, undefined without a usable peer figure', (t) => {
@@ -68,5 +68,22 @@ t.test('CPU per request leaves out a fixed-rate run that did not reach its rate,
   const none = aggregate([collapsed], 1000);
   t.equal(none.cpuPerRequest, 7_800 / 2_380, 'no run reached it: all runs count');
   t.equal(none.dropped, 0);
+  t.end();
+});
+
+t.test('a step where a server has no run at its rate is not compared on CPU', (t) => {
+  const run = (injector: string, throughput: number) => ({
+    injector, cpuMs: 1000, cpuMsPerRequest: 0.1, serverCores: 0.5, clientCores: 0.3, otherCores: 0,
+    peak: { rssKiB: 1, anonKiB: 1 }, load: { before: [0], after: [0] },
+    result: { throughput, completed: 10_000, errors: 0, non2xx: 0, invalid: 0, latencyMs: { p50: 1, p99: 2 } },
+  }) as unknown as StepRun;
+  const w = {
+    steps: [{ name: '1000 req/s', rate: 1000, runs: [run('esi', 1000), run('vault-k8s', 300), run('vault-k8s', 400), run('esi', 990)] },
+      { name: 'saturation', runs: [run('esi', 2000), run('vault-k8s', 2000)] }],
+    idle: { esi: { rssKiB: 1, anonKiB: 1 }, 'vault-k8s': { rssKiB: 1, anonKiB: 1 } }, reviewBytes: { esi: 1, 'vault-k8s': 1 }, objects: 1,
+  } as unknown as WebhookResults;
+  const text = webhookMarkdown(w);
+  t.match(text, /\| CPU per admission \| \(rate not reached\) \(1000 req\/s\)/);
+  t.match(text, /vault-k8s at 1000 req\/s: 300 req\/s/);
   t.end();
 });
