@@ -104,10 +104,10 @@ function section(machine: ReturnType<typeof machineInfo>, w: WebhookResults | un
       'queue grows, and fixed rates it cannot reach show seconds of latency. The CPU per request stays comparable (it counts',
       'only the CPU the server got), as do the RSS figures.',
       '',
-      'Reading the saturation step: the load generator runs on the same machine and needs about as much CPU per request as',
-      'a server. When "server cores" + "load generator cores" reach the machine\'s cores, the machine is the bound, not the',
-      'server: throughput is then set by the CPU per request of server and generator together, and a second server thread',
-      'only takes CPU from the generator (docs/decisions/0047-webhook-admission-cost.md).');
+      'Reading the saturation step: the load generator (one Node.js event loop) runs on the same machine; its cores are',
+      'shown. While server + generator stay below the machine\'s cores, the server\'s own threads are the bound: ESI\'s',
+      'webhook serves on one event loop (~1 core), vault-k8s on as many threads as it needs',
+      '(docs/decisions/0047-webhook-admission-cost.md).');
   }
   if (a) {
     parts.push('', '### Agent: ESI vs OpenBao Agent', '',
