@@ -37,7 +37,12 @@ interface Agg {
 /** A fixed-rate run that answered under 90 % of its rate measured a queue (and, as the
  *  generator opened connections to drain it, TLS handshakes), not the cost of a request. */
 export function reachedRate(run: StepRun, rate: number | undefined): boolean {
-  return rate === undefined || run.result.throughput >= 0.9 * rate;
+  return atRate(run.result.throughput, rate);
+}
+
+/** The one threshold: an achieved throughput of at least 90 % of the step's rate. */
+function atRate(throughput: number, rate: number | undefined): boolean {
+  return rate === undefined || throughput >= 0.9 * rate;
 }
 
 /** Per injector over its runs in one step: medians of latency, CPU per request over all requests. */
@@ -89,7 +94,7 @@ export function webhookMarkdown(w: WebhookResults): string {
   // A rate either server did not reach (achieved < 90 %) measures a queue, not a latency.
   const reached = fixed.map((r, i) => {
     const target = w.steps.filter((st) => st.rate)[i]!.rate!;
-    return r.esi.throughput >= 0.9 * target && r.vk.throughput >= 0.9 * target;
+    return atRate(r.esi.throughput, target) && atRate(r.vk.throughput, target);
   });
   const p50Ratios = fixed.map((r, i) => (reached[i] ? ratio(r.esi.p50, r.vk.p50) : undefined));
   const p50Text = fixed.map((r, i) => (reached[i] ? rt(ratio(r.esi.p50, r.vk.p50)) : `(${rt(ratio(r.esi.p50, r.vk.p50))}, rate not reached)`)).join(' → ');

@@ -52,8 +52,8 @@ function parseBody(text: string): unknown {
   }
 }
 
-function once(url: URL, req: TransportRequest, tls: TransportOptions, signal: AbortSignal): Promise<{ status: number; location?: string; text: string }> {
-  const body = req.json === undefined ? undefined : Buffer.from(JSON.stringify(req.json));
+// eslint-disable-next-line max-params -- one hop of one call: where, what, with which TLS, until when
+function once(url: URL, req: TransportRequest, body: Buffer | undefined, tls: TransportOptions, signal: AbortSignal): Promise<{ status: number; location?: string; text: string }> {
   const headers: Record<string, string | number> = { Accept: 'application/json', ...req.headers };
   if (body) {
     headers['Content-Type'] ??= 'application/json';
@@ -87,12 +87,14 @@ function once(url: URL, req: TransportRequest, tls: TransportOptions, signal: Ab
  *  (ETIMEDOUT, ECONNREFUSED, a TLS code, …) for the provider's error mapping. */
 export async function send(req: TransportRequest, opts: TransportOptions): Promise<TransportResponse> {
   const first = new URL(req.uri);
+  // Encoded once: a redirect resends the same bytes.
+  const body = req.json === undefined ? undefined : Buffer.from(JSON.stringify(req.json));
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(codedError('ETIMEDOUT', `no answer within ${opts.timeoutMs} ms`)), opts.timeoutMs);
   try {
     let url = first;
     for (let hop = 0; ; hop++) {
-      const res = await once(url, req, opts, controller.signal).catch((err: unknown) => {
+      const res = await once(url, req, body, opts, controller.signal).catch((err: unknown) => {
         throw controller.signal.aborted ? controller.signal.reason : err;
       });
       if (!REDIRECTS.has(res.status) || !res.location) return { statusCode: res.status, body: parseBody(res.text), request: { path: first.pathname } };
