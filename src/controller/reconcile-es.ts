@@ -356,7 +356,9 @@ export class ExternalSecretReconciler {
       this.d.events.emit(this.regarding(es), 'Normal', 'Deleted', `Deleted Secret "${target}": the remote secret is gone (deletionPolicy Delete)`);
     } else if (policy === 'Merge') {
       const live = cur ?? (await this.read(ns, target));
-      const stripped = live && withoutMergedKeys(live);
+      // Only the keys this ExternalSecret merged: another one's Secret is not ours to strip.
+      const ours = live?.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION] === es.metadata.name;
+      const stripped = ours && live ? withoutMergedKeys(live) : undefined;
       if (stripped) await this.d.rest.replace(resourcePath(SECRETS, { namespace: ns, name: target }), stripped);
     }
     await this.writeStatus(es, {
