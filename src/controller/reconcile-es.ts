@@ -26,6 +26,7 @@ import { describeStore, storePath, versionOf, type StoreReconciler } from './sto
 import { bounded, patchStatus, readyCondition, statusDiffers, syncedResourceVersion, withReady } from './status.js';
 import { nameProblem } from '../kube/names.js';
 import { EXTERNAL_SECRETS, resourcePath, SECRETS } from '../kube/paths.js';
+import { storeIdOf } from '../stores/id.js';
 
 export interface EsDeps {
   informers: Informers;
@@ -125,9 +126,9 @@ export class ExternalSecretReconciler {
     if (bad) return { what: 'spec.secretStoreRef.name', invalid: `ExternalSecret "${es.metadata.name}": spec.secretStoreRef.name ${bad}` };
     const path = storePath(ref.kind ?? 'SecretStore', ns, ref.name);
     if (ref.kind === 'ClusterSecretStore') {
-      return { id: `ClusterSecretStore/${ref.name}`, what: `ClusterSecretStore "${ref.name}"`, path, obj: this.d.informers.clusterSecretStore(ref.name) };
+      return { id: storeIdOf('ClusterSecretStore', ref.name), what: `ClusterSecretStore "${ref.name}"`, path, obj: this.d.informers.clusterSecretStore(ref.name) };
     }
-    return { id: `SecretStore/${ns}/${ref.name}`, what: `SecretStore "${ns}/${ref.name}"`, path, obj: this.d.informers.secretStore(ns, ref.name) };
+    return { id: storeIdOf('SecretStore', ref.name, ns), what: `SecretStore "${ns}/${ref.name}"`, path, obj: this.d.informers.secretStore(ns, ref.name) };
   }
 
   /** Access rules and spec checks that need no I/O; throws Failure. */
