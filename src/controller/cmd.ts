@@ -4,6 +4,7 @@
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { bool, loadKubeConfig, ownNamespace, positive } from '../cli/flags.js';
+import { isDnsSubdomain } from '../kube/names.js';
 import { KubeRest } from '../kube/rest.js';
 import { createLogger } from '../log.js';
 import { Controller } from './controller.js';
@@ -72,35 +73,55 @@ function selector(raw: string | undefined): Record<string, string> | undefined {
   return out;
 }
 
+type Values = ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS; strict: true }>>['values'];
+
+/** Every flag, checked before anything starts: a bad value is a usage error and an exit, never
+ *  a half-started process (a probe server listening, a Lease never taken). */
+function flags(v: Values) {
+  const cls = v['controller-class']!;
+  if (!isDnsSubdomain(cls) || cls.length > 63) throw new Error(`--controller-class "${cls}" must be a DNS label such as "esi" or "team-a"`);
+  return {
+    cls,
+    classes: bool('claim-unclassed', v['claim-unclassed']!) ? [cls, ''] : [cls],
+    kubeQps: positive('kube-qps', v['kube-qps']!), kubeBurst: positive('kube-burst', v['kube-burst']!),
+    namespaceSelector: selector(v['namespace-selector']),
+    workers: positive('workers', v.workers!),
+    windowMs: parseGoDuration(v['coalesce-window']!, '--coalesce-window'),
+    storeQps: positive('store-qps', v['store-qps']!), storeBurst: positive('store-burst', v['store-burst']!),
+    providerTimeoutMs: parseGoDuration(v['provider-timeout']!, '--provider-timeout'),
+    elect: bool('leader-elect', v['leader-elect']!),
+    leaseDurationMs: parseGoDuration(v['lease-duration']!, '--lease-duration'),
+    renewDeadlineMs: parseGoDuration(v['renew-deadline']!, '--renew-deadline'),
+    retryPeriodMs: parseGoDuration(v['retry-period']!, '--retry-period'),
+    port: positive('port', v.port!),
+  };
+}
+
 export async function main(argv: string[]): Promise<number> {
   const { values: v } = parseArgs({ args: argv, options: OPTIONS, strict: true });
   if (v.help) {
     process.stdout.write(HELP);
     return 0;
   }
-  const cls = v['controller-class']!;
-  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(cls)) throw new Error(`--controller-class "${cls}" must be a DNS label such as "esi" or "team-a"`);
-  const classes = bool('claim-unclassed', v['claim-unclassed']!) ? [cls, ''] : [cls];
-  const logger = createLogger('controller');
+  const f = flags(v);
+  const { cls, classes } = f;
   const kc = loadKubeConfig(v.kubeconfig);
+  const namespace = ownNamespace(v.namespace);
+  const logger = createLogger('controller');
   const metrics = controllerMetrics();
   // Writes are counted and rate limited in one place: every write goes through this client.
-  const writes = new TokenBucket(positive('kube-qps', v['kube-qps']!), positive('kube-burst', v['kube-burst']!));
+  const writes = new TokenBucket(f.kubeQps, f.kubeBurst);
   const rest = new KubeRest(kc, {
     beforeWrite: () => writes.take(),
     onWrite: (method, path) => metrics.apiWrites.inc({ verb: method, resource: resourceOf(path) }),
   });
-  const namespace = ownNamespace(v.namespace);
   const controller = new Controller({
-    kc, rest, logger, metrics, classes, namespace, namespaceSelector: selector(v['namespace-selector']),
-    workers: positive('workers', v.workers!),
-    windowMs: parseGoDuration(v['coalesce-window']!, '--coalesce-window'),
-    storeQps: positive('store-qps', v['store-qps']!), storeBurst: positive('store-burst', v['store-burst']!),
-    providerTimeoutMs: parseGoDuration(v['provider-timeout']!, '--provider-timeout'),
+    kc, rest, logger, metrics, classes, namespace, namespaceSelector: f.namespaceSelector,
+    workers: f.workers, windowMs: f.windowMs, storeQps: f.storeQps, storeBurst: f.storeBurst, providerTimeoutMs: f.providerTimeoutMs,
   });
-  const elect = bool('leader-elect', v['leader-elect']!);
+  const elect = f.elect;
   let started = false;
-  const server = await startProbeServer(v.listen!, positive('port', v.port!), { registry: metrics.registry, ready: () => !elect || !started || controller.synced() });
+  const server = await startProbeServer(v.listen!, f.port, { registry: metrics.registry, ready: () => !elect || !started || controller.synced() });
   const run = async () => {
     started = true;
     metrics.leader.set(1);
@@ -111,9 +132,7 @@ export async function main(argv: string[]): Promise<number> {
   const leader = elect
     ? new LeaderElector({
         rest, namespace, identity, logger, name: v['lease-name'] ?? `esi-controller-${cls}`,
-        leaseDurationMs: parseGoDuration(v['lease-duration']!, '--lease-duration'),
-        renewDeadlineMs: parseGoDuration(v['renew-deadline']!, '--renew-deadline'),
-        retryPeriodMs: parseGoDuration(v['retry-period']!, '--retry-period'),
+        leaseDurationMs: f.leaseDurationMs, renewDeadlineMs: f.renewDeadlineMs, retryPeriodMs: f.retryPeriodMs,
         onStarted: () => void run().catch((err: unknown) => {
           logger.error({ err: (err as Error).message }, 'controller failed to start');
           process.exit(1);
