@@ -232,6 +232,9 @@ export class Controller {
     if (!store || !this.stores.served(store)) {
       await this.stores.forget(id);
       this.queue.forget(key);
+      // One series per store lives as long as the store (a tenant creating and deleting
+      // stores must not grow /metrics without bound).
+      this.o.metrics.providerCalls.remove({ store: id });
       return;
     }
     const st = await this.stores.revalidate(store);
