@@ -370,7 +370,10 @@ export class ExternalSecretReconciler {
     if (creation !== 'Owner') {
       throw new Failure('SecretSyncedError', `ExternalSecret "${es.metadata.name}": no remote data is left, and deletionPolicy Delete deletes only a Secret of creationPolicy Owner (not ${creation})`, false);
     }
-    const mine = cur?.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION] === es.metadata.name;
+    // The cache holds only Secrets as ESI wrote them (informers.ts): read any other one. Ours =
+    // its controller ownerReference is this ExternalSecret (what creationPolicy Owner writes).
+    const live = cur ?? (await this.read(ns, target));
+    const mine = !!live?.metadata?.ownerReferences?.some((o) => o.controller && o.uid === es.metadata.uid);
     if (mine) {
       await this.d.rest.delete(resourcePath(SECRETS, { namespace: ns, name: target })).catch((err: unknown) => {
         if (!isKubeStatus(err, 404)) throw new Failure('SecretWriteError', `cannot delete Secret "${ns}/${target}": ${(err as Error).message}`, true);
