@@ -4,7 +4,6 @@
 // Auth methods, token lifecycle, errors and TLS are in vault-auth.test.ts; the set-up
 // is in vault-fixture.ts. Run: `npx tap test/providers/vault.test.ts`.
 import t from 'tap';
-import { LosslessNumber } from 'lossless-json';
 import type { Test } from 'tap';
 import { freePort } from '../platform/control-plane-process.js';
 import type { ApiError } from '../platform/backends/openbao.js';
@@ -65,22 +64,15 @@ async function kvCases(tt: Test, kv: Kv): Promise<void> {
     isError(t2, await caught(c.getSecretMap({ key: k('db'), property: 'username' })), 'Unknown', { match: /not a JSON object/ });
   });
 
-  await tt.test('JSON numbers keep the text Vault holds (issue 25): whole map, property, path, extract, push', async (t2) => {
-    // Written through the API as raw JSON text; JSON.parse would give 12345678901234567000, 1.5, 1000.
-    const N = (s: string) => new LosslessNumber(s);
-    await seed(kv, k('nums'), { id: N('12345678901234567890'), price: N('1.50'), big: N('1e3'), n: { ids: [N('12345678901234567891')] } });
-    t2.equal(text(await c.getSecret({ key: k('nums') })), '{"big":1e3,"id":12345678901234567890,"n":{"ids":[12345678901234567891]},"price":1.50}');
-    t2.equal(text(await c.getSecret({ key: k('nums'), property: 'id' })), '12345678901234567890');
-    t2.equal(text(await c.getSecret({ key: k('nums'), property: 'price' })), '1.50');
-    t2.equal(text(await c.getSecret({ key: k('nums'), property: 'big' })), '1e3');
-    t2.equal(text(await c.getSecret({ key: k('nums'), property: 'n.ids.0' })), '12345678901234567891');
-    t2.same(json(await c.getSecretMap({ key: k('nums') })),
-      { id: '12345678901234567890', price: '1.50', big: '1e3', n: '{"ids":[12345678901234567891]}' }, 'dataFrom.extract');
-    await c.pushSecret(Buffer.from('{"id": 12345678901234567890, "price": 1.50}'), { remoteKey: k('pushed') });
-    await c.pushSecret(Buffer.from('x'), { remoteKey: k('pushed'), property: 'pw' });
-    // (KV v1 keeps the ownership mark inside the map: read field by field.)
-    t2.same([await c.getSecret({ key: k('pushed'), property: 'id' }), await c.getSecret({ key: k('pushed'), property: 'price' })].map(text),
-      ['12345678901234567890', '1.50'], 'a pushed map, and the fields a pushed property leaves alone, reach Vault as written');
+  await tt.test('JSON numbers inside a field keep their text (issue 25): extract with property, a path into it', async (t2) => {
+    // Vault (OpenBao) itself stores a number of a KV map as a float: it answers 12345678901234567000
+    // for 12345678901234567890, so that text is lost before any client reads it. A JSON document
+    // kept as a field's string value is Vault's to keep; JSON.parse would re-print its numbers.
+    const cfg = '{"id": 12345678901234567890, "price": 1.50, "big": 1e3, "n": {"ids": [12345678901234567891]}}';
+    await seed(kv, k('nums'), { cfg });
+    t2.equal(text(await c.getSecret({ key: k('nums'), property: 'cfg' })), cfg, 'the field itself, byte for byte');
+    t2.same(json(await c.getSecretMap({ key: k('nums'), property: 'cfg' })),
+      { id: '12345678901234567890', price: '1.50', big: '1e3', n: '{"ids":[12345678901234567891]}' }, 'dataFrom.extract of the field');
   });
 
   await tt.test('keys may repeat the mount (and data/ on KV v2), as ESO; without spec.path the key names the mount', async (t2) => {
