@@ -29,6 +29,8 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
   --coalesce-window DUR      identical remote reads within this window share one call;
                              refresh jitter is at most half of it (default 30s)
   --provider-timeout DUR     per remote call (default 10s)
+  --render-workers N         threads rendering templates, off the main thread (default 2)
+  --render-timeout DUR       deadline of one ExternalSecret's render (default 2s)
   --namespace NS             namespace of the Lease
                              (default: $POD_NAMESPACE, the pod's, or esi-system)
   --leader-elect BOOL        use a Lease (default true)
@@ -49,6 +51,8 @@ const OPTIONS = {
   'store-burst': { type: 'string', default: '400' },
   'coalesce-window': { type: 'string', default: '30s' },
   'provider-timeout': { type: 'string', default: '10s' },
+  'render-workers': { type: 'string', default: '2' },
+  'render-timeout': { type: 'string', default: '2s' },
   namespace: { type: 'string' },
   'leader-elect': { type: 'string', default: 'true' },
   'lease-name': { type: 'string' },
@@ -91,12 +95,15 @@ export async function main(argv: string[]): Promise<number> {
     onWrite: (method, path) => metrics.apiWrites.inc({ verb: method, resource: resourceOf(path) }),
   });
   const namespace = ownNamespace(v.namespace);
+  if (!(parseGoDuration(v['render-timeout']!, '--render-timeout') > 0)) throw new Error('--render-timeout must be more than 0');
   const controller = new Controller({
     kc, rest, logger, metrics, classes, namespace, namespaceSelector: selector(v['namespace-selector']),
     workers: positive('workers', v.workers!),
     windowMs: parseGoDuration(v['coalesce-window']!, '--coalesce-window'),
     storeQps: positive('store-qps', v['store-qps']!), storeBurst: positive('store-burst', v['store-burst']!),
     providerTimeoutMs: parseGoDuration(v['provider-timeout']!, '--provider-timeout'),
+    renderWorkers: positive('render-workers', v['render-workers']!),
+    renderTimeoutMs: parseGoDuration(v['render-timeout']!, '--render-timeout'),
   });
   const elect = bool('leader-elect', v['leader-elect']!);
   let started = false;
