@@ -34,6 +34,9 @@ export interface RenderPoolOptions {
   suspectMs?: number;
   /** JS heap of one thread (handlebars); the Go engine's memory is capped by runner.ts. */
   heapMb?: number;
+  /** The engines' own deadline in the thread (default timeoutMs); tests raise it to see the
+   *  pool's deadline alone at work. */
+  engineTimeoutMs?: number;
   onKill?: () => void;
   onBusy?: () => void;
 }
@@ -220,7 +223,7 @@ export class RenderPool {
     const { entry, eval: isEval } = workerEntry();
     const worker = new Worker(entry, {
       eval: isEval,
-      workerData: { timeoutMs: this.o.timeoutMs },
+      workerData: { timeoutMs: this.o.engineTimeoutMs ?? this.o.timeoutMs },
       resourceLimits: { maxOldGenerationSizeMb: this.o.heapMb ?? 256 },
     });
     const slot: Slot = { worker, idle: false, dead: false };
