@@ -33,7 +33,7 @@ const { values: v } = parseArgs({ options: {
   'first-sync-only': { type: 'boolean' },
   'hostile-only': { type: 'boolean' },
 } });
-if (v['hostile-only']) v.es = '0';
+if (v['hostile-only']) Object.assign(v, { es: '0', 'first-sync-only': true });
 const size = { externalSecrets: Number(v.es), namespaces: Number(v.namespaces), keys: Number(v.keys) };
 const intervalS = Number(/^(\d+)s$/.exec(v.interval!)?.[1] ?? NaN);
 if (!Number.isFinite(intervalS)) throw new Error('--interval must be in seconds, e.g. 60s');
@@ -115,13 +115,8 @@ async function main() {
     console.log(`all ${size.externalSecrets} synced in ${allReady.toFixed(1)} s (${ready} Ready via the API); ${firstCalls} provider calls; ${firstWrites} writes; peak RSS ${peak.toFixed(0)} MiB`);
 
     if (v.profile) child.kill('SIGUSR2'); // heap snapshot into the profile directory
-    if (v['hostile-only']) {
-      await writeHostile(await hostileStep(rest, CLASS, port), machine);
-      clearInterval(sampler);
-      child.kill('SIGTERM');
-      return;
-    }
     if (v['first-sync-only']) {
+      await hostileOnly(rest, port, machine);
       clearInterval(sampler);
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
@@ -213,6 +208,11 @@ ${markdownTable(['Measure', 'Value', 'Budget'], rows)}
     rest.close();
     await cp.stop();
   }
+}
+
+/** `--hostile-only` (which implies --first-sync-only, on an empty corpus): the step alone. */
+async function hostileOnly(rest: KubeRest, port: number, machine: ReturnType<typeof machineInfo>): Promise<void> {
+  if (v['hostile-only']) await writeHostile(await hostileStep(rest, CLASS, port), machine);
 }
 
 /** The "Controller: hostile templates" section of BENCHMARKS.md. */
