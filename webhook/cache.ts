@@ -4,8 +4,9 @@
 // stop is the classic bug).
 import type { KubeConfig, KubernetesObject, V1Namespace } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { API_GROUP, type ClusterSecretStore, type ExternalSecret, type SecretStore } from '../src/api/types.js';
+import { type ClusterSecretStore, type ExternalSecret, type SecretStore } from '../src/api/types.js';
 import { RestartableInformer } from '../src/kube/informer.js';
+import { CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, NAMESPACES, resourcePath, SECRET_STORES } from '../src/kube/paths.js';
 import { KubeRest } from '../src/kube/rest.js';
 import type { ObjectLookup } from './resolve.js';
 
@@ -38,8 +39,7 @@ export class WatchCaches implements ObjectLookup {
     // model classes the cache does not need (and pull every model into the webhook,
     // docs/decisions/0046-bundled-entry.md).
     this.rest = new KubeRest(kc);
-    for (const plural of ['externalsecrets', 'secretstores', 'clustersecretstores']) this.add(plural, `/apis/${API_GROUP}/v1/${plural}`);
-    this.add('namespaces', '/api/v1/namespaces');
+    for (const r of [EXTERNAL_SECRETS, SECRET_STORES, CLUSTER_SECRET_STORES, NAMESPACES]) this.add(r.plural, resourcePath(r));
   }
 
   /** Restarts of failed watches, summed over the caches (for /metrics and the relist test). */

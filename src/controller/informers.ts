@@ -5,8 +5,9 @@
 // failure mode to avoid.
 import type { KubeConfig, KubernetesObject, V1Namespace, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { API_GROUP, API_VERSION_V1ALPHA1, type ClusterExternalSecret, type ClusterPushSecret, type ClusterSecretStore, type ExternalSecret, type PushSecret, type SecretStore } from '../api/types.js';
+import { type ClusterExternalSecret, type ClusterPushSecret, type ClusterSecretStore, type ExternalSecret, type PushSecret, type SecretStore } from '../api/types.js';
 import { RestartableInformer } from '../kube/informer.js';
+import { CLUSTER_EXTERNAL_SECRETS, CLUSTER_PUSH_SECRETS, CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, NAMESPACES, PUSH_SECRETS, resourcePath, SECRET_STORES, SECRETS, type Resource } from '../kube/paths.js';
 import type { KubeRest } from '../kube/rest.js';
 import { MANAGED_LABEL } from './labels.js';
 
@@ -70,18 +71,16 @@ export class Informers {
   constructor(private readonly kc: KubeConfig, rest: KubeRest, private readonly handlers: Handlers, private readonly logger: Logger) {
     const selector = `${MANAGED_LABEL}=true`;
     const list = (kind: Kind, path: string) => () => pagedList(rest, kind, path) as never;
-    const crd = (plural: string) => `/apis/${API_GROUP}/v1/${plural}`;
-    this.add('externalsecrets', crd('externalsecrets'), list('externalsecrets', crd('externalsecrets')));
-    this.add('secretstores', crd('secretstores'), list('secretstores', crd('secretstores')));
-    this.add('clustersecretstores', crd('clustersecretstores'), list('clustersecretstores', crd('clustersecretstores')));
-    this.add('namespaces', '/api/v1/namespaces', list('namespaces', '/api/v1/namespaces'));
-    const push = `/apis/${API_GROUP}/${API_VERSION_V1ALPHA1}/pushsecrets`;
-    this.add('pushsecrets', push, list('pushsecrets', push));
-    this.add('secrets', '/api/v1/secrets', list('secrets', `/api/v1/secrets?labelSelector=${encodeURIComponent(selector)}`), selector);
+    const all = (kind: Kind, r: Resource) => this.add(kind, resourcePath(r), list(kind, resourcePath(r)));
+    all('externalsecrets', EXTERNAL_SECRETS);
+    all('secretstores', SECRET_STORES);
+    all('clustersecretstores', CLUSTER_SECRET_STORES);
+    all('namespaces', NAMESPACES);
+    all('pushsecrets', PUSH_SECRETS);
+    this.add('secrets', resourcePath(SECRETS), list('secrets', resourcePath(SECRETS, { query: { labelSelector: selector } })), selector);
     // The cluster kinds that provision ExternalSecrets / PushSecrets (src/controller/cluster/).
-    this.add('clusterexternalsecrets', crd('clusterexternalsecrets'), list('clusterexternalsecrets', crd('clusterexternalsecrets')));
-    const cps = `/apis/${API_GROUP}/${API_VERSION_V1ALPHA1}/clusterpushsecrets`;
-    this.add('clusterpushsecrets', cps, list('clusterpushsecrets', cps));
+    all('clusterexternalsecrets', CLUSTER_EXTERNAL_SECRETS);
+    all('clusterpushsecrets', CLUSTER_PUSH_SECRETS);
   }
 
   /** Restarts of failed watches, summed over the caches. */

@@ -5,7 +5,7 @@
 // free by construction (they come from src/externalsecret, the providers and templating).
 import type { V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { API_GROUP, EXTERNAL_SECRET_API_VERSION, type AnySecretStore, type ExternalSecret, type ExternalSecretStatus } from '../api/types.js';
+import { EXTERNAL_SECRET_API_VERSION, type AnySecretStore, type ExternalSecret, type ExternalSecretStatus } from '../api/types.js';
 import { isKubeStatus, type KubeRest } from '../kube/rest.js';
 import { externalSecretSpecProblems } from '../externalsecret/checks.js';
 import { fetchExternalSecret } from '../externalsecret/fetch.js';
@@ -24,6 +24,7 @@ import type { Schedule } from './schedule.js';
 import { desiredSecret, editedByHand, planSecret, withoutMergedKeys, type Plan } from './secret.js';
 import { describeStore, storePath, versionOf, type StoreReconciler } from './stores.js';
 import { bounded, patchStatus, readyCondition, statusDiffers, syncedResourceVersion, withReady } from './status.js';
+import { EXTERNAL_SECRETS, resourcePath, SECRETS } from '../kube/paths.js';
 
 export interface EsDeps {
   informers: Informers;
@@ -322,7 +323,8 @@ export class ExternalSecretReconciler {
 
   /** Performs a plan; true when the Secret was written. */
   private async apply(plan: Plan, ns: string, name: string): Promise<boolean> {
-    const path = `/api/v1/namespaces/${ns}/secrets`;
+    const path = resourcePath(SECRETS, { namespace: ns });
+    const named = resourcePath(SECRETS, { namespace: ns, name });
     switch (plan.action) {
       case 'none':
       case 'refuse':
@@ -331,10 +333,10 @@ export class ExternalSecretReconciler {
         await this.d.rest.create(path, plan.body);
         return true;
       case 'replace':
-        await this.d.rest.replace(`${path}/${name}`, plan.body);
+        await this.d.rest.replace(named, plan.body);
         return true;
       case 'recreate':
-        await this.d.rest.delete(`${path}/${name}`).catch((err: unknown) => {
+        await this.d.rest.delete(named).catch((err: unknown) => {
           if (!isKubeStatus(err, 404)) throw err;
         });
         await this.d.rest.create(path, plan.body);
@@ -344,7 +346,7 @@ export class ExternalSecretReconciler {
 
   private async read(ns: string, name: string): Promise<V1Secret | undefined> {
     try {
-      return await this.d.rest.get<V1Secret>(`/api/v1/namespaces/${ns}/secrets/${name}`);
+      return await this.d.rest.get<V1Secret>(resourcePath(SECRETS, { namespace: ns, name }));
     } catch (err) {
       if (isKubeStatus(err, 404)) return undefined;
       throw new Failure('SecretReadError', `cannot read Secret "${ns}/${name}": ${(err as Error).message}`, true);
@@ -361,12 +363,12 @@ export class ExternalSecretReconciler {
     if (policy === 'Retain') return undefined;
     const mine = cur && cur.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION] === es.metadata.name;
     if (policy === 'Delete' && mine) {
-      await this.d.rest.delete(`/api/v1/namespaces/${ns}/secrets/${target}`).catch(() => undefined);
+      await this.d.rest.delete(resourcePath(SECRETS, { namespace: ns, name: target })).catch(() => undefined);
       this.d.events.emit(this.regarding(es), 'Normal', 'Deleted', `Deleted Secret "${target}": the remote secret is gone (deletionPolicy Delete)`);
     } else if (policy === 'Merge') {
       const live = cur ?? (await this.read(ns, target));
       const stripped = live && withoutMergedKeys(live);
-      if (stripped) await this.d.rest.replace(`/api/v1/namespaces/${ns}/secrets/${target}`, stripped);
+      if (stripped) await this.d.rest.replace(resourcePath(SECRETS, { namespace: ns, name: target }), stripped);
     }
     await this.writeStatus(es, {
       ...es.status,
@@ -394,6 +396,6 @@ export class ExternalSecretReconciler {
   /** Writes status when it differs; true when written. */
   private async writeStatus(es: ExternalSecret, status: ExternalSecretStatus): Promise<boolean> {
     if (!statusDiffers(es.status, status)) return false;
-    return patchStatus(this.d.rest, `/apis/${API_GROUP}/v1/namespaces/${es.metadata.namespace}/externalsecrets/${es.metadata.name}/status`, status);
+    return patchStatus(this.d.rest, resourcePath(EXTERNAL_SECRETS, { namespace: es.metadata.namespace!, name: es.metadata.name!, subresource: 'status' }), status);
   }
 }
