@@ -198,13 +198,13 @@ function jobsOf(esName: string, template: ExternalSecretTemplate, opts: { metada
 
 /** Renders every job (and templated keys) with the chosen engine: outputs in job order,
  *  each job's key output (if templated) right after it. */
-function renderAll(engine: TemplateEngine, choice: 'go' | 'handlebars', jobs: Job[], data: Record<string, Uint8Array>, goTimeoutMs?: number): Uint8Array[] {
+function renderAll(engine: TemplateEngine, how: { choice: 'go' | 'handlebars'; goTimeoutMs?: number }, jobs: Job[], data: Record<string, Uint8Array>): Uint8Array[] {
   const flat: GoRenderJob[] = [];
   for (const j of jobs) {
     flat.push({ name: j.name, source: j.source });
     if (j.keyTemplate) flat.push({ name: `${j.name} (key)`, source: j.key! });
   }
-  if (choice === 'go') return renderGoTemplates(flat, data, goTimeoutMs);
+  if (how.choice === 'go') return renderGoTemplates(flat, data, how.goTimeoutMs);
   const context = secretScope(data);
   return flat.map((f) => enc.encode(engine.render(f.name, f.source, context)));
 }
@@ -228,7 +228,7 @@ export function renderExternalSecretTemplate(
   const toData = jobs.some((j) => j.target === 'Data');
   const out: RenderedTemplate = { data: toData ? (Object.create(null) as Record<string, Uint8Array>) : data, labels: {}, annotations: {} };
   if (toData && template.mergePolicy === 'Merge') Object.assign(out.data, data);
-  const rendered = renderAll(engine, choice, jobs, data, opts.goTimeoutMs);
+  const rendered = renderAll(engine, { choice, goTimeoutMs: opts.goTimeoutMs }, jobs, data);
   let at = 0;
   for (const j of jobs) {
     const value = rendered[at++]!;
