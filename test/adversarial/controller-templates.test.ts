@@ -18,6 +18,8 @@ const VICTIMS = 5;
 const LOOP = '{{ range $i := until 1000000 }}{{ range $j := until 1000000 }}{{ end }}{{ end }}';
 const HB_BOMB = '{{#each @root}}'.repeat(12) + 'x' + '{{/each}}'.repeat(12);
 
+// The hostile ones reach Ready=False one at a time (their namespace is held to one render).
+t.setTimeout(480_000);
 const env: Env = await controllerEnv(t);
 const leaseNs = await createNamespace(env.kc, 'ctl-bomb-lease', t);
 const evil = await createTenant(env.kc, 'ctl-bomb-evil', t);
