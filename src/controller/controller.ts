@@ -99,6 +99,7 @@ export class Controller {
       renderer: this.renderer, logger, jitterMaxMs: o.windowMs / 2,
       uses: (key, store) => this.track(key, store),
       retry: (key) => this.queue.retry(key),
+      later: (key, ms) => this.schedule.sooner(key, ms),
       forget: (key) => this.queue.forget(key),
     });
     this.push = new PushSecretReconciler({

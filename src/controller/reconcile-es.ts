@@ -40,6 +40,8 @@ export interface EsDeps {
   /** Called with the store id each ExternalSecret uses (dependents index). */
   uses(esKey: string, store: string | undefined): void;
   retry(esKey: string): void;
+  /** Reconciles `esKey` again in `ms`, without counting a failure. */
+  later(esKey: string, ms: number): void;
   forget(esKey: string): void;
 }
 
@@ -111,7 +113,7 @@ export class ExternalSecretReconciler {
     } catch (err) {
       if (err instanceof RenderBusy) {
         // Not rendered at all (the pool holds this namespace to one render): no status, later.
-        this.d.retry(key);
+        this.d.later(key, err.retryAfterMs);
         return { result: 'skipped', reason: 'RenderBusy' };
       }
       if (!(err instanceof Failure)) throw err;
@@ -253,7 +255,7 @@ export class ExternalSecretReconciler {
       const client = await this.d.clients.get(store, ns);
       values = await fetchExternalSecret(fresh ? client.fresh : client.sharedAsOf(requestedAt), {
         name: es.metadata.name!, data: es.spec.data ?? [], dataFrom: es.spec.dataFrom ?? [],
-      }, { transformKeys: (name, template, map) => this.d.renderer.transformKeys(ns, name, template, map) });
+      }, { transformKeys: (name, template, map) => this.d.renderer.transformKeys({ tenant: ns, key: esKey(ns, es.metadata.name!) }, name, template, map) });
     } catch (err) {
       const cause = rootCause(err);
       if (cause instanceof RenderBusy) throw cause;
@@ -268,7 +270,7 @@ export class ExternalSecretReconciler {
     const choice = selectTemplateEngine(es.metadata.name!, es.metadata.annotations, template);
     const sources = await this.templateSources(es);
     try {
-      return { rendered: await this.d.renderer.render(ns, { name: es.metadata.name!, template, choice }, values, { metadata: true, sources }) };
+      return { rendered: await this.d.renderer.render({ tenant: ns, key: esKey(ns, es.metadata.name!) }, { name: es.metadata.name!, template, choice }, values, { metadata: true, sources }) };
     } catch (err) {
       if (err instanceof RenderBusy) throw err;
       // Out of time: retried with backoff (a loaded machine, or a template that loops);

@@ -20,19 +20,21 @@ t.test('a render past the deadline is killed, the thread replaced; others go ahe
   let ticks = 0;
   const timer = setInterval(() => ticks++, 50);
   const started = performance.now();
-  const bombs = Array.from({ length: 5 }, (_, i) => outcome(r.render('evil', target(`bomb-${i}`, BOMB), data, { metadata: true })));
-  const good = await r.render('good', target('good', '{{a}}/{{b}}'), data, { metadata: true });
+  const bombs = Array.from({ length: 5 }, (_, i) => outcome(r.render({ tenant: 'evil', key: `bomb-${i}` }, target(`bomb-${i}`, BOMB), data, { metadata: true })));
+  const good = await r.render({ tenant: 'good', key: 'good' }, target('good', '{{a}}/{{b}}'), data, { metadata: true });
   t.equal(dec.decode(good.data.password), 'value-a/value-b', 'the other namespace rendered');
   const results = await Promise.all(bombs);
   clearInterval(timer);
   t.ok(results.includes('timeout'), `the bombs: ${results.join(', ')}`);
   t.ok(results.includes('busy'), 'the suspect namespace was held to one render at a time');
+  const busy = await r.render({ tenant: 'evil', key: 'bomb-y' }, target('bomb-y', BOMB), data, { metadata: true }).then(() => undefined, (e: Error) => e);
+  if (busy instanceof RenderBusy) t.ok(busy.retryAfterMs >= 1000, `a refusal says when to retry (${busy.retryAfterMs} ms)`);
   t.ok(killed >= 1, `${killed} thread(s) killed`);
   t.ok(ticks >= (performance.now() - started) / 50 / 3, `the main thread kept turning (${ticks} ticks)`);
-  const err = await r.render('evil', target('bomb-x', BOMB), data, { metadata: true }).catch((e: Error) => e);
+  const err = await r.render({ tenant: 'evil', key: 'bomb-x' }, target('bomb-x', BOMB), data, { metadata: true }).catch((e: Error) => e);
   t.match(String(err), /bomb-x target\.template\.data\.password/, 'the message names the template');
   t.notMatch(String(err), /value-/, 'and no value');
-  const again = await r.render('good', target('good', '{{c}}'), data, { metadata: true });
+  const again = await r.render({ tenant: 'good', key: 'good' }, target('good', '{{c}}'), data, { metadata: true });
   t.equal(dec.decode(again.data.password), 'value-c', 'a replaced thread renders');
 });
 
@@ -41,7 +43,7 @@ t.test('keys named like Object.prototype members stay keys', async (t) => {
   t.teardown(() => r.close());
   // JSON.parse: a `__proto__` key in an object literal would set the prototype instead.
   const template = JSON.parse('{"data": {"__proto__": "{{a}}", "constructor": "{{b}}"}}') as { data: Record<string, string> };
-  const out = await r.render('ns', { name: 'p', template, choice: 'handlebars' }, data, { metadata: true });
+  const out = await r.render({ tenant: 'ns', key: 'p' }, { name: 'p', template, choice: 'handlebars' }, data, { metadata: true });
   t.same(Object.keys(out.data).sort(), ['__proto__', 'constructor']);
   t.equal(Object.getPrototypeOf(out.data), null);
 });

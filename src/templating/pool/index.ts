@@ -14,14 +14,14 @@ export class PooledRenderer {
     this.pool = new RenderPool(opts);
   }
 
-  /** renderExternalSecretTemplate in the pool; `tenant` is the object's namespace. */
+  /** renderExternalSecretTemplate in the pool for object `at.key` of namespace `at.tenant`. */
   async render(
-    tenant: string,
+    at: { tenant: string; key: string },
     target: { name: string; template: ExternalSecretTemplate | undefined; choice: TemplateEngineChoice },
     data: Record<string, Uint8Array>,
     opts: { metadata: boolean; sources?: TemplateSources },
   ): Promise<RenderedTemplate> {
-    const res = await this.pool.run(tenant, describeTemplates(target.name, target.template), { kind: 'render', target, data: Object.entries(data), opts });
+    const res = await this.pool.run(at, describeTemplates(target.name, target.template), { kind: 'render', target, data: Object.entries(data), opts });
     if (res.kind !== 'render') throw new Error('render pool: unexpected reply');
     const out = Object.create(null) as Record<string, Uint8Array>;
     for (const [k, v] of res.data) out[k] = v;
@@ -29,8 +29,8 @@ export class PooledRenderer {
   }
 
   /** transformKeys (a `rewrite[].transform`) in the pool: only the keys leave this thread. */
-  async transformKeys(tenant: string, name: string, template: string, map: SecretMap): Promise<SecretMap> {
-    const res = await this.pool.run(tenant, `template ${name}`, { kind: 'transform', name, template, keys: Object.keys(map) });
+  async transformKeys(at: { tenant: string; key: string }, name: string, template: string, map: SecretMap): Promise<SecretMap> {
+    const res = await this.pool.run(at, `template ${name}`, { kind: 'transform', name, template, keys: Object.keys(map) });
     if (res.kind !== 'transform') throw new Error('render pool: unexpected reply');
     const out = Object.create(null) as SecretMap;
     for (const [to, from] of res.pairs) out[to] = map[from]!;

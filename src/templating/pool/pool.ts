@@ -14,8 +14,12 @@ import { Worker } from 'node:worker_threads';
 import { packageRoot } from '../../package-root.js';
 import type { WorkerReply, WorkerRequest, WorkerResult } from './protocol.js';
 
-/** Not started (queue full, or the tenant is held to one render): retry later. */
-export class RenderBusy extends Error {}
+/** Not started (queue full, or the tenant is held to one render): retry after `retryAfterMs`. */
+export class RenderBusy extends Error {
+  constructor(message: string, readonly retryAfterMs: number) {
+    super(message);
+  }
+}
 
 /** The render failed; `timedOut` when it ran out of time (the thread may have been killed). */
 export class RenderFailed extends Error {
@@ -46,6 +50,7 @@ type Request = WorkerRequest extends infer R ? (R extends unknown ? Omit<R, 'id'
 interface Job {
   id: number;
   tenant: string;
+  key: string;
   /** The templates, for the message when the thread is killed (no values). */
   what: string;
   req: Request;
@@ -66,6 +71,9 @@ interface Slot {
 const GRACE_MS = 1000;
 /** Renders (running + waiting) a suspect tenant may have in the pool. */
 const SUSPECT_SLOTS = 2;
+/** Refusals counted for a tenant's retry-after, and the longest retry-after. */
+const REFUSALS_WINDOW_MS = 60_000;
+const MAX_RETRY_AFTER_MS = 10 * 60_000;
 
 /** worker.ts from src/ (tsx), from tsc's dist/, or the bundle's own entry (scripts/bundle.ts). */
 function workerEntry(): { entry: string | URL; eval: boolean } {
@@ -87,6 +95,8 @@ export class RenderPool {
   private readonly waiting = new Map<string, Job[]>();
   private readonly running = new Map<string, number>();
   private readonly suspects = new Map<string, number>();
+  /** tenant → caller key → when it was last refused. */
+  private readonly refused = new Map<string, Map<string, number>>();
   private queued = 0;
   private nextId = 1;
   private closed = false;
@@ -97,16 +107,16 @@ export class RenderPool {
     for (let i = 0; i < o.workers; i++) this.slots.push(this.spawn());
   }
 
-  /** Runs `req` for `tenant`; rejects with RenderBusy or RenderFailed. */
-  run(tenant: string, what: string, req: Request): Promise<WorkerResult> {
+  /** Runs `req` for `key` (an object) of `tenant`; rejects with RenderBusy or RenderFailed. */
+  run(at: { tenant: string; key: string }, what: string, req: Request): Promise<WorkerResult> {
+    const { tenant, key } = at;
     return new Promise((resolve, reject) => {
       if (this.closed) return reject(new Error('the render pool is stopped'));
       const mine = (this.waiting.get(tenant)?.length ?? 0) + (this.running.get(tenant) ?? 0);
       if (this.queued >= this.o.maxQueued || (this.suspect(tenant) && mine >= SUSPECT_SLOTS)) {
-        this.o.onBusy?.();
-        return reject(new RenderBusy(`${what}: the render pool is busy; retrying`));
+        return reject(this.busy(tenant, key, what));
       }
-      const job: Job = { id: this.nextId++, tenant, what, req, resolve, reject };
+      const job: Job = { id: this.nextId++, tenant, key, what, req, resolve, reject };
       const list = this.waiting.get(tenant);
       if (list) list.push(job);
       else this.waiting.set(tenant, [job]);
@@ -149,10 +159,23 @@ export class RenderPool {
     const keep = Math.max(0, SUSPECT_SLOTS - (this.running.get(tenant) ?? 0));
     for (const j of jobs.splice(keep)) {
       this.queued--;
-      this.o.onBusy?.();
-      j.reject(new RenderBusy(`${j.what}: the render pool is busy; retrying`));
+      j.reject(this.busy(tenant, j.key, j.what));
     }
     if (!jobs.length) this.waiting.delete(tenant);
+  }
+
+  /** A refusal whose retry-after spreads the tenant's refused objects over the time one thread
+   *  needs to try each once: every object gets its turn (a lottery, no starvation by growing
+   *  backoff), and a tenant with thousands of them cannot make the reconciler spin. */
+  private busy(tenant: string, key: string, what: string): RenderBusy {
+    this.o.onBusy?.();
+    const now = Date.now();
+    let keys = this.refused.get(tenant);
+    if (!keys) this.refused.set(tenant, (keys = new Map()));
+    keys.set(key, now);
+    for (const [k, when] of keys) if (when < now - REFUSALS_WINDOW_MS) keys.delete(k);
+    const ms = Math.min(MAX_RETRY_AFTER_MS, Math.max(1000, this.o.timeoutMs * keys.size * (0.5 + Math.random())));
+    return new RenderBusy(`${what}: the render pool is busy; retrying`, Math.round(ms));
   }
 
   private dispatch(): void {
