@@ -70,6 +70,14 @@ async function metric(port: number, name: string, match = ''): Promise<number> {
     .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
 }
 
+/** Until the controller's /readyz answers 200. */
+async function waitReady(port: number, child: { exitCode: number | null }): Promise<void> {
+  while (!(await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false))) {
+    if (child.exitCode !== null) throw new Error('controller exited');
+    await sleep(250);
+  }
+}
+
 async function main() {
   // The controller runs as its container runs it: compiled JavaScript (node bin/esi.js).
   const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
@@ -95,6 +103,7 @@ async function main() {
     const child = spawn(process.execPath, [...profile, 'bin/esi.js', 'controller', '--kubeconfig', cp.kubeconfigPath,
       '--controller-class', CLASS, '--claim-unclassed=false', '--leader-elect=false', '--listen', '127.0.0.1', '--port', String(port),
       '--coalesce-window', v.window!, ...(v.workers ? ['--workers', v.workers] : [])], { cwd: ROOT, env: { ...process.env, ESI_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'inherit'] });
+    await waitReady(port, child);
     let peak = 0;
     const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(child.pid!))), 250);
     let synced = 0;
