@@ -16,6 +16,7 @@ import { namespaceScoped, referencedObjects } from '../stores/access.js';
 import { TokenBucket } from './queue.js';
 import { nameProblem } from '../kube/names.js';
 import { CONFIG_MAPS, resourcePath, SECRETS, SERVICE_ACCOUNTS } from '../kube/paths.js';
+import { storeId } from '../stores/id.js';
 
 export interface StoreClient {
   /** Coalesced and rate limited: what reconciles read through. */
@@ -47,9 +48,7 @@ export interface ClientCacheOptions {
   loadProvider?: (name: string) => Promise<Provider>;
 }
 
-export function storeId(store: AnySecretStore): string {
-  return store.kind === 'ClusterSecretStore' ? `ClusterSecretStore/${store.metadata.name}` : `SecretStore/${store.metadata.namespace}/${store.metadata.name}`;
-}
+export { storeId } from '../stores/id.js';
 
 const b64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
 

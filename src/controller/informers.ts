@@ -9,7 +9,8 @@ import { type ClusterExternalSecret, type ClusterPushSecret, type ClusterSecretS
 import { RestartableInformer } from '../kube/informer.js';
 import { CLUSTER_EXTERNAL_SECRETS, CLUSTER_PUSH_SECRETS, CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, NAMESPACES, PUSH_SECRETS, resourcePath, SECRET_STORES, SECRETS, type Resource } from '../kube/paths.js';
 import type { KubeRest } from '../kube/rest.js';
-import { MANAGED_LABEL } from './labels.js';
+import { DATA_HASH_ANNOTATION, EXTERNAL_SECRET_ANNOTATION, MANAGED_LABEL } from './labels.js';
+import { editedByHand } from './secret.js';
 
 export type Kind = 'externalsecrets' | 'secretstores' | 'clustersecretstores' | 'namespaces' | 'secrets' | 'pushsecrets'
   | 'clusterexternalsecrets' | 'clusterpushsecrets';
@@ -34,13 +35,33 @@ export const LIST_PAGE = 500;
 
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
-/** Drops what the reconciler never reads from a cached object: managedFields, and kubectl's
- *  copy of the whole applied manifest (status.ts already ignores it) except on Secrets, which
- *  are written back whole (Merge) and must keep it. Returns `obj`. */
+/** Secrets in the cache whose data was dropped: not as the controller wrote them. */
+const unverified = new WeakSet<object>();
+
+/** Whether a Secret carrying the managed label is one the controller wrote and nobody changed
+ *  since: it names its ExternalSecret and its content matches ESI's data hash. Anyone who may
+ *  write Secrets can put the label on any Secret; only these keep their data in the cache, so
+ *  the cache holds what the controller wrote, not whatever a tenant labels (SECURITY.md, "The
+ *  controller"). The others are looked up through the API when a reconcile needs them. */
+function asWritten(s: V1Secret): boolean {
+  const a = s.metadata?.annotations ?? {};
+  return !!a[EXTERNAL_SECRET_ANNOTATION] && !!a[DATA_HASH_ANNOTATION] && !editedByHand(s);
+}
+
+/** Drops what the reconciler never reads from a cached object: managedFields, kubectl's copy
+ *  of the whole applied manifest (status.ts already ignores it) except on Secrets, which are
+ *  written back whole (Merge) and must keep it, and the data of Secrets not as the controller
+ *  wrote them. Returns `obj`. */
 export function slim<T extends KubernetesObject>(kind: Kind, obj: T): T {
   const meta = obj.metadata;
   if (meta?.managedFields) delete meta.managedFields;
   if (kind !== 'secrets' && meta?.annotations?.[LAST_APPLIED] !== undefined) delete meta.annotations[LAST_APPLIED];
+  if (kind === 'secrets' && !asWritten(obj as V1Secret)) {
+    delete (obj as V1Secret).data;
+    delete (obj as V1Secret).stringData;
+    if (meta?.annotations?.[LAST_APPLIED] !== undefined) delete meta.annotations[LAST_APPLIED];
+    unverified.add(obj);
+  }
   return obj;
 }
 
@@ -173,7 +194,10 @@ export class Informers {
   namespace(name: string): V1Namespace | undefined {
     return this.get<V1Namespace>('namespaces', name);
   }
+  /** A managed Secret as the controller wrote it; undefined when absent or when the cache
+   *  holds only its metadata (see asWritten): the caller then reads it from the API. */
   secret(ns: string, name: string): V1Secret | undefined {
-    return this.get<V1Secret>('secrets', name, ns);
+    const s = this.get<V1Secret>('secrets', name, ns);
+    return s && !unverified.has(s) ? s : undefined;
   }
 }

@@ -24,7 +24,9 @@ import type { Schedule } from './schedule.js';
 import { desiredSecret, editedByHand, planSecret, withoutMergedKeys, type Plan } from './secret.js';
 import { describeStore, storePath, versionOf, type StoreReconciler } from './stores.js';
 import { bounded, patchStatus, readyCondition, statusDiffers, syncedResourceVersion, withReady } from './status.js';
+import { nameProblem } from '../kube/names.js';
 import { EXTERNAL_SECRETS, resourcePath, SECRETS } from '../kube/paths.js';
+import { storeIdOf } from '../stores/id.js';
 
 export interface EsDeps {
   informers: Informers;
@@ -89,6 +91,7 @@ export class ExternalSecretReconciler {
     const store = this.findStore(es);
     this.d.uses(key, store.id);
     try {
+      if (store.invalid) throw new Failure('InvalidSpec', store.invalid, false);
       if (!store.obj) {
         // A cache miss is not proof: the store's add event can arrive after the
         // ExternalSecret's. A store that exists may be another controller's class, and a
@@ -123,15 +126,17 @@ export class ExternalSecretReconciler {
     }
   }
 
-  private findStore(es: ExternalSecret): { id?: string; what: string; path?: string; obj?: AnySecretStore } {
+  private findStore(es: ExternalSecret): { id?: string; what: string; path?: string; obj?: AnySecretStore; invalid?: string } {
     const ref = es.spec.secretStoreRef;
     const ns = es.metadata.namespace!;
     if (!ref?.name) return { what: 'spec.secretStoreRef.name (required by ESI: per-entry sourceRef stores are not supported)' };
+    const bad = nameProblem(ref.name, 'subdomain');
+    if (bad) return { what: 'spec.secretStoreRef.name', invalid: `ExternalSecret "${es.metadata.name}": spec.secretStoreRef.name ${bad}` };
     const path = storePath(ref.kind ?? 'SecretStore', ns, ref.name);
     if (ref.kind === 'ClusterSecretStore') {
-      return { id: `ClusterSecretStore/${ref.name}`, what: `ClusterSecretStore "${ref.name}"`, path, obj: this.d.informers.clusterSecretStore(ref.name) };
+      return { id: storeIdOf('ClusterSecretStore', ref.name), what: `ClusterSecretStore "${ref.name}"`, path, obj: this.d.informers.clusterSecretStore(ref.name) };
     }
-    return { id: `SecretStore/${ns}/${ref.name}`, what: `SecretStore "${ns}/${ref.name}"`, path, obj: this.d.informers.secretStore(ns, ref.name) };
+    return { id: storeIdOf('SecretStore', ref.name, ns), what: `SecretStore "${ns}/${ref.name}"`, path, obj: this.d.informers.secretStore(ns, ref.name) };
   }
 
   /** Access rules and spec checks that need no I/O; throws Failure. */
@@ -369,7 +374,9 @@ export class ExternalSecretReconciler {
       this.d.events.emit(this.regarding(es), 'Normal', 'Deleted', `Deleted Secret "${target}": the remote secret is gone (deletionPolicy Delete)`);
     } else if (policy === 'Merge') {
       const live = cur ?? (await this.read(ns, target));
-      const stripped = live && withoutMergedKeys(live);
+      // Only the keys this ExternalSecret merged: another one's Secret is not ours to strip.
+      const ours = live?.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION] === es.metadata.name;
+      const stripped = ours && live ? withoutMergedKeys(live) : undefined;
       if (stripped) await this.d.rest.replace(resourcePath(SECRETS, { namespace: ns, name: target }), stripped);
     }
     await this.writeStatus(es, {

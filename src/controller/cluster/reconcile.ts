@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import type { AnySecretStore, Condition, NamespaceFailure } from '../../api/types.js';
 import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
 import { matchesLabelSelector } from '../../stores/access.js';
-import { parseGoDuration } from '../duration.js';
+import { refreshIntervalMs } from '../refresh.js';
 import type { EventRecorder } from '../events.js';
 import type { Informers } from '../informers.js';
 import type { Schedule } from '../schedule.js';
@@ -207,7 +207,7 @@ export class ClusterReconciler {
     const raw = k.refreshTime(c);
     if (raw) {
       try {
-        ms = parseGoDuration(raw, 'spec.refreshTime');
+        ms = refreshIntervalMs(raw, 'spec.refreshTime');
       } catch (err) {
         this.d.logger.warn({ [k.kind]: c.metadata.name, err: (err as Error).message }, 'refreshTime ignored');
       }

@@ -5,7 +5,7 @@
 import type { KubernetesObject, V1LabelSelector } from '@kubernetes/client-node';
 import type { PushSecret, PushSecretData } from '../../api/types.js';
 import { selectTemplateEngine, type TemplateEngineChoice } from '../../templating/index.js';
-import { parseGoDuration } from '../duration.js';
+import { DEFAULT_REFRESH_INTERVAL, refreshIntervalMs } from '../refresh.js';
 import { nameProblem } from '../../kube/names.js';
 
 /** Held while remote entries this PushSecret wrote may still need deleting (deletionPolicy Delete). */
@@ -64,7 +64,7 @@ export function pushSpec(ps: PushSecret): { spec?: PushSpec; problems: string[] 
   const problems = refProblems(s);
   let intervalMs = 0;
   try {
-    intervalMs = parseGoDuration(s.refreshInterval ?? '1h', 'spec.refreshInterval');
+    intervalMs = refreshIntervalMs(s.refreshInterval ?? DEFAULT_REFRESH_INTERVAL, 'spec.refreshInterval');
   } catch (err) {
     problems.push((err as Error).message);
   }
