@@ -30,6 +30,8 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
   --coalesce-window DUR      identical remote reads within this window share one call;
                              refresh jitter is at most half of it (default 30s)
   --provider-timeout DUR     per remote call (default 10s)
+  --render-workers N         threads rendering templates, off the main thread (default 2)
+  --render-timeout DUR       deadline of one ExternalSecret's render (default 2s)
   --namespace NS             namespace of the Lease
                              (default: $POD_NAMESPACE, the pod's, or esi-system)
   --leader-elect BOOL        use a Lease (default true)
@@ -50,6 +52,8 @@ const OPTIONS = {
   'store-burst': { type: 'string', default: '400' },
   'coalesce-window': { type: 'string', default: '30s' },
   'provider-timeout': { type: 'string', default: '10s' },
+  'render-workers': { type: 'string', default: '2' },
+  'render-timeout': { type: 'string', default: '2s' },
   namespace: { type: 'string' },
   'leader-elect': { type: 'string', default: 'true' },
   'lease-name': { type: 'string' },
@@ -94,6 +98,8 @@ function flags(v: Values) {
     renewDeadlineMs: parseGoDuration(v['renew-deadline']!, '--renew-deadline'),
     retryPeriodMs: parseGoDuration(v['retry-period']!, '--retry-period'),
     port: positive('port', v.port!),
+    renderWorkers: positive('render-workers', v['render-workers']!),
+    renderTimeoutMs: positive('render-timeout', String(parseGoDuration(v['render-timeout']!, '--render-timeout'))),
   };
 }
 
@@ -118,6 +124,7 @@ export async function main(argv: string[]): Promise<number> {
   const controller = new Controller({
     kc, rest, logger, metrics, classes, namespace, namespaceSelector: f.namespaceSelector,
     workers: f.workers, windowMs: f.windowMs, storeQps: f.storeQps, storeBurst: f.storeBurst, providerTimeoutMs: f.providerTimeoutMs,
+    renderWorkers: f.renderWorkers, renderTimeoutMs: f.renderTimeoutMs,
   });
   const elect = f.elect;
   let started = false;

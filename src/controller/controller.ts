@@ -8,6 +8,8 @@ import type { Logger } from 'pino';
 import type { AnySecretStore } from '../api/types.js';
 import type { KubeRest } from '../kube/rest.js';
 import { TemplateEngine } from '../templating/index.js';
+import { PooledRenderer } from '../templating/pool/index.js';
+import { warmEngine } from '../templating/go/runner.js';
 import { ClientCache } from './clients.js';
 import { CLUSTER_EXTERNAL_SECRET, CLUSTER_PUSH_SECRET, ownerName } from './cluster/kinds.js';
 import { ClusterReconciler } from './cluster/reconcile.js';
@@ -41,6 +43,9 @@ export interface ControllerOptions {
   namespace: string;
   /** Only namespaces carrying these labels (equality) are served; all when unset. */
   namespaceSelector?: Record<string, string>;
+  /** Threads and per-render deadline of the render pool (docs/decisions/0051-render-pool.md). */
+  renderWorkers: number;
+  renderTimeoutMs: number;
 }
 
 const metaChanged = (a: KubernetesObject | undefined, b: KubernetesObject): boolean =>
@@ -61,6 +66,7 @@ export class Controller {
   private readonly es: ExternalSecretReconciler;
   private readonly push: PushSecretReconciler;
   private readonly cluster: ClusterReconciler;
+  private readonly renderer: PooledRenderer;
   /** store id → ExternalSecret keys using it, and the reverse. */
   private readonly dependents = new Map<string, Set<string>>();
   private readonly usesStore = new Map<string, string>();
@@ -83,13 +89,19 @@ export class Controller {
       update: (kind, obj, old) => this.onEvent(kind, obj, old, 'update'),
       delete: (kind, obj) => this.onEvent(kind, obj, undefined, 'delete'),
     }, logger);
+    // Bounded by the reconcile workers: a render waits only while a reconcile does.
+    this.renderer = new PooledRenderer({
+      workers: o.renderWorkers, timeoutMs: o.renderTimeoutMs, maxQueued: o.workers * 4,
+      onKill: () => metrics.renderKilled.inc(), onBusy: () => metrics.renderBusy.inc(),
+    });
     const events = new EventRecorder(rest, logger, { component: 'esi-controller', onDrop: () => metrics.eventsDropped.inc() });
     this.stores = new StoreReconciler({ rest, clients: this.clients, events, classes: o.classes, logger, onChange: (id) => this.requeueDependents(id) });
     this.es = new ExternalSecretReconciler({
       informers: this.informers, stores: this.stores, clients: this.clients, rest, events, schedule: this.schedule,
-      engine: new TemplateEngine(), logger, jitterMaxMs: o.windowMs / 2,
+      renderer: this.renderer, logger, jitterMaxMs: o.windowMs / 2,
       uses: (key, store) => this.track(key, store),
       retry: (key) => this.queue.retry(key),
+      later: (key, ms) => this.schedule.sooner(key, ms),
       forget: (key) => this.queue.forget(key),
     });
     this.push = new PushSecretReconciler({
@@ -112,6 +124,10 @@ export class Controller {
 
   async start(): Promise<void> {
     await this.informers.start();
+    // The spec check parses Go templates on this thread: start that engine without blocking
+    // (a synchronous start holds the event loop for a second or more on a loaded machine).
+    // Without a built engine the first Go template says so itself.
+    await warmEngine().catch(() => undefined);
     this.queue.start();
   }
 
@@ -124,6 +140,7 @@ export class Controller {
     await this.queue.stop();
     await this.informers.stop();
     await this.clients.close();
+    await this.renderer.close();
   }
 
   /** Whether ExternalSecrets and SecretStores of namespace `ns` are ours to serve. */

@@ -12,8 +12,8 @@ import { fetchExternalSecret } from '../externalsecret/fetch.js';
 import { ProviderError } from '../providers/types.js';
 import { clusterStoreAdmits, crossNamespaceRefs } from '../stores/access.js';
 import { TemplateSourceError } from '../externalsecret/template-sources.js';
-import { renderExternalSecretTemplate, selectTemplateEngine, type RenderedTemplate, type TemplateEngine } from '../templating/index.js';
-import { transformKeys } from '../templating/go/index.js';
+import { selectTemplateEngine, type RenderedTemplate } from '../templating/index.js';
+import { RenderBusy, RenderFailed, type PooledRenderer } from '../templating/pool/index.js';
 import { storeId, type ClientCache } from './clients.js';
 import { readTemplateSources, templateSpecProblems } from './template-from.js';
 import type { EventRecorder } from './events.js';
@@ -35,12 +35,15 @@ export interface EsDeps {
   rest: KubeRest;
   events: EventRecorder;
   schedule: Schedule;
-  engine: TemplateEngine;
+  /** Renders off the main thread (src/templating/pool/, docs/decisions/0051-render-pool.md). */
+  renderer: PooledRenderer;
   logger: Logger;
   jitterMaxMs: number;
   /** Called with the store id each ExternalSecret uses (dependents index). */
   uses(esKey: string, store: string | undefined): void;
   retry(esKey: string): void;
+  /** Reconciles `esKey` again in `ms`, without counting a failure. */
+  later(esKey: string, ms: number): void;
   forget(esKey: string): void;
 }
 
@@ -111,6 +114,11 @@ export class ExternalSecretReconciler {
       if (!st.ready) throw new Failure('StoreNotReady', `${describeStore(store.obj)} is not ready: ${st.message}`, false);
       return await this.sync(es, store.obj, refresh, requestedAt);
     } catch (err) {
+      if (err instanceof RenderBusy) {
+        // Not rendered at all (the pool holds this namespace to one render): no status, later.
+        this.d.later(key, err.retryAfterMs);
+        return { result: 'skipped', reason: 'RenderBusy' };
+      }
       if (!(err instanceof Failure)) throw err;
       await this.fail(es, err.reason, err.message);
       if (err.retry) this.d.retry(key);
@@ -266,9 +274,13 @@ export class ExternalSecretReconciler {
       const client = await this.d.clients.get(store, ns);
       values = await fetchExternalSecret(fresh ? client.fresh : client.sharedAsOf(requestedAt), {
         name: es.metadata.name!, data: es.spec.data ?? [], dataFrom: es.spec.dataFrom ?? [],
-      }, { transformKeys, ...(policy === 'Retain' ? {} : { onMissing: (entry: string) => missing.push(entry) }) });
+      }, {
+        transformKeys: (name, template, map) => this.d.renderer.transformKeys({ tenant: ns, key: esKey(ns, es.metadata.name!) }, name, template, map),
+        ...(policy === 'Retain' ? {} : { onMissing: (entry: string) => missing.push(entry) }),
+      });
     } catch (err) {
       const cause = rootCause(err);
+      if (cause instanceof RenderBusy) throw cause;
       const code = cause instanceof ProviderError ? cause.code : undefined;
       if (code === 'AuthFailed' || code === 'Forbidden') await this.d.clients.evict(id);
       throw new Failure('SecretSyncedError', (err as Error).message, true);
@@ -283,9 +295,13 @@ export class ExternalSecretReconciler {
     const choice = selectTemplateEngine(es.metadata.name!, es.metadata.annotations, template);
     const sources = await this.templateSources(es);
     try {
-      return { rendered: renderExternalSecretTemplate(this.d.engine, { name: es.metadata.name!, template, choice }, values, { metadata: true, sources }) };
+      return { rendered: await this.d.renderer.render({ tenant: ns, key: esKey(ns, es.metadata.name!) }, { name: es.metadata.name!, template, choice }, values, { metadata: true, sources }) };
     } catch (err) {
-      throw new Failure('TemplateError', (err as Error).message, false);
+      if (err instanceof RenderBusy) throw err;
+      // Out of time: retried with backoff (a loaded machine, or a template that loops);
+      // other template errors are the spec's and wait for it to change.
+      const timedOut = err instanceof RenderFailed && err.timedOut;
+      throw new Failure(timedOut ? 'TemplateTimeout' : 'TemplateError', (err as Error).message, timedOut);
     }
   }
 

@@ -103,7 +103,7 @@ async function fetchFrom(client: SecretsClient, f: ExternalSecretDataFromRemoteR
     throw new RemoteRefError('needs one of extract or find', 'InvalidSpec');
   }
   // As ESO: an explicit rewrite replaces the default key conversion.
-  map = f.rewrite?.length ? applyRewrites(f.rewrite, map, opts.transformKeys) : convertKeys(conversion, map);
+  map = f.rewrite?.length ? await applyRewrites(f.rewrite, map, opts.transformKeys) : convertKeys(conversion, map);
   return decodeMap(decoding, checkKeys(map));
 }
 
