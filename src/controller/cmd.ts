@@ -35,6 +35,9 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
   --lease-name NAME          (default esi-controller-<class>)
   --lease-duration DUR --renew-deadline DUR --retry-period DUR   (default 15s / 10s / 2s)
   --namespace-selector K=V[,K=V]  serve only namespaces with these labels (default: all)
+  --allow-ambient-identity BOOL  let ClusterSecretStores authenticate with the controller's
+                             own environment identity (Azure managed identity, GCP ADC);
+                             never SecretStores (default false, docs/controller.md)
   --listen ADDR --port N     probes and metrics (default 0.0.0.0:8080)
 `;
 
@@ -56,6 +59,7 @@ const OPTIONS = {
   'renew-deadline': { type: 'string', default: '10s' },
   'retry-period': { type: 'string', default: '2s' },
   'namespace-selector': { type: 'string' },
+  'allow-ambient-identity': { type: 'string', default: 'false' },
   listen: { type: 'string', default: '0.0.0.0' },
   port: { type: 'string', default: '8080' },
   help: { type: 'boolean', short: 'h' },
@@ -97,6 +101,7 @@ export async function main(argv: string[]): Promise<number> {
     windowMs: parseGoDuration(v['coalesce-window']!, '--coalesce-window'),
     storeQps: positive('store-qps', v['store-qps']!), storeBurst: positive('store-burst', v['store-burst']!),
     providerTimeoutMs: parseGoDuration(v['provider-timeout']!, '--provider-timeout'),
+    allowAmbientIdentity: bool('allow-ambient-identity', v['allow-ambient-identity']!),
   });
   const elect = bool('leader-elect', v['leader-elect']!);
   let started = false;
@@ -125,7 +130,7 @@ export async function main(argv: string[]): Promise<number> {
         },
       })
     : undefined;
-  logger.info({ classes, identity, leaderElection: elect }, 'esi controller starting');
+  logger.info({ classes, identity, leaderElection: elect, allowAmbientIdentity: bool('allow-ambient-identity', v['allow-ambient-identity']!) }, 'esi controller starting');
   if (leader) leader.start();
   else await run();
   return new Promise((resolve) => {

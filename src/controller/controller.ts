@@ -40,6 +40,8 @@ export interface ControllerOptions {
   namespace: string;
   /** Only namespaces carrying these labels (equality) are served; all when unset. */
   namespaceSelector?: Record<string, string>;
+  /** Lend the controller's environment identity to ClusterSecretStores (--allow-ambient-identity). */
+  allowAmbientIdentity?: boolean;
 }
 
 const metaChanged = (a: KubernetesObject | undefined, b: KubernetesObject): boolean =>
@@ -75,6 +77,7 @@ export class Controller {
     });
     this.clients = new ClientCache({
       rest, logger, windowMs: o.windowMs, storeQps: o.storeQps, storeBurst: o.storeBurst, timeoutMs: o.providerTimeoutMs,
+      allowAmbientIdentity: o.allowAmbientIdentity ?? false,
       onProviderCall: (store) => metrics.providerCalls.inc({ store }),
     });
     this.informers = new Informers(o.kc, rest, {

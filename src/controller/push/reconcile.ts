@@ -60,7 +60,7 @@ export type PushOutcome = { result: 'synced' | 'unchanged' | 'skipped' | 'error'
 const psKey = (ns: string, name: string) => `ps/${ns}/${name}`;
 
 class Refusal extends Error {
-  constructor(readonly problems: string[], readonly retry: boolean) {
+  constructor(readonly problems: string[], readonly retry: boolean, readonly reason: 'Errored' | 'AccessDenied' = 'Errored') {
     super(problems.join('; '));
   }
 }
@@ -96,7 +96,7 @@ export class PushSecretReconciler {
       return { result: 'skipped', reason: 'Deleted' };
     }
     const { spec, problems } = pushSpec(ps);
-    const targets = spec ? resolveStores(ps, this.d.informers, this.d.stores) : undefined;
+    const targets = spec ? resolveStores(ps, this.d.informers, this.d.stores, this.d.clients) : undefined;
     // Another controller's PushSecret (its deletion included), or a store not cached yet.
     const whose = targets ? await concern(ps, targets, this.recorded(ps), this.d) : 'mine';
     if (whose === 'other') {
@@ -111,14 +111,15 @@ export class PushSecretReconciler {
     try {
       if (!spec || !targets) throw new Refusal(problems, false);
       await this.ensureFinalizer(ps, spec);
+      if (targets.denied.length) throw new Refusal([...targets.denied, ...targets.problems], false, 'AccessDenied');
       return await this.sync(ps, spec, targets.stores, targets.problems);
     } catch (err) {
       if (!(err instanceof Refusal)) throw err;
-      await writePushStatus(this.d.rest, ps, { ready: 'False', reason: 'Errored', message: `nothing pushed: ${err.message}`, synced: this.recorded(ps), wrote: false });
-      this.d.events.emit(regarding(ps), 'Warning', 'Errored', `nothing pushed: ${err.message}`);
+      await writePushStatus(this.d.rest, ps, { ready: 'False', reason: err.reason, message: `nothing pushed: ${err.message}`, synced: this.recorded(ps), wrote: false });
+      this.d.events.emit(regarding(ps), 'Warning', err.reason, `nothing pushed: ${err.message}`);
       if (spec) this.scheduleNext(ps, spec);
       if (err.retry) this.d.retry(key);
-      return { result: 'error', reason: 'Errored' };
+      return { result: 'error', reason: err.reason };
     }
   }
 
