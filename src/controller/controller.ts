@@ -16,6 +16,7 @@ import { Informers, slim, type Kind } from './informers.js';
 import { EXTERNAL_SECRET_ANNOTATION } from './labels.js';
 import type { ControllerMetrics } from './metrics.js';
 import { WorkQueue } from './queue.js';
+import { PushRecords } from './push/record.js';
 import { PushSecretReconciler } from './push/reconcile.js';
 import { pushSecretChanged } from './push/spec.js';
 import { ExternalSecretReconciler } from './reconcile-es.js';
@@ -97,6 +98,7 @@ export class Controller {
     this.push = new PushSecretReconciler({
       informers: this.informers, stores: this.stores, clients: this.clients, rest, events, schedule: this.schedule,
       engine: new TemplateEngine(), logger, jitterMaxMs: o.windowMs / 2,
+      records: new PushRecords(rest, o.namespace, o.classes[0] ?? '', logger),
       metrics: {
         push: (result) => (result === 'equal' ? metrics.pushSkippedEqual.inc() : metrics.pushes.inc({ result })),
         deleted: (result) => metrics.pushDeletes.inc({ result }),
