@@ -9,7 +9,6 @@
 // finalizer and say why, not be finalized with its entry left behind.
 import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import t from 'tap';
-import { generateDevPki } from '../../examples/grpc-plugin/dev-certs.js';
 import { startPluginServer } from '../../examples/grpc-plugin/server.js';
 import type { PushSecret } from '../../src/api/types.js';
 import { GROUP, controllerEnv, create, startController, until, type RunningController } from '../controller/fixture.js';
@@ -18,11 +17,13 @@ import { createNamespace, serviceAccountToken } from '../helpers/kube.js';
 import { createTenant, type Tenant } from '../helpers/tenant.js';
 
 const VICTIM = 'victim-value-3f0c2a';
+const root = t;
 const env = await controllerEnv(t);
 const victim = await createTenant(env.kc, 'push-victim', t);
 const attacker = await createTenant(env.kc, 'push-attacker', t);
-const pki = await generateDevPki(['127.0.0.1', 'localhost'], 'esi-controller');
-const plugin = await startPluginServer({ tls: { cert: pki.server.cert, key: pki.server.key } });
+// Plaintext: the platform's store needs no per-namespace credential, so one client serves
+// every namespace a ClusterSecretStore admits (the case where a tenant could act for another).
+const plugin = await startPluginServer();
 t.teardown(() => plugin.stop());
 const remote = (key: string) => plugin.store.get(key, '').then((b) => Buffer.from(b).toString('utf8'), () => undefined);
 
@@ -30,6 +31,16 @@ const V1A1 = 'v1alpha1';
 const ps = (tn: Tenant, name: string) => tn.custom.getNamespacedCustomObject({ group: GROUP, version: V1A1, namespace: tn.namespace, plural: 'pushsecrets', name })
   .then((o) => o as PushSecret, () => undefined);
 const readyOf = (p: PushSecret | undefined) => p?.status?.conditions?.find((c) => c.type === 'Ready');
+
+/** Waits for the PushSecret's Ready status; the timeout names the last condition. */
+async function pushed(tn: Tenant, name: string): Promise<void> {
+  let last = '';
+  await until(`PushSecret ${name} Ready=True`, async () => {
+    const c = readyOf(await ps(tn, name));
+    last = JSON.stringify(c);
+    return c?.status === 'True';
+  }).catch((err: Error) => Promise.reject(new Error(`${err.message}; last: ${last}`)));
+}
 
 async function push(tn: Tenant, name: string, spec: object, meta: object = {}): Promise<void> {
   await tn.custom.createNamespacedCustomObject({
@@ -50,12 +61,9 @@ const entry = (remoteKey: string) => ({ match: { secretKey: 'password', remoteRe
 const args = ['--controller-class', env.cls, '--claim-unclassed=false', '--leader-elect=false', '--coalesce-window', '2s'];
 const shared = `${env.cls}-shared`;
 const closed = `${env.cls}-closed`;
-for (const tn of [victim, attacker]) {
-  await tn.core.createNamespacedSecret({ namespace: tn.namespace, body: { metadata: { name: 'plugin-tls' }, stringData: { 'ca.crt': pki.ca.cert } } });
-}
 await victim.core.createNamespacedSecret({ namespace: victim.namespace, body: { metadata: { name: 'db' }, stringData: { password: VICTIM } } });
 await attacker.core.createNamespacedSecret({ namespace: attacker.namespace, body: { metadata: { name: 'db' }, stringData: { password: 'attacker-value' } } });
-const grpc = { grpc: { url: `https://127.0.0.1:${plugin.port}`, tlsSecretRef: { name: 'plugin-tls' } } };
+const grpc = { grpc: { url: `http://127.0.0.1:${plugin.port}` } };
 await create(env, undefined, 'clustersecretstores', { kind: 'ClusterSecretStore', metadata: { name: shared }, spec: { controller: env.cls, provider: grpc } });
 await create(env, undefined, 'clustersecretstores', {
   kind: 'ClusterSecretStore', metadata: { name: closed }, spec: { controller: env.cls, provider: grpc, conditions: [{ namespaces: [victim.namespace] }] },
@@ -66,8 +74,13 @@ t.test('a forged status makes the controller neither overwrite nor delete anothe
   const css = (name: string) => [{ name, kind: 'ClusterSecretStore' }];
   await push(victim, 'mine', { secretStoreRefs: css(shared), selector: { secret: { name: 'db' } }, data: [entry('victim-one'), entry('victim-two')] });
   await push(victim, 'mine-closed', { secretStoreRefs: css(closed), selector: { secret: { name: 'db' } }, data: [entry('victim-closed')] });
-  await until('the victim\'s entries', async () => readyOf(await ps(victim, 'mine'))?.status === 'True' && readyOf(await ps(victim, 'mine-closed'))?.status === 'True');
+  await pushed(victim, 'mine');
+  await pushed(victim, 'mine-closed');
   for (const k of ['victim-one', 'victim-two', 'victim-closed']) t.equal(await remote(k), VICTIM, `${k} pushed by the victim`);
+  // The victim's PushSecrets go (deletionPolicy None: the entries stay, the victim's data);
+  // otherwise the victim's own refresh would push a deleted entry back and hide the deletion.
+  for (const name of ['mine', 'mine-closed']) await victim.custom.deleteNamespacedCustomObject({ group: GROUP, version: V1A1, namespace: victim.namespace, plural: 'pushsecrets', name });
+  await until('the victim\'s PushSecrets gone', async () => !(await ps(victim, 'mine')) && !(await ps(victim, 'mine-closed')));
 
   // The attacker: an overwrite the controller refuses, a PushSecret of its own, and one
   // for a store whose conditions do not even admit its namespace (with the finalizer set by itself).
@@ -86,7 +99,7 @@ t.test('a forged status makes the controller neither overwrite nor delete anothe
   await forge(attacker, 'final', { [`ClusterSecretStore/${closed}`]: { 'victim-closed': 'password' } });
   t.ok((await ps(attacker, 'own'))?.status?.syncedPushSecrets?.[`ClusterSecretStore/${shared}`]?.['victim-two'], 'the tenant could write the forged status');
   await attacker.custom.deleteNamespacedCustomObject({ group: GROUP, version: V1A1, namespace: attacker.namespace, plural: 'pushsecrets', name: 'final' });
-  ctl = await startController(env.cp.kubeconfigPath, args, t);
+  ctl = await startController(env.cp.kubeconfigPath, args, root); // it serves the next test too
 
   await until('the deleted PushSecret finalized', async () => !(await ps(attacker, 'final')), 60_000);
   t.equal(await remote('victim-closed'), VICTIM, 'deletion: the entry in a store the attacker may not even use is still there');
@@ -120,7 +133,7 @@ t.test('a store credential that is gone is not "entry already deleted"', async (
   });
   await tn.custom.createNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: tn.namespace, plural: 'secretstores', body: store('remote-token') });
   await push(tn, 'careless', { secretStoreRefs: [{ name: 'kube' }], deletionPolicy: 'Delete', selector: { secret: { name: 'db' } }, data: [{ match: { secretKey: 'password', remoteRef: { remoteKey: 'careless', property: 'pw' } } }] });
-  await until('pushed', async () => readyOf(await ps(tn, 'careless'))?.status === 'True');
+  await pushed(tn, 'careless');
   t.same(await remoteData(env, target, 'careless'), { pw: 'attacker-value' });
 
   // The store now names a credential Secret that does not exist; then the PushSecret goes.

@@ -135,7 +135,7 @@ export class PushSecretReconciler {
     const policy = spec?.deletionPolicy ?? ps.spec.deletionPolicy ?? 'None';
     const left = policy === 'Delete' ? await cleanup(this.cleanupDeps(), ps, recorded) : { synced: {}, failures: [] };
     if (left.failures.length) {
-      await this.d.records.save(ps, left.synced);
+      await this.record(ps, left.synced, left.failures);
       await writePushStatus(this.d.rest, ps, { ready: 'False', reason: 'Errored', message: `deleting: ${left.failures.join('; ')}`, synced: left.synced, wrote: false }).catch(() => undefined);
       this.d.retry(key);
       return { result: 'error', reason: 'DeleteFailed' };
@@ -292,7 +292,7 @@ export class PushSecretReconciler {
       Object.assign(synced, left.synced);
       failures.push(...left.failures);
     }
-    await this.d.records.save(ps, synced);
+    await this.record(ps, synced, failures);
     const n = countEntries(synced);
     const ok = !failures.length;
     const outcome: Outcome = ok
@@ -313,7 +313,7 @@ export class PushSecretReconciler {
     const had = countEntries(recorded);
     if (!had) throw new Refusal([`${secret} not found; create it or fix spec.selector.secret.name`], true);
     const left = spec.deletionPolicy === 'Delete' ? await cleanup(this.cleanupDeps(), ps, recorded) : { synced: recorded, failures: [] };
-    await this.d.records.save(ps, left.synced);
+    await this.record(ps, left.synced, left.failures);
     const done = spec.deletionPolicy === 'Delete' ? `removed the ${had - countEntries(left.synced)} remote entries it had pushed (deletionPolicy Delete)` : `kept the ${had} remote entries it had pushed (deletionPolicy None)`;
     const message = `${secret} was deleted; ${done}${left.failures.length ? `; ${left.failures.join('; ')}` : ''}`;
     await writePushStatus(this.d.rest, ps, { ready: 'False', reason: 'SourceDeleted', message, synced: left.synced, wrote: false });
@@ -321,6 +321,16 @@ export class PushSecretReconciler {
     this.scheduleNext(ps, spec);
     if (left.failures.length) this.d.retry(key);
     return { result: 'error', reason: 'SourceDeleted' };
+  }
+
+  /** Records what `ps` wrote; a failure to keep the record is one more failure (retried:
+   *  the record is held in memory and written by the next reconcile). */
+  private async record(ps: PushSecret, synced: Synced, failures: string[]): Promise<void> {
+    try {
+      await this.d.records.save(ps, synced);
+    } catch (err) {
+      failures.push(`the controller cannot keep its record of what was pushed (${(err as Error).message})`);
+    }
   }
 
   /** A per-store failure: Event naming store, entry and cause; the message for status. */
