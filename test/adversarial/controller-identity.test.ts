@@ -11,7 +11,7 @@ import { ClientSecretCredential } from '@azure/identity';
 import { SecretClient } from '@azure/keyvault-secrets';
 import { randomBytes, randomUUID } from 'node:crypto';
 import t, { type Test } from 'tap';
-import { GROUP, controllerEnv, create, getSecret, ready, startController } from '../controller/fixture.js';
+import { GROUP, controllerEnv, create, getSecret, ready, startController, until } from '../controller/fixture.js';
 import { createTenant, type Tenant } from '../helpers/tenant.js';
 import { startGcpsmEmulator } from '../platform/backends/gcpsm-emulator.js';
 import { startKeyVault } from '../platform/backends/lowkey-vault.js';
@@ -107,8 +107,12 @@ t.test("a tenant's SecretStore is not read with the controller's identity", asyn
   await tenantCreate(tenant, 'secretstores', { kind: 'SecretStore', metadata: { name: 'az-mi-2' }, spec: { controller: lenient, provider: azure } });
   await tenantCreate(tenant, 'externalsecrets', es('steal-az-2', 'az-mi-2', `${run}-platform`));
   await refused(t, 'steal-az-2', /spec\.provider\.azurekv\.authType/);
-  const store = (await tenant.custom.getNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: ns, plural: 'secretstores', name: 'az-mi' })) as { status?: { conditions?: { status: string; reason: string }[] } };
-  t.match(store.status?.conditions?.find((c) => c.reason), { status: 'False', reason: 'InvalidStoreConfiguration' }, 'the store says it is refused');
+  type Store = { status?: { conditions?: { type: string; status: string; reason: string; message: string }[] } };
+  const store = await until('the store\'s Ready condition', async () => {
+    const s = (await tenant.custom.getNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: ns, plural: 'secretstores', name: 'az-mi' })) as Store;
+    return s.status?.conditions?.find((c) => c.type === 'Ready');
+  });
+  t.match(store, { status: 'False', reason: 'InvalidStoreConfiguration', message: /--allow-ambient-identity/ }, 'the store says it is refused');
   t.same(imdsRequests(), [], 'IMDS was never asked for the controller\'s token');
 });
 

@@ -112,6 +112,10 @@ t.test('a forged status makes the controller neither overwrite nor delete anothe
   t.match(readyOf(await ps(attacker, 'overwrite')), { status: 'False', message: /not written by this PushSecret/ }, 'the overwrite is still refused');
   t.notOk(listed(await ps(attacker, 'own'), 'victim-two'), 'status repeats what the controller recorded, not the forgery');
   t.equal(await remote('attacker-own'), 'attacker-value', "the attacker's own entry is untouched");
+  // The record outlived the restart: deleting the PushSecret still removes what it wrote.
+  await attacker.custom.deleteNamespacedCustomObject({ group: GROUP, version: V1A1, namespace: attacker.namespace, plural: 'pushsecrets', name: 'own' });
+  await until('its own entry removed with it', async () => !(await ps(attacker, 'own')) && (await remote('attacker-own')) === undefined);
+  t.equal(await remote('victim-two'), VICTIM, 'and only that');
 });
 
 t.test('a store credential that is gone is not "entry already deleted"', async (t) => {
