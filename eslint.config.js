@@ -24,6 +24,13 @@ const EXTERNALSECRET = {
   message: 'src/providers is below src/externalsecret: move the shared piece into src/providers.',
 };
 
+const KUBE_PATH_MESSAGE = 'build Kubernetes REST paths with resourcePath() from src/kube/paths.ts (validated, encoded names), never by concatenation';
+const KUBE_PATH = '/^\\/apis?\\/|(^|\\/)namespaces\\//';
+const KUBE_PATH_LITERALS = [
+  { selector: `Literal[value=${KUBE_PATH}]`, message: KUBE_PATH_MESSAGE },
+  { selector: `TemplateElement[value.raw=${KUBE_PATH}]`, message: KUBE_PATH_MESSAGE },
+];
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.esi-run/**', 'coverage/**', '.tap/**'] },
   js.configs.recommended,
@@ -48,6 +55,16 @@ export default tseslint.config(
     // src/ is the library both binaries share: it never imports the webhook or the agent.
     files: ['src/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [UPPER_LAYERS] }] },
+  },
+  {
+    // Kubernetes REST paths are built by src/kube/paths.ts only, from validated names: a
+    // tenant's name concatenated into a URL once climbed out of its namespace with `..`
+    // (SECURITY.md, "The controller"). Test code may spell paths out.
+    files: ['src/**/*.ts', 'webhook/**/*.ts', 'injector/**/*.ts', 'certs/**/*.ts'],
+    ignores: ['src/kube/paths.ts'],
+    rules: {
+      'no-restricted-syntax': ['error', ...KUBE_PATH_LITERALS],
+    },
   },
   {
     // Providers and the ExternalSecret layer serve several consumers (agent, reconciler,

@@ -5,6 +5,7 @@ import type { InjectionMode, OnChange } from '../src/agent-config.js';
 import { onChangeUrlProblem } from '../src/agent-config-check.js';
 import { MAX_REFRESH_SECONDS, SIGNALS } from '../src/agent-config-limits.js';
 import { parseDuration, parseQuantity } from './values.js';
+import { isValidName, type NameRule } from '../src/kube/names.js';
 
 export const PREFIX = 'esi.dev/';
 export const INJECT_LABEL = 'esi.dev/inject';
@@ -42,20 +43,18 @@ export interface AnnotationSpec<K extends Field = Field> {
   parse: (raw: string) => InjectionRequest[K];
 }
 
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 export const FILE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,252}$/;
 const MODES: InjectionMode[] = ['native-sidecar', 'init-only', 'sidecar'];
 
 /** At most this many names in a list annotation (bounded resolution work). */
 const MAX_LIST = 64;
 
-function list(raw: string, what: string, re: RegExp): string[] {
+function list(raw: string, what: string, rule: NameRule): string[] {
   const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
   if (items.length === 0) throw new Error(`must list at least one ${what}`);
   if (items.length > MAX_LIST) throw new Error(`lists ${items.length} names; at most ${MAX_LIST}`);
   for (const item of items) {
-    if (!re.test(item)) throw new Error(`${JSON.stringify(item.slice(0, 64))} is not a valid ${what} name (lowercase letters, digits, "-")`);
+    if (!isValidName(item, rule)) throw new Error(`${JSON.stringify(item.slice(0, 64))} is not a valid ${what} name (lowercase letters, digits, "-")`);
   }
   if (new Set(items).size !== items.length) throw new Error(`lists the same ${what} twice`);
   return items;
@@ -109,7 +108,7 @@ export const ANNOTATIONS = [
   spec({
     name: 'esi.dev/secrets', field: 'secrets', type: 'list of names', default: undefined,
     description: 'Comma-separated ExternalSecret names in the pod\'s namespace. Each is mounted as a directory `<mount-path>/<name>/` with one file per key, like a Secret volume.',
-    parse: (raw) => list(raw, 'ExternalSecret', DNS_SUBDOMAIN),
+    parse: (raw) => list(raw, 'ExternalSecret', 'subdomain'),
   }),
   spec({
     name: 'esi.dev/mode', field: 'mode', type: 'enum', default: 'native-sidecar',
@@ -127,7 +126,7 @@ export const ANNOTATIONS = [
   spec({
     name: 'esi.dev/containers', field: 'containers', type: 'list of names', default: undefined,
     description: 'Comma-separated names of the containers (or init containers) that get the volume. Default: every container of `spec.containers`.',
-    parse: (raw) => list(raw, 'container', DNS_LABEL),
+    parse: (raw) => list(raw, 'container', 'label'),
   }),
   spec({
     name: 'esi.dev/refresh-interval', field: 'refreshSeconds', type: 'duration', default: '1h',

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { AGENT_CONFIG_ENV, AGENT_CONFIG_VERSION, type AgentConfig, type AgentStore, type InjectionMode } from '../src/agent-config.js';
 import { INJECTED_ANNOTATION, type InjectionRequest } from './annotations.js';
 import type { Resolved, ResolvedStore } from './resolve.js';
+import { isDnsSubdomain } from '../src/kube/names.js';
 
 export const AGENT_CONTAINER = 'esi-agent';
 export const AGENT_INIT_CONTAINER = 'esi-agent-init';
@@ -45,9 +46,8 @@ export const AGENT_INTERNAL_DIR = '/var/run/esi';
 
 const overlaps = (a: string, b: string) => a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
 
-/** A Secret or ConfigMap name (DNS subdomain) and a data key usable as a projected
- *  item path: what the apiserver itself would demand of the volumes we add. */
-const OBJECT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+/** A data key usable as a projected item path (names: src/kube/names.ts): what the
+ *  apiserver itself would demand of the volumes we add. */
 const DATA_KEY = /^[-._a-zA-Z0-9]+$/;
 
 /** Credential references the agent's volumes would be built from, checked before use. */
@@ -56,7 +56,7 @@ export function checkCredentials(resolved: Resolved): string[] {
   for (const store of resolved.stores.values()) {
     const what = `${store.kind} "${store.name}"`;
     for (const c of store.credentials) {
-      if (typeof c.name !== 'string' || c.name.length > 253 || !OBJECT_NAME.test(c.name)) {
+      if (!isDnsSubdomain(c.name)) {
         problems.push(`${what}: ${c.path} references ${c.kind} ${JSON.stringify(String(c.name).slice(0, 64))}, which is not a valid ${c.kind} name`);
       }
       if (c.key !== undefined && (typeof c.key !== 'string' || c.key.length > 253 || !DATA_KEY.test(c.key) || c.key.startsWith('..') || c.key === '.')) {

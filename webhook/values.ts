@@ -1,20 +1,10 @@
 // Parsers for the value types annotations use: Go-style durations and Kubernetes
 // resource quantities. Errors say what a valid value looks like.
+import { parseGoDuration } from '../src/duration.js';
 
-const DURATION_UNITS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600 };
-
-/** `1h30m`, `45s`, `500ms` → seconds. */
+/** `1h30m`, `45s`, `500ms` → seconds (the one Go-duration parser: src/duration.ts). */
 export function parseDuration(raw: string): number {
-  const value = raw.trim();
-  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/gy;
-  let total = 0;
-  let matched = 0;
-  for (let m = re.exec(value); m; m = re.exec(value)) {
-    total += Number(m[1]) * DURATION_UNITS[m[2]!]!;
-    matched = re.lastIndex;
-  }
-  if (!value || matched !== value.length) throw new Error('must be a duration such as 30s, 5m or 1h30m');
-  return total;
+  return parseGoDuration(raw) / 1000;
 }
 
 const BINARY: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60 };

@@ -15,6 +15,9 @@ import { loadProvider, providerNameOf } from '../providers/registry.js';
 import { ProviderError, type Provider, type ProviderContext, type SecretKeySelector, type SecretsClient } from '../providers/types.js';
 import { controllerIdentityProblem, namespaceScoped, referencedObjects } from '../stores/access.js';
 import { TokenBucket } from './queue.js';
+import { nameProblem } from '../kube/names.js';
+import { CONFIG_MAPS, resourcePath, SECRETS, SERVICE_ACCOUNTS } from '../kube/paths.js';
+import { storeId } from '../stores/id.js';
 
 export interface StoreClient {
   /** Coalesced and rate limited: what reconciles read through. */
@@ -48,9 +51,7 @@ export interface ClientCacheOptions {
   loadProvider?: (name: string) => Promise<Provider>;
 }
 
-export function storeId(store: AnySecretStore): string {
-  return store.kind === 'ClusterSecretStore' ? `ClusterSecretStore/${store.metadata.name}` : `SecretStore/${store.metadata.namespace}/${store.metadata.name}`;
-}
+export { storeId } from '../stores/id.js';
 
 const b64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
 
@@ -165,10 +166,11 @@ export class ClientCache {
     };
     const read = async (kind: 'Secret' | 'ConfigMap', ref: SecretKeySelector): Promise<Uint8Array> => {
       const ns = check(kind, ref);
-      const plural = kind === 'Secret' ? 'secrets' : 'configmaps';
+      const bad = nameProblem(ref.name, 'subdomain');
+      if (bad) throw new ProviderError('InvalidSpec', id, `the ${kind} name of a credential reference ${bad}`);
       let obj: { data?: Record<string, string>; binaryData?: Record<string, string> };
       try {
-        obj = await rest.get(`/api/v1/namespaces/${ns}/${plural}/${encodeURIComponent(ref.name)}`);
+        obj = await rest.get(resourcePath(kind === 'Secret' ? SECRETS : CONFIG_MAPS, { namespace: ns, name: ref.name }));
       } catch (err) {
         // Never NotFound: that code means "the remote entry is gone" (push/remote.ts deleteEntry,
         // reconcile-es.ts remoteGone), and a missing credential proves nothing about the store.
@@ -211,7 +213,7 @@ export class ClientCache {
         const audiences = audience ? [audience] : sa.audiences ?? [];
         try {
           const res = await rest.create<{ status: { token: string } }>(
-            `/api/v1/namespaces/${ns}/serviceaccounts/${encodeURIComponent(sa.name)}/token`,
+            resourcePath(SERVICE_ACCOUNTS, { namespace: ns, name: sa.name, subresource: 'token' }),
             { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { audiences, expirationSeconds: 3600 } },
           );
           return res.status.token;

@@ -7,7 +7,7 @@ import { bool, loadKubeConfig, ownNamespace, positive } from '../cli/flags.js';
 import { KubeRest } from '../kube/rest.js';
 import { createLogger } from '../log.js';
 import { Controller } from './controller.js';
-import { parseGoDuration } from './duration.js';
+import { parseGoDuration } from '../duration.js';
 import { LeaderElector } from './leader.js';
 import { controllerMetrics, resourceOf } from './metrics.js';
 import { TokenBucket } from './queue.js';

@@ -23,6 +23,7 @@ import { ExternalSecretReconciler } from './reconcile-es.js';
 import { Schedule } from './schedule.js';
 import { editedByHand } from './secret.js';
 import { StoreReconciler } from './stores.js';
+import { storeIdOf } from '../stores/id.js';
 
 export interface ControllerOptions {
   kc: KubeConfig;
@@ -214,7 +215,7 @@ export class Controller {
     }
     if (kind !== 'css' && !this.inScope(a)) return;
     // With a namespace selector a ClusterSecretStore is validated only for its users.
-    if (kind === 'css' && this.o.namespaceSelector && !this.dependents.get(`ClusterSecretStore/${a}`)?.size) return;
+    if (kind === 'css' && this.o.namespaceSelector && !this.dependents.get(storeIdOf('ClusterSecretStore', a))?.size) return;
     if (kind === 'es') {
       const end = this.o.metrics.syncDuration.startTimer();
       try {
@@ -233,10 +234,13 @@ export class Controller {
       return;
     }
     const store: AnySecretStore | undefined = kind === 'css' ? this.informers.clusterSecretStore(a) : this.informers.secretStore(a, b!);
-    const id = kind === 'css' ? `ClusterSecretStore/${a}` : `SecretStore/${a}/${b}`;
+    const id = kind === 'css' ? storeIdOf('ClusterSecretStore', a) : storeIdOf('SecretStore', b!, a);
     if (!store || !this.stores.served(store)) {
       await this.stores.forget(id);
       this.queue.forget(key);
+      // One series per store lives as long as the store (a tenant creating and deleting
+      // stores must not grow /metrics without bound).
+      this.o.metrics.providerCalls.remove({ store: id });
       return;
     }
     const st = await this.stores.revalidate(store);

@@ -12,6 +12,7 @@
 import type { Logger } from 'pino';
 import type { KubeRest } from '../kube/rest.js';
 import { TokenBucket } from './queue.js';
+import { EVENTS, resourcePath } from '../kube/paths.js';
 
 export interface Regarding {
   apiVersion: string;
@@ -74,7 +75,7 @@ export class EventRecorder {
       firstTimestamp: now, lastTimestamp: now, count: 1, reportingComponent: this.o.component,
     };
     if (this.pending.length >= (this.o.queue ?? EVENT_QUEUE)) this.dropOne();
-    this.pending.push({ type, path: `/api/v1/namespaces/${ns}/events`, body, id, what });
+    this.pending.push({ type, path: resourcePath(EVENTS, { namespace: ns }), body, id, what });
     if (!this.draining) void this.drain();
   }
 

@@ -5,10 +5,13 @@
 // failure mode to avoid.
 import type { KubeConfig, KubernetesObject, V1Namespace, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { API_GROUP, API_VERSION_V1ALPHA1, type ClusterExternalSecret, type ClusterPushSecret, type ClusterSecretStore, type ExternalSecret, type PushSecret, type SecretStore } from '../api/types.js';
+import { type ClusterExternalSecret, type ClusterPushSecret, type ClusterSecretStore, type ExternalSecret, type PushSecret, type SecretStore } from '../api/types.js';
 import { RestartableInformer } from '../kube/informer.js';
+import { pagedList, trimObject } from '../kube/list.js';
+import { CLUSTER_EXTERNAL_SECRETS, CLUSTER_PUSH_SECRETS, CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, NAMESPACES, PUSH_SECRETS, resourcePath, SECRET_STORES, SECRETS, type Resource } from '../kube/paths.js';
 import type { KubeRest } from '../kube/rest.js';
-import { MANAGED_LABEL } from './labels.js';
+import { DATA_HASH_ANNOTATION, EXTERNAL_SECRET_ANNOTATION, MANAGED_LABEL } from './labels.js';
+import { editedByHand } from './secret.js';
 
 export type Kind = 'externalsecrets' | 'secretstores' | 'clustersecretstores' | 'namespaces' | 'secrets' | 'pushsecrets'
   | 'clusterexternalsecrets' | 'clusterpushsecrets';
@@ -28,40 +31,33 @@ interface Watched {
 
 const objKey = (o: KubernetesObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 
-/** Objects per page of the initial LIST: 10 000 ExternalSecrets never arrive as one response. */
-export const LIST_PAGE = 500;
 
-const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+/** Secrets in the cache whose data was dropped: not as the controller wrote them. */
+const unverified = new WeakSet<object>();
 
-/** Drops what the reconciler never reads from a cached object: managedFields, and kubectl's
- *  copy of the whole applied manifest (status.ts already ignores it) except on Secrets, which
- *  are written back whole (Merge) and must keep it. Returns `obj`. */
+/** Whether a Secret carrying the managed label is one the controller wrote and nobody changed
+ *  since: it names its ExternalSecret and its content matches ESI's data hash. Anyone who may
+ *  write Secrets can put the label on any Secret; only these keep their data in the cache, so
+ *  the cache holds what the controller wrote, not whatever a tenant labels (SECURITY.md, "The
+ *  controller"). The others are looked up through the API when a reconcile needs them. */
+function asWritten(s: V1Secret): boolean {
+  const a = s.metadata?.annotations ?? {};
+  return !!a[EXTERNAL_SECRET_ANNOTATION] && !!a[DATA_HASH_ANNOTATION] && !editedByHand(s);
+}
+
+/** Drops what the reconciler never reads from a cached object: managedFields, kubectl's copy
+ *  of the whole applied manifest (status.ts already ignores it) except on Secrets, which are
+ *  written back whole (Merge) and must keep it, and the data of Secrets not as the controller
+ *  wrote them. Returns `obj`. */
 export function slim<T extends KubernetesObject>(kind: Kind, obj: T): T {
-  const meta = obj.metadata;
-  if (meta?.managedFields) delete meta.managedFields;
-  if (kind !== 'secrets' && meta?.annotations?.[LAST_APPLIED] !== undefined) delete meta.annotations[LAST_APPLIED];
+  const mine = kind !== 'secrets' || asWritten(obj as V1Secret);
+  trimObject(obj, { keepLastApplied: kind === 'secrets' && mine });
+  if (!mine) {
+    delete (obj as V1Secret).data;
+    delete (obj as V1Secret).stringData;
+    unverified.add(obj);
+  }
   return obj;
-}
-
-interface ListPage {
-  metadata?: { resourceVersion?: string; continue?: string };
-  items?: KubernetesObject[];
-}
-
-/** The LIST an informer starts from, in pages of LIST_PAGE, each slimmed as it arrives; the
- *  pages share one snapshot, whose resourceVersion the watch starts from. */
-async function pagedList(rest: KubeRest, kind: Kind, path: string): Promise<ListPage> {
-  const items: KubernetesObject[] = [];
-  const sep = path.includes('?') ? '&' : '?';
-  let page: ListPage;
-  let token: string | undefined;
-  do {
-    const query = `limit=${LIST_PAGE}${token ? `&continue=${encodeURIComponent(token)}` : ''}`;
-    page = await rest.get<ListPage>(`${path}${sep}${query}`);
-    for (const o of page.items ?? []) items.push(slim(kind, o));
-    token = page.metadata?.continue || undefined;
-  } while (token);
-  return { metadata: { resourceVersion: page.metadata?.resourceVersion }, items };
 }
 
 export class Informers {
@@ -69,19 +65,17 @@ export class Informers {
 
   constructor(private readonly kc: KubeConfig, rest: KubeRest, private readonly handlers: Handlers, private readonly logger: Logger) {
     const selector = `${MANAGED_LABEL}=true`;
-    const list = (kind: Kind, path: string) => () => pagedList(rest, kind, path) as never;
-    const crd = (plural: string) => `/apis/${API_GROUP}/v1/${plural}`;
-    this.add('externalsecrets', crd('externalsecrets'), list('externalsecrets', crd('externalsecrets')));
-    this.add('secretstores', crd('secretstores'), list('secretstores', crd('secretstores')));
-    this.add('clustersecretstores', crd('clustersecretstores'), list('clustersecretstores', crd('clustersecretstores')));
-    this.add('namespaces', '/api/v1/namespaces', list('namespaces', '/api/v1/namespaces'));
-    const push = `/apis/${API_GROUP}/${API_VERSION_V1ALPHA1}/pushsecrets`;
-    this.add('pushsecrets', push, list('pushsecrets', push));
-    this.add('secrets', '/api/v1/secrets', list('secrets', `/api/v1/secrets?labelSelector=${encodeURIComponent(selector)}`), selector);
+    const list = (kind: Kind, path: string) => () => pagedList(rest, path, (o) => slim(kind, o)) as never;
+    const all = (kind: Kind, r: Resource) => this.add(kind, resourcePath(r), list(kind, resourcePath(r)));
+    all('externalsecrets', EXTERNAL_SECRETS);
+    all('secretstores', SECRET_STORES);
+    all('clustersecretstores', CLUSTER_SECRET_STORES);
+    all('namespaces', NAMESPACES);
+    all('pushsecrets', PUSH_SECRETS);
+    this.add('secrets', resourcePath(SECRETS), list('secrets', resourcePath(SECRETS, { query: { labelSelector: selector } })), selector);
     // The cluster kinds that provision ExternalSecrets / PushSecrets (src/controller/cluster/).
-    this.add('clusterexternalsecrets', crd('clusterexternalsecrets'), list('clusterexternalsecrets', crd('clusterexternalsecrets')));
-    const cps = `/apis/${API_GROUP}/${API_VERSION_V1ALPHA1}/clusterpushsecrets`;
-    this.add('clusterpushsecrets', cps, list('clusterpushsecrets', cps));
+    all('clusterexternalsecrets', CLUSTER_EXTERNAL_SECRETS);
+    all('clusterpushsecrets', CLUSTER_PUSH_SECRETS);
   }
 
   /** Restarts of failed watches, summed over the caches. */
@@ -174,7 +168,10 @@ export class Informers {
   namespace(name: string): V1Namespace | undefined {
     return this.get<V1Namespace>('namespaces', name);
   }
+  /** A managed Secret as the controller wrote it; undefined when absent or when the cache
+   *  holds only its metadata (see asWritten): the caller then reads it from the API. */
   secret(ns: string, name: string): V1Secret | undefined {
-    return this.get<V1Secret>('secrets', name, ns);
+    const s = this.get<V1Secret>('secrets', name, ns);
+    return s && !unverified.has(s) ? s : undefined;
   }
 }

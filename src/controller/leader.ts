@@ -7,6 +7,7 @@
 // the standby takes over at once.
 import type { Logger } from 'pino';
 import { isKubeStatus, type KubeRest } from '../kube/rest.js';
+import { LEASES, resourcePath } from '../kube/paths.js';
 
 export interface LeaderOptions {
   rest: KubeRest;
@@ -49,7 +50,11 @@ export class LeaderElector {
   }
 
   private get path(): string {
-    return `/apis/coordination.k8s.io/v1/namespaces/${this.o.namespace}/leases`;
+    return resourcePath(LEASES, { namespace: this.o.namespace });
+  }
+
+  private get leasePath(): string {
+    return resourcePath(LEASES, { namespace: this.o.namespace, name: this.o.name });
   }
 
   start(): void {
@@ -87,7 +92,7 @@ export class LeaderElector {
   private async tryAcquireOrRenew(): Promise<void> {
     let lease: Lease | undefined;
     try {
-      lease = await this.o.rest.get<Lease>(`${this.path}/${this.o.name}`);
+      lease = await this.o.rest.get<Lease>(this.leasePath);
     } catch (err) {
       if (!isKubeStatus(err, 404)) throw err;
     }
@@ -101,7 +106,7 @@ export class LeaderElector {
     const expired = Date.now() - this.observed.at > (lease.spec.leaseDurationSeconds ?? 0) * 1000;
     if (holder && holder !== this.o.identity && !expired) return;
     const body = { ...lease, spec: this.spec(lease.spec) };
-    await this.o.rest.replace(`${this.path}/${this.o.name}`, body);
+    await this.o.rest.replace(this.leasePath, body);
     this.observed = { record: JSON.stringify(body.spec), at: Date.now() };
     if (holder !== this.o.identity) {
       this.o.logger.info({ lease: this.o.name, previous: holder || undefined }, 'lease acquired');
@@ -124,9 +129,9 @@ export class LeaderElector {
     if (!this.leading) return;
     this.leading = false;
     try {
-      const lease = await this.o.rest.get<Lease>(`${this.path}/${this.o.name}`);
+      const lease = await this.o.rest.get<Lease>(this.leasePath);
       if (lease.spec.holderIdentity !== this.o.identity) return;
-      await this.o.rest.replace(`${this.path}/${this.o.name}`, {
+      await this.o.rest.replace(this.leasePath, {
         ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime() },
       });
       this.o.logger.info({ lease: this.o.name }, 'lease released');

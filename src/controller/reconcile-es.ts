@@ -5,7 +5,7 @@
 // free by construction (they come from src/externalsecret, the providers and templating).
 import type { V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { API_GROUP, EXTERNAL_SECRET_API_VERSION, type AnySecretStore, type ExternalSecret, type ExternalSecretStatus } from '../api/types.js';
+import { EXTERNAL_SECRET_API_VERSION, type AnySecretStore, type ExternalSecret, type ExternalSecretStatus } from '../api/types.js';
 import { isKubeStatus, type KubeRest } from '../kube/rest.js';
 import { externalSecretSpecProblems } from '../externalsecret/checks.js';
 import { fetchExternalSecret } from '../externalsecret/fetch.js';
@@ -24,6 +24,9 @@ import type { Schedule } from './schedule.js';
 import { desiredSecret, editedByHand, planSecret, withoutMergedKeys, type Plan } from './secret.js';
 import { describeStore, storePath, versionOf, type StoreReconciler } from './stores.js';
 import { bounded, patchStatus, readyCondition, statusDiffers, syncedResourceVersion, withReady } from './status.js';
+import { nameProblem } from '../kube/names.js';
+import { EXTERNAL_SECRETS, resourcePath, SECRETS } from '../kube/paths.js';
+import { storeIdOf } from '../stores/id.js';
 
 export interface EsDeps {
   informers: Informers;
@@ -85,6 +88,7 @@ export class ExternalSecretReconciler {
     const store = this.findStore(es);
     this.d.uses(key, store.id);
     try {
+      if (store.invalid) throw new Failure('InvalidSpec', store.invalid, false);
       if (!store.obj) {
         // A cache miss is not proof: the store's add event can arrive after the
         // ExternalSecret's. A store that exists may be another controller's class, and a
@@ -114,15 +118,17 @@ export class ExternalSecretReconciler {
     }
   }
 
-  private findStore(es: ExternalSecret): { id?: string; what: string; path?: string; obj?: AnySecretStore } {
+  private findStore(es: ExternalSecret): { id?: string; what: string; path?: string; obj?: AnySecretStore; invalid?: string } {
     const ref = es.spec.secretStoreRef;
     const ns = es.metadata.namespace!;
     if (!ref?.name) return { what: 'spec.secretStoreRef.name (required by ESI: per-entry sourceRef stores are not supported)' };
+    const bad = nameProblem(ref.name, 'subdomain');
+    if (bad) return { what: 'spec.secretStoreRef.name', invalid: `ExternalSecret "${es.metadata.name}": spec.secretStoreRef.name ${bad}` };
     const path = storePath(ref.kind ?? 'SecretStore', ns, ref.name);
     if (ref.kind === 'ClusterSecretStore') {
-      return { id: `ClusterSecretStore/${ref.name}`, what: `ClusterSecretStore "${ref.name}"`, path, obj: this.d.informers.clusterSecretStore(ref.name) };
+      return { id: storeIdOf('ClusterSecretStore', ref.name), what: `ClusterSecretStore "${ref.name}"`, path, obj: this.d.informers.clusterSecretStore(ref.name) };
     }
-    return { id: `SecretStore/${ns}/${ref.name}`, what: `SecretStore "${ns}/${ref.name}"`, path, obj: this.d.informers.secretStore(ns, ref.name) };
+    return { id: storeIdOf('SecretStore', ref.name, ns), what: `SecretStore "${ns}/${ref.name}"`, path, obj: this.d.informers.secretStore(ns, ref.name) };
   }
 
   /** Access rules and spec checks that need no I/O; throws Failure. */
@@ -313,7 +319,8 @@ export class ExternalSecretReconciler {
 
   /** Performs a plan; true when the Secret was written. */
   private async apply(plan: Plan, ns: string, name: string): Promise<boolean> {
-    const path = `/api/v1/namespaces/${ns}/secrets`;
+    const path = resourcePath(SECRETS, { namespace: ns });
+    const named = resourcePath(SECRETS, { namespace: ns, name });
     switch (plan.action) {
       case 'none':
       case 'refuse':
@@ -322,10 +329,10 @@ export class ExternalSecretReconciler {
         await this.d.rest.create(path, plan.body);
         return true;
       case 'replace':
-        await this.d.rest.replace(`${path}/${name}`, plan.body);
+        await this.d.rest.replace(named, plan.body);
         return true;
       case 'recreate':
-        await this.d.rest.delete(`${path}/${name}`).catch((err: unknown) => {
+        await this.d.rest.delete(named).catch((err: unknown) => {
           if (!isKubeStatus(err, 404)) throw err;
         });
         await this.d.rest.create(path, plan.body);
@@ -335,7 +342,7 @@ export class ExternalSecretReconciler {
 
   private async read(ns: string, name: string): Promise<V1Secret | undefined> {
     try {
-      return await this.d.rest.get<V1Secret>(`/api/v1/namespaces/${ns}/secrets/${name}`);
+      return await this.d.rest.get<V1Secret>(resourcePath(SECRETS, { namespace: ns, name }));
     } catch (err) {
       if (isKubeStatus(err, 404)) return undefined;
       throw new Failure('SecretReadError', `cannot read Secret "${ns}/${name}": ${(err as Error).message}`, true);
@@ -352,12 +359,14 @@ export class ExternalSecretReconciler {
     if (policy === 'Retain') return undefined;
     const mine = cur && cur.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION] === es.metadata.name;
     if (policy === 'Delete' && mine) {
-      await this.d.rest.delete(`/api/v1/namespaces/${ns}/secrets/${target}`).catch(() => undefined);
+      await this.d.rest.delete(resourcePath(SECRETS, { namespace: ns, name: target })).catch(() => undefined);
       this.d.events.emit(this.regarding(es), 'Normal', 'Deleted', `Deleted Secret "${target}": the remote secret is gone (deletionPolicy Delete)`);
     } else if (policy === 'Merge') {
       const live = cur ?? (await this.read(ns, target));
-      const stripped = live && withoutMergedKeys(live);
-      if (stripped) await this.d.rest.replace(`/api/v1/namespaces/${ns}/secrets/${target}`, stripped);
+      // Only the keys this ExternalSecret merged: another one's Secret is not ours to strip.
+      const ours = live?.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION] === es.metadata.name;
+      const stripped = ours && live ? withoutMergedKeys(live) : undefined;
+      if (stripped) await this.d.rest.replace(resourcePath(SECRETS, { namespace: ns, name: target }), stripped);
     }
     await this.writeStatus(es, {
       ...es.status,
@@ -385,6 +394,6 @@ export class ExternalSecretReconciler {
   /** Writes status when it differs; true when written. */
   private async writeStatus(es: ExternalSecret, status: ExternalSecretStatus): Promise<boolean> {
     if (!statusDiffers(es.status, status)) return false;
-    return patchStatus(this.d.rest, `/apis/${API_GROUP}/v1/namespaces/${es.metadata.namespace}/externalsecrets/${es.metadata.name}/status`, status);
+    return patchStatus(this.d.rest, resourcePath(EXTERNAL_SECRETS, { namespace: es.metadata.namespace!, name: es.metadata.name!, subresource: 'status' }), status);
   }
 }

@@ -6,9 +6,19 @@
 // refresh window.
 import { createHash } from 'node:crypto';
 import type { ExternalSecret, RefreshPolicy } from '../api/types.js';
-import { parseGoDuration } from './duration.js';
+import { parseGoDuration } from '../duration.js';
 
 export const DEFAULT_REFRESH_INTERVAL = '1h';
+/** The shortest refresh the reconciler honours (docs/controller.md, "Refresh"): a tenant's
+ *  `refreshInterval: 1ms` would otherwise be a hot loop of reconciles and remote reads.
+ *  Shorter intervals (but 0, "never") are raised to it. */
+export const MIN_REFRESH_INTERVAL_MS = 1000;
+
+/** A refresh interval in ms (0 = never), at least MIN_REFRESH_INTERVAL_MS; throws naming `field`. */
+export function refreshIntervalMs(raw: string, field: string): number {
+  const ms = parseGoDuration(raw, field);
+  return ms === 0 ? 0 : Math.max(ms, MIN_REFRESH_INTERVAL_MS);
+}
 
 export interface RefreshSpec {
   policy: RefreshPolicy;
@@ -22,7 +32,7 @@ export function refreshSpec(es: ExternalSecret): RefreshSpec {
   if (!['Periodic', 'CreatedOnce', 'OnChange'].includes(policy)) {
     throw new Error(`spec.refreshPolicy "${policy}" must be Periodic, CreatedOnce or OnChange`);
   }
-  return { policy, intervalMs: parseGoDuration(es.spec.refreshInterval ?? DEFAULT_REFRESH_INTERVAL, 'spec.refreshInterval') };
+  return { policy, intervalMs: refreshIntervalMs(es.spec.refreshInterval ?? DEFAULT_REFRESH_INTERVAL, 'spec.refreshInterval') };
 }
 
 /** A stable fraction in [0, 1) per object. */

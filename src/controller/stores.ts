@@ -5,7 +5,7 @@
 // `capabilities`. A change of readiness or generation re-queues the store's dependents.
 import type { Logger } from 'pino';
 import type { AnySecretStore, Condition, SecretStoreCapabilities } from '../api/types.js';
-import { API_GROUP, EXTERNAL_SECRET_API_VERSION } from '../api/types.js';
+import { EXTERNAL_SECRET_API_VERSION } from '../api/types.js';
 import type { KubeRest } from '../kube/rest.js';
 import { loadProvider, providerNameOf } from '../providers/registry.js';
 import type { Capabilities } from '../providers/types.js';
@@ -13,6 +13,7 @@ import { crossNamespaceRefs, namespaceScoped, servesControllerClass } from '../s
 import { storeId, type ClientCache } from './clients.js';
 import type { EventRecorder } from './events.js';
 import { bounded, readyCondition, withReady } from './status.js';
+import { CLUSTER_SECRET_STORES, resourcePath, SECRET_STORES } from '../kube/paths.js';
 
 export interface StoreState {
   version: string;
@@ -36,10 +37,10 @@ export function describeStore(store: AnySecretStore): string {
 }
 
 /** The API path of a store (`kind` SecretStore or ClusterSecretStore; `ns` for SecretStores). */
-export function storePath(kind: string, ns: string, name: string): string {
+export function storePath(kind: string, ns: string, name: string, subresource?: 'status'): string {
   return kind === 'ClusterSecretStore'
-    ? `/apis/${API_GROUP}/v1/clustersecretstores/${encodeURIComponent(name)}`
-    : `/apis/${API_GROUP}/v1/namespaces/${ns}/secretstores/${encodeURIComponent(name)}`;
+    ? resourcePath(CLUSTER_SECRET_STORES, { name, subresource })
+    : resourcePath(SECRET_STORES, { namespace: ns, name, subresource });
 }
 
 export function versionOf(store: AnySecretStore): string {
@@ -133,7 +134,7 @@ export class StoreReconciler {
     const prev = readyCondition(store.status?.conditions);
     if (prev?.status === (s.ready ? 'True' : 'False') && prev.reason === s.reason && prev.message === message && store.status?.capabilities === caps) return;
     const conditions: Condition[] = withReady(store.status?.conditions, s.ready ? 'True' : 'False', s.reason, message);
-    const path = `${storePath(store.kind ?? 'SecretStore', store.metadata.namespace ?? '', store.metadata.name!)}/status`;
+    const path = storePath(store.kind ?? 'SecretStore', store.metadata.namespace ?? '', store.metadata.name!, 'status');
     try {
       await this.deps.rest.patch(path, { status: { conditions, ...(caps ? { capabilities: caps } : {}) } });
     } catch (err) {

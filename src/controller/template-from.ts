@@ -8,6 +8,7 @@ import type { ExternalSecret } from '../api/types.js';
 import { loadTemplateSources, templateSourceRefs, TemplateSourceError } from '../externalsecret/template-sources.js';
 import { isKubeStatus, type KubeRest } from '../kube/rest.js';
 import type { TemplateSources } from '../templating/index.js';
+import { CONFIG_MAPS, resourcePath, SECRETS } from '../kube/paths.js';
 
 /** Problems of `es`'s templateFrom references (value-free); throws TemplateSourceError
  *  (AccessDenied) for a source in another namespace. The other template rules are
@@ -39,10 +40,10 @@ export async function readTemplateSources(rest: KubeRest, es: ExternalSecret): P
   };
   return loadTemplateSources(refs, ns, async (kind, namespace, name) => {
     if (kind === 'configMap') {
-      const cm = await get<V1ConfigMap>(`/api/v1/namespaces/${namespace}/configmaps/${name}`);
+      const cm = await get<V1ConfigMap>(resourcePath(CONFIG_MAPS, { namespace, name }));
       return cm && (cm.data ?? {});
     }
-    const s = await get<V1Secret>(`/api/v1/namespaces/${namespace}/secrets/${name}`);
+    const s = await get<V1Secret>(resourcePath(SECRETS, { namespace, name }));
     return s && Object.fromEntries(Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
   });
 }

@@ -8,6 +8,7 @@
 import type { ExternalSecretDataFromRemoteRef, ExternalSecretRewrite, ExternalSecretSpec, ExternalSecretTemplate } from '../api/types.js';
 import { compileGoRegexp } from '../providers/regexp.js';
 import { parseGoTemplates } from '../templating/go/index.js';
+import { nameProblem } from '../kube/names.js';
 
 /** Bounds on the work one ExternalSecret asks of the agent and the reconciler. */
 export const MAX_DATA_ENTRIES = 1000;
@@ -86,6 +87,8 @@ function checkTemplate(where: string, tpl: ExternalSecretTemplate | undefined, c
 /** The reconciler writes a Secret: what of `target` it cannot honour. */
 function checkTarget(spec: ExternalSecretSpec, add: Add): void {
   const target = spec.target;
+  const badName = target?.name !== undefined ? nameProblem(target.name, 'subdomain') : undefined;
+  if (badName) add('spec.target.name', `${badName} (the name of a Secret in this namespace)`);
   if (target?.manifest) add('spec.target.manifest', `(${target.manifest.kind ?? 'another kind'}) is not supported by ESI's reconciler, which writes Secrets only; remove it to get a Secret`);
   if (target?.creationPolicy === 'CreateOrMerge') add('spec.target.creationPolicy', 'CreateOrMerge is not supported by ESI; use Owner (create and own) or Merge (merge into an existing Secret)');
 }
@@ -108,6 +111,9 @@ export function externalSecretSpecProblems(spec: ExternalSecretSpec | undefined,
     if (d.remoteRef?.nullBytePolicy === 'Fail') add(`spec.data[${i}].remoteRef.nullBytePolicy`, NUL_POLICY);
   });
   dataFrom.forEach((d, i) => checkDataFrom(`spec.dataFrom[${i}]`, d, add, out));
+  const storeName = s.secretStoreRef?.name;
+  const badStore = storeName !== undefined ? nameProblem(storeName, 'subdomain') : undefined;
+  if (badStore) add('spec.secretStoreRef.name', badStore);
   checkTemplate('spec.target.template', s.target?.template, consumer, add);
   if (consumer === 'reconciler') checkTarget(s, add);
   return out;

@@ -9,6 +9,7 @@
 import type { ExternalSecretTemplate } from '../api/types.js';
 import { MAX_GO_TEMPLATE_BYTES } from '../templating/go/index.js';
 import type { TemplateSources } from '../templating/eso.js';
+import { nameProblem } from '../kube/names.js';
 
 export const MAX_TEMPLATE_SOURCES = 16;
 
@@ -44,6 +45,8 @@ export function templateSourceRefs(template: ExternalSecretTemplate | undefined,
         throw new TemplateSourceError(`${field}.namespace "${ns}": template sources are read only from the ExternalSecret's own namespace "${namespace}"; remove the field and copy the ${kind === 'configMap' ? 'ConfigMap' : 'Secret'} there`, 'AccessDenied');
       }
       if (!ref.name) throw new TemplateSourceError(`${field}.name must not be empty`, 'InvalidSpec');
+      const bad = nameProblem(ref.name, 'subdomain');
+      if (bad) throw new TemplateSourceError(`${field}.name ${bad}`, 'InvalidSpec');
       if (!ref.items?.length) throw new TemplateSourceError(`${field}.items must list the keys to render ([{key, templateAs}])`, 'InvalidSpec');
       refs.push({ kind, name: ref.name, field, keys: ref.items.map((it) => it.key) });
     }

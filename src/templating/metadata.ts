@@ -4,9 +4,9 @@
 // rendered value may be a secret. Messages name the template, never the value; a key that
 // came out of a template is not quoted either (it may hold a value).
 import { TemplateError } from './errors.js';
+import { isDnsSubdomain } from '../kube/names.js';
 
 const NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
 /** Kubernetes' qualified name (label and annotation keys): `[prefix/]name`. */
@@ -14,7 +14,7 @@ function validKey(key: string): boolean {
   const slash = key.lastIndexOf('/');
   const prefix = slash >= 0 ? key.slice(0, slash) : undefined;
   const name = slash >= 0 ? key.slice(slash + 1) : key;
-  if (prefix !== undefined && (prefix.length === 0 || prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix))) return false;
+  if (prefix !== undefined && !isDnsSubdomain(prefix)) return false;
   return name.length > 0 && name.length <= 63 && NAME.test(name);
 }
 

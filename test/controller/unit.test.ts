@@ -3,7 +3,7 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import t from 'tap';
 import type { ExternalSecret } from '../../src/api/types.js';
-import { parseGoDuration } from '../../src/controller/duration.js';
+import { parseGoDuration } from '../../src/duration.js';
 import { WorkQueue } from '../../src/controller/queue.js';
 import { jitterSpan, nextRefresh, phaseOf, refreshAfterRead } from '../../src/controller/refresh.js';
 import { Schedule } from '../../src/controller/schedule.js';

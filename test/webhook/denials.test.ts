@@ -25,7 +25,7 @@ async function refused(t: Test, name: string, annotations: Record<string, string
 
 t.test('bad annotations', async (t) => {
   await refused(t, 'bad-mode', { 'esi.dev/secrets': 'db', 'esi.dev/mode': 'daemon' }, [/esi\.dev\/mode: must be one of native-sidecar, init-only, sidecar \(got "daemon"\)/]);
-  await refused(t, 'bad-interval', { 'esi.dev/secrets': 'db', 'esi.dev/refresh-interval': 'often' }, [/esi\.dev\/refresh-interval: must be a duration such as 30s/]);
+  await refused(t, 'bad-interval', { 'esi.dev/secrets': 'db', 'esi.dev/refresh-interval': 'often' }, [/esi\.dev\/refresh-interval: "often" must be a Go duration such as 30s/]);
   await refused(t, 'typo', { 'esi.dev/secret': 'db' }, [/esi\.dev\/secret: unknown annotation; did you mean esi\.dev\/secrets\?/, /esi\.dev\/secrets: required/]);
   await refused(t, 'bad-template', { 'esi.dev/secrets': 'db', 'esi.dev/template-app.conf': 'x={{db.password' }, [/esi\.dev\/template-app\.conf: the template does not parse: line 1, column \d+: syntax error/]);
   await refused(t, 'remote-reload', { 'esi.dev/secrets': 'db', 'esi.dev/on-change': 'http://10.0.0.1/reload' }, [/esi\.dev\/on-change: URL host "10\.0\.0\.1" is not loopback/]);

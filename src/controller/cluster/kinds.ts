@@ -9,6 +9,7 @@ import {
 } from '../../api/types.js';
 import { matchesLabelSelector } from '../../stores/access.js';
 import { labelValue } from '../labels.js';
+import { resourceOf, resourcePath, type PathOptions } from '../../kube/paths.js';
 
 /** On each provisioned object: the name of the cluster object that owns it. */
 export const CLUSTER_EXTERNAL_SECRET_LABEL = 'esi.dev/cluster-external-secret';
@@ -71,9 +72,10 @@ export const CLUSTER_PUSH_SECRET: ClusterKind<ClusterPushSecret> = {
   refreshTime: (c) => c.spec.refreshTime,
 };
 
-/** The REST path of a kind's collection (cluster-scoped, or in `ns`). */
-export function collectionPath(apiVersion: string, plural: string, ns?: string): string {
-  return `/apis/${apiVersion}/${ns ? `namespaces/${ns}/` : ''}${plural}`;
+/** The REST path of a kind's collection or object: in `o.namespace` (the namespaced child
+ *  kinds) or cluster-scoped (the cluster kinds). */
+export function kindPath(apiVersion: string, plural: string, o: PathOptions = {}): string {
+  return resourcePath(resourceOf(apiVersion, plural, o.namespace !== undefined), o);
 }
 
 /** Names of the namespaces `c` selects: listed by name, or matching any label selector (an

@@ -13,14 +13,14 @@ import type { Logger } from 'pino';
 import type { AnySecretStore, Condition, NamespaceFailure } from '../../api/types.js';
 import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
 import { matchesLabelSelector } from '../../stores/access.js';
-import { parseGoDuration } from '../duration.js';
+import { refreshIntervalMs } from '../refresh.js';
 import type { EventRecorder } from '../events.js';
 import type { Informers } from '../informers.js';
 import type { Schedule } from '../schedule.js';
 import { bounded, patchStatus, withReady } from '../status.js';
 import type { StoreReconciler } from '../stores.js';
 import {
-  CLUSTER_EXTERNAL_SECRET, CLUSTER_PUSH_SECRET, collectionPath, desiredChild, ownedBy, selectedNamespaces, upToDate,
+  CLUSTER_EXTERNAL_SECRET, CLUSTER_PUSH_SECRET, kindPath, desiredChild, ownedBy, selectedNamespaces, upToDate,
   type ClusterKind, type ClusterObject,
 } from './kinds.js';
 
@@ -115,7 +115,7 @@ export class ClusterReconciler {
   private async provision(k: ClusterKind, c: ClusterObject, ns: string): Promise<boolean> {
     const want = desiredChild(k, c, ns);
     const what = `${k.child.kind} "${ns}/${want.metadata.name}"`;
-    const path = collectionPath(k.child.apiVersion, k.child.plural, ns);
+    const path = kindPath(k.child.apiVersion, k.child.plural, { namespace: ns });
     const cur = this.child(k, ns, want.metadata.name);
     if (cur && !ownedBy(k, cur, c.metadata.name!)) {
       throw new Error(`${what} exists and is not provisioned by ${k.kind} "${c.metadata.name}"; delete it or set spec.${k.nameField}`);
@@ -133,7 +133,7 @@ export class ClusterReconciler {
             ownerReferences: want.metadata.ownerReferences,
           },
         };
-        await this.d.rest.replace(`${path}/${want.metadata.name}`, body);
+        await this.d.rest.replace(kindPath(k.child.apiVersion, k.child.plural, { namespace: ns, name: want.metadata.name }), body);
       } else {
         await this.d.rest.create(path, want);
       }
@@ -148,7 +148,7 @@ export class ClusterReconciler {
 
   private async remove(k: ClusterKind, c: ClusterObject | undefined, o: Child): Promise<void> {
     const ns = o.metadata!.namespace!;
-    const path = `${collectionPath(k.child.apiVersion, k.child.plural, ns)}/${o.metadata!.name}`;
+    const path = kindPath(k.child.apiVersion, k.child.plural, { namespace: ns, name: o.metadata!.name! });
     try {
       await this.d.rest.delete(path);
     } catch (err) {
@@ -199,7 +199,7 @@ export class ClusterReconciler {
       JSON.stringify(prev.conditions) === JSON.stringify(status.conditions);
     if (same) return false;
     if (s.failed.length) this.d.events.emit(this.regarding(k, c), 'Warning', 'NamespacesFailed', bounded(message));
-    return patchStatus(this.d.rest, `${collectionPath(k.apiVersion, k.plural)}/${c.metadata.name}/status`, status);
+    return patchStatus(this.d.rest, kindPath(k.apiVersion, k.plural, { name: c.metadata.name!, subresource: 'status' }), status);
   }
 
   private scheduleRefresh(k: ClusterKind, c: ClusterObject, key: string): void {
@@ -207,7 +207,7 @@ export class ClusterReconciler {
     const raw = k.refreshTime(c);
     if (raw) {
       try {
-        ms = parseGoDuration(raw, 'spec.refreshTime');
+        ms = refreshIntervalMs(raw, 'spec.refreshTime');
       } catch (err) {
         this.d.logger.warn({ [k.kind]: c.metadata.name, err: (err as Error).message }, 'refreshTime ignored');
       }

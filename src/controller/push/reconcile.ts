@@ -28,6 +28,7 @@ import { entryKey, forSource, MAX_SOURCES, PUSH_FINALIZER, pushSpec, selectorQue
 import { countEntries, psPath, regarding, writePushStatus, type Outcome, type Synced } from './status.js';
 import { concern, loopProblems, resolveStores, statusStoreKey, storeProblems } from './targets.js';
 import { entryValue, MissingKey, sourceValues } from './values.js';
+import { resourcePath, SECRETS } from '../../kube/paths.js';
 
 export interface PushMetrics {
   /** One per entry and reconcile: written | equal | exists | error. */
@@ -157,16 +158,16 @@ export class PushSecretReconciler {
   private async sources(ps: PushSecret): Promise<V1Secret[] | undefined> {
     const ns = ps.metadata.namespace!;
     const sel = ps.spec.selector.secret!;
-    const base = `/api/v1/namespaces/${ns}/secrets`;
+    
     try {
-      if (sel.name) return [await this.d.rest.get<V1Secret>(`${base}/${encodeURIComponent(sel.name)}`)];
+      if (sel.name) return [await this.d.rest.get<V1Secret>(resourcePath(SECRETS, { namespace: ns, name: sel.name }))];
       let query: string;
       try {
         query = selectorQuery(sel.selector!);
       } catch (err) {
         throw new Refusal([`spec.selector.secret.selector: ${(err as Error).message}`], false);
       }
-      const list = await this.d.rest.get<{ items: V1Secret[]; metadata?: { continue?: string } }>(`${base}?labelSelector=${encodeURIComponent(query)}&limit=${MAX_SOURCES}`);
+      const list = await this.d.rest.get<{ items: V1Secret[]; metadata?: { continue?: string } }>(resourcePath(SECRETS, { namespace: ns, query: { labelSelector: query, limit: MAX_SOURCES } }));
       if (list.metadata?.continue) throw new Refusal([`spec.selector.secret.selector matches more than ${MAX_SOURCES} Secrets; narrow it`], false);
       return list.items.sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : 1));
     } catch (err) {

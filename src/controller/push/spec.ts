@@ -5,7 +5,8 @@
 import type { KubernetesObject, V1LabelSelector } from '@kubernetes/client-node';
 import type { PushSecret, PushSecretData } from '../../api/types.js';
 import { selectTemplateEngine, type TemplateEngineChoice } from '../../templating/index.js';
-import { parseGoDuration } from '../duration.js';
+import { DEFAULT_REFRESH_INTERVAL, refreshIntervalMs } from '../refresh.js';
+import { nameProblem } from '../../kube/names.js';
 
 /** Held while remote entries this PushSecret wrote may still need deleting (deletionPolicy Delete). */
 export const PUSH_FINALIZER = 'esi.dev/pushsecret-cleanup';
@@ -37,9 +38,13 @@ function refProblems(s: PushSecret['spec']): string[] {
   if (s.selector?.generatorRef) problems.push('spec.selector.generatorRef is not supported by ESI; select a Secret with spec.selector.secret');
   else if (!sel || (!sel.name && !sel.selector)) problems.push('spec.selector.secret needs name or selector (the Secret(s) to push, in this namespace)');
   else if (sel.name && sel.selector) problems.push('spec.selector.secret: set name or selector, not both');
+  const badSource = sel?.name ? nameProblem(sel.name, 'subdomain') : undefined;
+  if (badSource) problems.push(`spec.selector.secret.name ${badSource}`);
   if (!s.secretStoreRefs?.length) problems.push('spec.secretStoreRefs is empty: name at least one store');
   (s.secretStoreRefs ?? []).forEach((r, i) => {
     if (!r.name && !r.labelSelector) problems.push(`spec.secretStoreRefs[${i}] needs name or labelSelector`);
+    const badStore = r.name ? nameProblem(r.name, 'subdomain') : undefined;
+    if (badStore) problems.push(`spec.secretStoreRefs[${i}].name ${badStore}`);
     if (r.kind && r.kind !== 'SecretStore' && r.kind !== 'ClusterSecretStore') problems.push(`spec.secretStoreRefs[${i}].kind "${String(r.kind)}" must be SecretStore or ClusterSecretStore`);
   });
   const data = s.data ?? [];
@@ -59,7 +64,7 @@ export function pushSpec(ps: PushSecret): { spec?: PushSpec; problems: string[] 
   const problems = refProblems(s);
   let intervalMs = 0;
   try {
-    intervalMs = parseGoDuration(s.refreshInterval ?? '1h', 'spec.refreshInterval');
+    intervalMs = refreshIntervalMs(s.refreshInterval ?? DEFAULT_REFRESH_INTERVAL, 'spec.refreshInterval');
   } catch (err) {
     problems.push((err as Error).message);
   }

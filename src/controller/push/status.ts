@@ -3,15 +3,16 @@
 // wrote it: names only, never a value). Written only when it changes, replacing the whole
 // status (a merge patch would keep entries removed from the map).
 import type { Condition, ExternalSecret, PushSecret, PushSecretData, PushSecretStatus } from '../../api/types.js';
-import { API_GROUP, API_VERSION_V1ALPHA1, PUSH_SECRET_API_VERSION } from '../../api/types.js';
+import { PUSH_SECRET_API_VERSION } from '../../api/types.js';
 import { JSON_PATCH, type KubeRest } from '../../kube/rest.js';
 import type { Regarding } from '../events.js';
 import { bounded, readyCondition, syncedResourceVersion, withReady } from '../status.js';
+import { PUSH_SECRETS, resourcePath } from '../../kube/paths.js';
 
 /** store key → entry key → what was pushed. */
 export type Synced = Record<string, Record<string, PushSecretData>>;
 
-export const psPath = (ns: string, name: string) => `/apis/${API_GROUP}/${API_VERSION_V1ALPHA1}/namespaces/${ns}/pushsecrets/${encodeURIComponent(name)}`;
+export const psPath = (ns: string, name: string, subresource?: 'status') => resourcePath(PUSH_SECRETS, { namespace: ns, name, subresource });
 
 export function regarding(ps: PushSecret): Regarding {
   return { apiVersion: PUSH_SECRET_API_VERSION, kind: 'PushSecret', name: ps.metadata.name!, namespace: ps.metadata.namespace, uid: ps.metadata.uid };
@@ -55,6 +56,6 @@ export async function writePushStatus(rest: KubeRest, ps: PushSecret, o: Outcome
     prev?.refreshTime === next.refreshTime && prev?.syncedResourceVersion === next.syncedResourceVersion &&
     JSON.stringify(compact(prev?.syncedPushSecrets ?? {})) === JSON.stringify(next.syncedPushSecrets);
   if (same) return false;
-  await rest.patch(`${psPath(ps.metadata.namespace!, ps.metadata.name!)}/status`, [{ op: 'add', path: '/status', value: next }], JSON_PATCH);
+  await rest.patch(psPath(ps.metadata.namespace!, ps.metadata.name!, 'status'), [{ op: 'add', path: '/status', value: next }], JSON_PATCH);
   return true;
 }

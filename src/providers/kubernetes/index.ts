@@ -4,6 +4,8 @@
 // static token, a client certificate, or a kubeconfig (authRef). Talks to the API with
 // node:https directly (see api.ts for why not @kubernetes/client-node).
 import type { KubernetesProvider } from '../../api/types.js';
+import { isDnsSubdomain } from '../../kube/names.js';
+import { resourcePath, SECRETS, SELF_SUBJECT_ACCESS_REVIEWS } from '../../kube/paths.js';
 import { defineProvider } from '../define.js';
 import { guard } from '../errors.js';
 import { propertySegments } from '../json-path.js';
@@ -34,8 +36,7 @@ export class KubernetesClient implements SecretsClient {
   ) {}
 
   private path(name?: string): string {
-    const base = `/api/v1/namespaces/${encodeURIComponent(this.namespace)}/secrets`;
-    return name === undefined ? base : `${base}/${encodeURIComponent(name)}`;
+    return resourcePath(SECRETS, { namespace: this.namespace, name });
   }
 
   private op(verb: Op['verb'], name?: string): Op {
@@ -45,7 +46,7 @@ export class KubernetesClient implements SecretsClient {
   private checkName(name: string): void {
     // Secret names are DNS subdomains; anything else would only ever be a 404 (or a
     // different URL path): say so instead.
-    if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(name)) {
+    if (!isDnsSubdomain(name)) {
       throw new ProviderError('InvalidSpec', this.storeId, 'is not a valid Secret name (lowercase RFC 1123 subdomain)', name);
     }
   }
@@ -200,7 +201,7 @@ export class KubernetesClient implements SecretsClient {
       spec: { resourceAttributes: { namespace: this.namespace, verb: 'get', resource: 'secrets' } },
     };
     const op: Op = { verb: 'create selfsubjectaccessreviews', namespace: this.namespace };
-    const res = await this.api.request(op, 'POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', body);
+    const res = await this.api.request(op, 'POST', resourcePath(SELF_SUBJECT_ACCESS_REVIEWS), body);
     const allowed = (res.body as { status?: { allowed?: boolean } } | undefined)?.status?.allowed;
     if (!allowed) {
       throw new ProviderError('Forbidden', this.storeId,

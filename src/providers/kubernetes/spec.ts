@@ -1,13 +1,11 @@
 // Static checks of `spec.provider.kubernetes` (ESO v1 field names). No I/O: the webhook
 // and the reconciler call this to report a broken store before anything dials out.
 import type { KubernetesProvider } from '../../api/types.js';
+import { isDnsLabel } from '../../kube/names.js';
 
 type Json = Record<string, unknown>;
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** RFC 1123 label: what a namespace name must be. */
-export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 function selectorProblems(where: string, sel: unknown, needKey = true): string[] {
   if (!isObject(sel)) return [`${where} must be an object with name and key`];
@@ -79,7 +77,7 @@ export function validateSpec(spec: unknown): string[] {
   if (!isObject(spec)) return ['kubernetes must be an object'];
   const problems: string[] = [];
   const rn = spec.remoteNamespace;
-  if (rn !== undefined && (typeof rn !== 'string' || !DNS_LABEL.test(rn))) {
+  if (rn !== undefined && !isDnsLabel(rn)) {
     problems.push('kubernetes.remoteNamespace must be a namespace name (RFC 1123 label)');
   }
   problems.push(...serverProblems(spec.server), ...authProblems(spec.auth));

@@ -4,6 +4,7 @@
 // size per template, time per call. Error messages name the template and line and never
 // carry values (the engine redacts values it quotes).
 import { TemplateError } from '../errors.js';
+import { redactValues } from '../redact.js';
 import { callEngine, GoEngineError } from './runner.js';
 
 /** Largest template source accepted (admission and agent). */
@@ -94,7 +95,7 @@ export function renderGoTemplates(jobs: GoRenderJob[], data: Record<string, Uint
     jobs: jobs.map((j) => ({ name: j.name, source: j.source, ...(j.data ? { data: encodeData(j.data) } : {}) })),
   };
   return call(request, jobs, GO_RENDER_TIMEOUT_MS).map((r, i) => {
-    if (r.error !== undefined) throw toTemplateError(jobs[i]!, r.error);
+    if (r.error !== undefined) throw toTemplateError(jobs[i]!, redactValues(r.error, [...Object.values(data), ...Object.values(jobs[i]!.data ?? {})]));
     return new Uint8Array(Buffer.from(r.output ?? '', 'base64'));
   });
 }
