@@ -9,6 +9,7 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { PushSecret } from '../../api/types.js';
+import { CONFIG_MAPS, resourcePath } from '../../kube/paths.js';
 import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
 import { compact, type Synced } from './status.js';
 
@@ -54,7 +55,7 @@ export class PushRecords {
   }
 
   private path(uid?: string): string {
-    return `/api/v1/namespaces/${encodeURIComponent(this.namespace)}/configmaps${uid === undefined ? '' : `/${encodeURIComponent(this.name(uid))}`}`;
+    return resourcePath(CONFIG_MAPS, { namespace: this.namespace, ...(uid === undefined ? {} : { name: this.name(uid) }) });
   }
 
   private static key(ps: PushSecret): string {
