@@ -38,6 +38,9 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
   --lease-name NAME          (default esi-controller-<class>)
   --lease-duration DUR --renew-deadline DUR --retry-period DUR   (default 15s / 10s / 2s)
   --namespace-selector K=V[,K=V]  serve only namespaces with these labels (default: all)
+  --allow-ambient-identity BOOL  let ClusterSecretStores authenticate with the controller's
+                             own environment identity (Azure managed identity, GCP ADC);
+                             never SecretStores (default false, docs/controller.md)
   --listen ADDR --port N     probes and metrics (default 0.0.0.0:8080)
 `;
 
@@ -61,6 +64,7 @@ const OPTIONS = {
   'renew-deadline': { type: 'string', default: '10s' },
   'retry-period': { type: 'string', default: '2s' },
   'namespace-selector': { type: 'string' },
+  'allow-ambient-identity': { type: 'string', default: 'false' },
   listen: { type: 'string', default: '0.0.0.0' },
   port: { type: 'string', default: '8080' },
   help: { type: 'boolean', short: 'h' },
@@ -99,6 +103,7 @@ function flags(v: Values) {
     retryPeriodMs: parseGoDuration(v['retry-period']!, '--retry-period'),
     port: positive('port', v.port!),
     renderWorkers: positive('render-workers', v['render-workers']!),
+    allowAmbientIdentity: bool('allow-ambient-identity', v['allow-ambient-identity']!),
     renderTimeoutMs: positive('render-timeout', String(parseGoDuration(v['render-timeout']!, '--render-timeout'))),
   };
 }
@@ -124,7 +129,7 @@ export async function main(argv: string[]): Promise<number> {
   const controller = new Controller({
     kc, rest, logger, metrics, classes, namespace, namespaceSelector: f.namespaceSelector,
     workers: f.workers, windowMs: f.windowMs, storeQps: f.storeQps, storeBurst: f.storeBurst, providerTimeoutMs: f.providerTimeoutMs,
-    renderWorkers: f.renderWorkers, renderTimeoutMs: f.renderTimeoutMs,
+    renderWorkers: f.renderWorkers, renderTimeoutMs: f.renderTimeoutMs, allowAmbientIdentity: f.allowAmbientIdentity,
   });
   const elect = f.elect;
   let started = false;
@@ -151,7 +156,7 @@ export async function main(argv: string[]): Promise<number> {
         },
       })
     : undefined;
-  logger.info({ classes, identity, leaderElection: elect }, 'esi controller starting');
+  logger.info({ classes, identity, leaderElection: elect, allowAmbientIdentity: bool('allow-ambient-identity', v['allow-ambient-identity']!) }, 'esi controller starting');
   if (leader) leader.start();
   else await run();
   return new Promise((resolve) => {

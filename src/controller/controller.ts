@@ -18,6 +18,7 @@ import { Informers, slim, type Kind } from './informers.js';
 import { EXTERNAL_SECRET_ANNOTATION } from './labels.js';
 import type { ControllerMetrics } from './metrics.js';
 import { WorkQueue } from './queue.js';
+import { PushRecords } from './push/record.js';
 import { PushSecretReconciler } from './push/reconcile.js';
 import { pushSecretChanged } from './push/spec.js';
 import { ExternalSecretReconciler } from './reconcile-es.js';
@@ -46,6 +47,8 @@ export interface ControllerOptions {
   /** Threads and per-render deadline of the render pool (docs/decisions/0051-render-pool.md). */
   renderWorkers: number;
   renderTimeoutMs: number;
+  /** Lend the controller's environment identity to ClusterSecretStores (--allow-ambient-identity). */
+  allowAmbientIdentity?: boolean;
 }
 
 const metaChanged = (a: KubernetesObject | undefined, b: KubernetesObject): boolean =>
@@ -82,6 +85,7 @@ export class Controller {
     });
     this.clients = new ClientCache({
       rest, logger, windowMs: o.windowMs, storeQps: o.storeQps, storeBurst: o.storeBurst, timeoutMs: o.providerTimeoutMs,
+      allowAmbientIdentity: o.allowAmbientIdentity ?? false,
       onProviderCall: (store) => metrics.providerCalls.inc({ store }),
     });
     this.informers = new Informers(o.kc, rest, {
@@ -107,6 +111,7 @@ export class Controller {
     this.push = new PushSecretReconciler({
       informers: this.informers, stores: this.stores, clients: this.clients, rest, events, schedule: this.schedule,
       engine: new TemplateEngine(), logger, jitterMaxMs: o.windowMs / 2,
+      records: new PushRecords(rest, o.namespace, o.classes[0] ?? '', logger),
       metrics: {
         push: (result) => (result === 'equal' ? metrics.pushSkippedEqual.inc() : metrics.pushes.inc({ result })),
         deleted: (result) => metrics.pushDeletes.inc({ result }),

@@ -150,6 +150,8 @@ export class ExternalSecretReconciler {
       const cross = crossNamespaceRefs(store.spec.provider, ns);
       if (cross.length) throw new Failure('AccessDenied', `${what}: ${cross.join('; ')}`, false);
     }
+    const refused = this.d.clients.identityProblem(store);
+    if (refused) throw new Failure('AccessDenied', `${what}: ${refused}`, false);
     // The webhook refuses the same features when a pod mounts the ExternalSecret.
     const problems = externalSecretSpecProblems(es.spec, 'reconciler').map((p) => p.message);
     try {
