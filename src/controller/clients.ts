@@ -9,7 +9,7 @@
 import type { Logger } from 'pino';
 import type { AnySecretStore } from '../api/types.js';
 import type { KubeRest } from '../kube/rest.js';
-import { wrapClient } from '../providers/client.js';
+import { withDeadline, wrapClient, type ClientCall } from '../providers/client.js';
 import { coalescing } from '../providers/coalescing.js';
 import { loadProvider, providerNameOf } from '../providers/registry.js';
 import { ProviderError, type Provider, type ProviderContext, type SecretKeySelector, type SecretsClient } from '../providers/types.js';
@@ -18,6 +18,9 @@ import { TokenBucket } from './queue.js';
 import { nameProblem } from '../kube/names.js';
 import { CONFIG_MAPS, resourcePath, SECRETS, SERVICE_ACCOUNTS } from '../kube/paths.js';
 import { storeId } from '../stores/id.js';
+
+/** Remote reads count against the store's rate limit (--store-qps); writes are paced by their reconcilers. */
+const RATE_LIMITED = new Set<ClientCall>(['getSecret', 'getSecretMap', 'getAllSecrets']);
 
 export interface StoreClient {
   /** Coalesced and rate limited: what reconciles read through. */
@@ -131,17 +134,13 @@ export class ClientCache {
     const provider = await (this.opts.loadProvider ?? loadProvider)(name);
     const raw = await provider.newClient(this.context(store, id, name, namespace));
     const bucket = this.bucket(id);
-    const limited: SecretsClient = {
-      ...raw,
-      getSecret: async (ref) => (await bucket.take(), raw.getSecret(ref)),
-      getSecretMap: async (ref) => (await bucket.take(), raw.getSecretMap(ref)),
-      getAllSecrets: async (find) => (await bucket.take(), raw.getAllSecrets(find)),
-      pushSecret: (v, r, o) => raw.pushSecret(v, r, o),
-      deleteSecret: (r) => raw.deleteSecret(r),
-      secretExists: (r) => raw.secretExists(r),
-      validate: () => raw.validate(),
-      close: () => raw.close(),
-    };
+    // Reads wait for the store's rate limit; then every call, whatever its kind, runs under
+    // the per-call deadline (--provider-timeout) with the caller's options passed through: a
+    // store that never answers fails the call with Timeout instead of holding a worker.
+    const limited = wrapClient(withDeadline(raw, id, this.opts.timeoutMs), async (call, _args, next) => {
+      if (RATE_LIMITED.has(call)) await bucket.take();
+      return next();
+    });
     const onCall = () => this.opts.onProviderCall?.(id);
     const shared = coalescing(limited, onCall, { windowMs: this.opts.windowMs, now: coalescingClock });
     const sharedAsOf = (at: number) => wrapClient(shared, (_name, _args, next) => {
