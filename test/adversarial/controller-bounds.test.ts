@@ -1,10 +1,12 @@
 // Bounded work for any input the tenant controls (issue 21): `refreshInterval: 1ms` used to be
 // a hot loop of reconciles; the reconciler now raises any interval to its floor of 1s
 // (docs/controller.md, "Refresh"), so the tenant gets at most about one reconcile a second.
-// Created with the tenant's own rights, on the real apiserver.
+// Also: deletionPolicy Merge cannot strip a Secret another ExternalSecret manages, and a
+// store's metrics series is removed with the store (no unbounded /metrics). Created with the
+// tenant's own rights, on the real apiserver.
 import t from 'tap';
 import { createTenant } from '../helpers/tenant.js';
-import { controllerEnv, create, externalSecret, fakeStore, ready, startController, type Env } from '../controller/fixture.js';
+import { controllerEnv, create, decoded, externalSecret, fakeStore, getSecret, ready, startController, until, type Env } from '../controller/fixture.js';
 
 const env = await controllerEnv(t);
 const tenant = await createTenant(env.kc, 'adv-bounds', t);
@@ -21,4 +23,31 @@ t.test('refreshInterval 1ms is held to the floor: a handful of reconciles in 6 s
   const reconciles = (await ctl.counter('esi_controller_syncs_total')) - before;
   t.ok(reconciles <= 12, `${reconciles} reconciles in 6 s (floor 1s: at most about 6, with slack)`);
   t.ok(reconciles >= 2, `${reconciles} reconciles in 6 s: it does refresh`);
+});
+
+t.test('deletionPolicy Merge never strips a Secret another ExternalSecret manages', async (t) => {
+  await create(asTenant, ns, 'externalsecrets', externalSecret('owner', 'fake', { data: [{ secretKey: 'k', remoteRef: { key: 'k' } }], target: { name: 'shared' } }));
+  await ready(asTenant, ns, 'owner', 'True', 'SecretSynced');
+  const before = await getSecret(env, ns, 'shared');
+  await create(asTenant, ns, 'externalsecrets', externalSecret('stripper', 'fake', {
+    data: [{ secretKey: 'gone', remoteRef: { key: 'no-such-key' } }],
+    target: { name: 'shared', creationPolicy: 'Merge', deletionPolicy: 'Merge' },
+  }));
+  const es = await ready(asTenant, ns, 'stripper', 'False');
+  t.match(es.status?.conditions?.find((c) => c.type === 'Ready')?.message, /owned by ExternalSecret "owner"|SecretConflict|managed by/);
+  await new Promise((r) => setTimeout(r, 2000));
+  const after = await getSecret(env, ns, 'shared');
+  t.same(decoded(after), decoded(before), 'the other ExternalSecret\'s data is untouched');
+  t.same(after?.metadata?.annotations, before?.metadata?.annotations, 'and its bookkeeping');
+});
+
+t.test('a store\'s metrics series goes with the store', async (t) => {
+  await create(asTenant, ns, 'secretstores', fakeStore('short-lived', env.cls, [{ key: 'k', value: 'v' }]));
+  await create(asTenant, ns, 'externalsecrets', externalSecret('uses-short-lived', 'short-lived', { data: [{ secretKey: 'k', remoteRef: { key: 'k' } }] }));
+  await ready(asTenant, ns, 'uses-short-lived', 'True', 'SecretSynced');
+  const series = `store="SecretStore/${ns}/short-lived"`;
+  t.ok((await ctl.metrics()).includes(series), 'the series exists while the store does');
+  await tenant.custom.deleteNamespacedCustomObject({ group: 'external-secrets.io', version: 'v1', namespace: ns, plural: 'secretstores', name: 'short-lived' });
+  await until('the series removed', async () => !(await ctl.metrics()).includes(series));
+  t.pass('removed');
 });

@@ -79,7 +79,7 @@ t.test('bin/esi.js loads the bundle that npm run build makes of the compiled CLI
   const build = JSON.parse(read('tsconfig.build.json')) as { extends: string };
   const base = JSON.parse(read(build.extends)) as { compilerOptions: { rootDir: string; outDir: string } };
   t.same([base.compilerOptions.rootDir, base.compilerOptions.outDir], ['.', 'dist'], 'src/cli/main.ts → dist/src/cli/main.js');
-  t.match(read('scripts/bundle.ts'), /entryPoints: \{ esi: join\(dist, 'src', 'cli', 'main\.js'\) \}/, 'which scripts/bundle.ts bundles into dist/bundle/esi.mjs');
+  t.match(read('scripts/bundle.ts'), /entryPoints: \{ esi: join\(dist, 'src', 'cli', 'main\.js'\), 'render-worker': join\(dist, 'src', 'templating', 'pool', 'worker\.js'\) \}/, 'which scripts/bundle.ts bundles into dist/bundle/esi.mjs (and the render threads\' entry)');
   const pkgScripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
   t.match(pkgScripts.build, /^tsc -p tsconfig\.build\.json && .*scripts\/bundle\.ts$/, 'npm run build: tsc, then the bundle');
   const agentFinal = copies(finalStage(recipes.agent)).filter((c) => c.from === 'build').map((c) => c.sources[0]);
