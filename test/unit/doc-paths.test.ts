@@ -158,3 +158,17 @@ t.test('every path named in docs, README and code comments exists', async (t) =>
   t.ok(checked > 500, `${checked} named paths checked`);
   t.same([...new Set(missing)], [], 'named paths that do not exist (fix the pointer, or list it in NOT_FILES with the reason)');
 });
+
+t.test('docs/decisions/README.md lists every record once and says which numbers are unused', async (t) => {
+  const dir = join(ROOT, 'docs', 'decisions');
+  const index = readFileSync(join(dir, 'README.md'), 'utf8');
+  const numbers = readdirSync(dir).map((f) => /^(\d{4})-.*\.md$/.exec(f)?.[1]).filter((n): n is string => !!n).map(Number).sort((a, b) => a - b);
+  const rows = [...index.matchAll(/^\| \[(\d{4})\]\((\d{4}-[\w-]+\.md)\)/gm)].map((m) => Number(m[1]));
+  t.same(rows, numbers, 'one row per record, in order');
+  const unused = [];
+  for (let n = 1; n < numbers.at(-1)!; n++) if (!numbers.includes(n)) unused.push(n);
+  const said = (index.match(/^Numbers are never reused\.[\s\S]*?were never used/m)?.[0] ?? '')
+    .replace(/(\d{4})–(\d{4})/g, (_, a: string, b: string) => Array.from({ length: Number(b) - Number(a) + 1 }, (_x, i) => String(Number(a) + i).padStart(4, '0')).join(' '));
+  t.same([...said.matchAll(/\d{4}/g)].map((m) => Number(m[0])), unused, 'the unused numbers, said once');
+  t.match(index, new RegExp(`the next record is ${String(numbers.at(-1)! + 1).padStart(4, '0')}`));
+});
