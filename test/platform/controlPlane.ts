@@ -71,6 +71,10 @@ export async function useControlPlane(t?: Teardown, opts: ControlPlaneOptions = 
     }
     return withClient(shared, async () => {});
   }
+  if (process.env.ESI_NO_PLATFORM === '1') {
+    // `npm run test:unit` (test/run-unit.ts) runs only files that need no control plane.
+    throw new Error('this test needs the control plane, but ESI_NO_PLATFORM=1 (npm run test:unit): test/run-unit.ts should not have chosen it');
+  }
   if (!privateOne) {
     privateOne = (async () => {
       const dir = await mkdtemp(join(tmpdir(), 'esi-cp-'));
