@@ -5,7 +5,7 @@
 // is in vault-fixture.ts. Run: `npx tap test/providers/vault.test.ts`.
 import t from 'tap';
 import type { Test } from 'tap';
-import { freePort } from '../platform/control-plane-process.js';
+import { freePort } from '../platform/processes.js';
 import type { ApiError } from '../platform/backends/openbao.js';
 import { decodeValue } from '../../src/externalsecret/decode.js';
 import { provider } from '../../src/providers/vault/index.js';
