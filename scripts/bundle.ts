@@ -83,7 +83,8 @@ const dist = resolve(arg('--dist') ?? 'dist');
 const outdir = join(dist, 'bundle');
 rmSync(outdir, { recursive: true, force: true });
 const result = await build({
-  entryPoints: { esi: join(dist, 'src', 'cli', 'main.js') },
+  // The reconciler's render threads load their own entry (src/templating/pool/pool.ts).
+  entryPoints: { esi: join(dist, 'src', 'cli', 'main.js'), 'render-worker': join(dist, 'src', 'templating', 'pool', 'worker.js') },
   outdir,
   bundle: true,
   splitting: true,

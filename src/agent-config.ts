@@ -13,6 +13,7 @@ import type {
   InjectionModeSchema,
   OnChangeSchema,
 } from './agent-config-schema.js';
+import { storeIdOf } from './stores/id.js';
 
 export const AGENT_CONFIG_ENV = 'ESI_AGENT_CONFIG';
 export const AGENT_CONFIG_VERSION = 1;
@@ -36,5 +37,5 @@ export type AgentConfig = Omit<Static<typeof AgentConfigSchema>, 'refreshSeconds
 
 /** Stable key of a store inside `AgentConfig.stores`. */
 export function storeKey(kind: AgentStore['kind'], name: string, namespace?: string): string {
-  return kind === 'ClusterSecretStore' ? `ClusterSecretStore/${name}` : `SecretStore/${namespace}/${name}`;
+  return storeIdOf(kind, name, namespace);
 }

@@ -6,23 +6,16 @@ import type { KubeConfig, KubernetesObject, V1Namespace } from '@kubernetes/clie
 import type { Logger } from 'pino';
 import { type ClusterSecretStore, type ExternalSecret, type SecretStore } from '../src/api/types.js';
 import { RestartableInformer } from '../src/kube/informer.js';
+import { pagedList, trimObject } from '../src/kube/list.js';
 import { CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, NAMESPACES, resourcePath, SECRET_STORES } from '../src/kube/paths.js';
 import { KubeRest } from '../src/kube/rest.js';
 import type { ObjectLookup } from './resolve.js';
 
-const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
-
 /** Drops, in place, what admission never reads from a cached object: managedFields, the
  *  last-applied-configuration annotation (a second copy of the object) and status. These
  *  were most of each cached object's size (docs/decisions/0026-webhook-cache-holds-what-admission-reads.md). */
-export function slim(obj: KubernetesObject): void {
-  const o = obj as KubernetesObject & { status?: unknown };
-  delete o.status;
-  if (!o.metadata) return;
-  delete o.metadata.managedFields;
-  if (o.metadata.annotations && LAST_APPLIED in o.metadata.annotations) {
-    delete o.metadata.annotations[LAST_APPLIED];
-  }
+export function slim(obj: KubernetesObject): KubernetesObject {
+  return trimObject(obj, { status: true });
 }
 
 interface Watched {
@@ -48,10 +41,10 @@ export class WatchCaches implements ObjectLookup {
   }
 
   private add(name: string, path: string) {
-    const list = () => this.rest.call<{ items?: KubernetesObject[] }>('GET', path);
-    // Listed items are slimmed before the informer stores them; watched ones right after
-    // (the informer stores the very object it passes to its add/update handlers).
-    const cache = new RestartableInformer<KubernetesObject>(this.kc, path, list, { name, logger: this.logger, onList: slim });
+    // Listed items are slimmed page by page before the informer stores them; watched ones
+    // right after (the informer stores the very object it passes to its add/update handlers).
+    const list = () => pagedList(this.rest, path, slim);
+    const cache = new RestartableInformer<KubernetesObject>(this.kc, path, list, { name, logger: this.logger });
     cache.informer.on('add', slim);
     cache.informer.on('update', slim);
     this.watched.push({ name, cache });

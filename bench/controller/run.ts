@@ -3,7 +3,10 @@
 // remote keys) exist before `esi controller` starts; measured: start → all Ready, peak and
 // steady RSS, apiserver writes and provider calls during one idle refresh cycle, provider
 // calls for the 2 000 keys, and the time for a changed value to reach its Secret.
-// Options: --es N --namespaces N --keys N --interval DUR --no-write (print only).
+// Then the "hostile templates" step (hostile.ts): normal ExternalSecrets' sync latency with
+// and without 20 looping templates next to them.
+// Options: --es N --namespaces N --keys N --interval DUR --no-write (print only);
+// --hostile-only runs the hostile templates step alone (no corpus).
 import { KubeConfig } from '@kubernetes/client-node';
 import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -18,6 +21,7 @@ import { freePort } from '../../test/platform/processes.js';
 import { machineInfo, machineMarkdown } from '../lib/machine.js';
 import { markdownTable, textTable, writeSection } from '../lib/markdown.js';
 import { CLASS, createCorpus, createStore, keyName, STORE, storeData } from './corpus.js';
+import { hostileStep } from './hostile.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const { values: v } = parseArgs({ options: {
@@ -28,7 +32,9 @@ const { values: v } = parseArgs({ options: {
   workers: { type: 'string' },
   // Stops after the first sync (while iterating on it); implies --no-write.
   'first-sync-only': { type: 'boolean' },
+  'hostile-only': { type: 'boolean' },
 } });
+if (v['hostile-only']) Object.assign(v, { es: '0', 'first-sync-only': true });
 const size = { externalSecrets: Number(v.es), namespaces: Number(v.namespaces), keys: Number(v.keys) };
 const intervalS = Number(/^(\d+)s$/.exec(v.interval!)?.[1] ?? NaN);
 if (!Number.isFinite(intervalS)) throw new Error('--interval must be in seconds, e.g. 60s');
@@ -65,6 +71,14 @@ async function metric(port: number, name: string, match = ''): Promise<number> {
     .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
 }
 
+/** Until the controller's /readyz answers 200. */
+async function waitReady(port: number, child: { exitCode: number | null }): Promise<void> {
+  while (!(await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false))) {
+    if (child.exitCode !== null) throw new Error('controller exited');
+    await sleep(250);
+  }
+}
+
 async function main() {
   // The controller runs as its container runs it: compiled JavaScript (node bin/esi.js).
   const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
@@ -90,6 +104,7 @@ async function main() {
     const child = spawn(process.execPath, [...profile, 'bin/esi.js', 'controller', '--kubeconfig', cp.kubeconfigPath,
       '--controller-class', CLASS, '--claim-unclassed=false', '--leader-elect=false', '--listen', '127.0.0.1', '--port', String(port),
       '--coalesce-window', v.window!, ...(v.workers ? ['--workers', v.workers] : [])], { cwd: ROOT, env: { ...process.env, ESI_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'inherit'] });
+    await waitReady(port, child);
     let peak = 0;
     const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(child.pid!))), 250);
     let synced = 0;
@@ -111,6 +126,7 @@ async function main() {
 
     if (v.profile) child.kill('SIGUSR2'); // heap snapshot into the profile directory
     if (v['first-sync-only']) {
+      await hostileOnly(rest, port, machine);
       clearInterval(sampler);
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
@@ -159,6 +175,7 @@ async function main() {
     }
     const changed = (Date.now() - t) / 1000;
     console.log(`changed value reached Secret ${target} in ${changed.toFixed(2)} s`);
+    const hostileRows = await hostileStep(rest, CLASS, port);
     clearInterval(sampler);
     const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGTERM');
@@ -195,11 +212,39 @@ ${machineMarkdown(machine)}
 
 ${markdownTable(['Measure', 'Value', 'Budget'], rows)}
 `);
+      await writeHostile(hostileRows, machine);
     }
   } finally {
     rest.close();
     await cp.stop();
   }
+}
+
+/** `--hostile-only` (which implies --first-sync-only, on an empty corpus): the step alone. */
+async function hostileOnly(rest: KubeRest, port: number, machine: ReturnType<typeof machineInfo>): Promise<void> {
+  if (v['hostile-only']) await writeHostile(await hostileStep(rest, CLASS, port), machine);
+}
+
+/** The "Controller: hostile templates" section of BENCHMARKS.md. */
+async function writeHostile(rows: string[][], machine: ReturnType<typeof machineInfo>): Promise<void> {
+  console.log(`\n${textTable(['measure', 'value', 'note'], rows)}`);
+  if (v['no-write']) return;
+  writeSection(join(ROOT, 'BENCHMARKS.md'), 'Controller: hostile templates', `_Written by \`npm run bench:controller\` (bench/controller/hostile.ts; alone: \`-- --hostile-only\`); the runner replaces this whole section._
+
+The reconciler (compiled, default \`--render-workers 2 --render-timeout 2s\`) serving 20 ordinary
+ExternalSecrets (a Go template each) in one namespace; the latency is from a change of their
+SecretStore to all 20 Secrets holding the new value. Then 20 ExternalSecrets whose Go template
+loops are created in another namespace and the same is measured (docs/decisions/0051-render-pool.md).
+
+### Machine
+
+${machineMarkdown(machine)}
+- nproc: ${availableParallelism()}
+
+### Results
+
+${markdownTable(['Measure', 'Value', 'Note'], rows)}
+`);
 }
 
 main().catch((err: Error) => {

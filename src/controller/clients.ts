@@ -4,18 +4,23 @@
 // client is wrapped: a per-store rate limit on real calls, then coalescing of identical
 // reads within the refresh window. Credentials come from the API, only from the namespace
 // the store is used from; tokens via TokenRequest, only for a ServiceAccount the store
-// names in that namespace (the reconciler never lends its own identity).
+// names in that namespace. The controller's own identity is lent to no SecretStore, and
+// to a ClusterSecretStore only with --allow-ambient-identity (controllerIdentityProblem).
 import type { Logger } from 'pino';
 import type { AnySecretStore } from '../api/types.js';
 import type { KubeRest } from '../kube/rest.js';
-import { wrapClient } from '../providers/client.js';
+import { withDeadline, wrapClient, type ClientCall } from '../providers/client.js';
 import { coalescing } from '../providers/coalescing.js';
 import { loadProvider, providerNameOf } from '../providers/registry.js';
 import { ProviderError, type Provider, type ProviderContext, type SecretKeySelector, type SecretsClient } from '../providers/types.js';
-import { namespaceScoped, referencedObjects } from '../stores/access.js';
+import { controllerIdentityProblem, namespaceScoped, referencedObjects } from '../stores/access.js';
 import { TokenBucket } from './queue.js';
 import { nameProblem } from '../kube/names.js';
 import { CONFIG_MAPS, resourcePath, SECRETS, SERVICE_ACCOUNTS } from '../kube/paths.js';
+import { storeId } from '../stores/id.js';
+
+/** Remote reads count against the store's rate limit (--store-qps); writes are paced by their reconcilers. */
+const RATE_LIMITED = new Set<ClientCall>(['getSecret', 'getSecretMap', 'getAllSecrets']);
 
 export interface StoreClient {
   /** Coalesced and rate limited: what reconciles read through. */
@@ -43,13 +48,13 @@ export interface ClientCacheOptions {
   storeQps: number;
   storeBurst: number;
   timeoutMs: number;
+  /** Lend the controller's environment identity to ClusterSecretStores (off by default). */
+  allowAmbientIdentity?: boolean;
   onProviderCall?: (store: string) => void;
   loadProvider?: (name: string) => Promise<Provider>;
 }
 
-export function storeId(store: AnySecretStore): string {
-  return store.kind === 'ClusterSecretStore' ? `ClusterSecretStore/${store.metadata.name}` : `SecretStore/${store.metadata.namespace}/${store.metadata.name}`;
-}
+export { storeId } from '../stores/id.js';
 
 const b64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
 
@@ -96,6 +101,11 @@ export class ClientCache {
     await Promise.all(closing);
   }
 
+  /** Why no client may be built for `store` (it would use the controller's own identity). */
+  identityProblem(store: AnySecretStore): string | undefined {
+    return controllerIdentityProblem(store, this.opts.allowAmbientIdentity ?? false);
+  }
+
   get size(): number {
     return this.entries.size;
   }
@@ -117,21 +127,20 @@ export class ClientCache {
   }
 
   private async create(store: AnySecretStore, id: string, namespace: string): Promise<StoreClient> {
+    // Every client of the reconciler is built here: the one place the identity rule cannot be missed.
+    const refused = this.identityProblem(store);
+    if (refused) throw new ProviderError('Forbidden', id, refused);
     const name = providerNameOf(store.spec.provider);
     const provider = await (this.opts.loadProvider ?? loadProvider)(name);
     const raw = await provider.newClient(this.context(store, id, name, namespace));
     const bucket = this.bucket(id);
-    const limited: SecretsClient = {
-      ...raw,
-      getSecret: async (ref) => (await bucket.take(), raw.getSecret(ref)),
-      getSecretMap: async (ref) => (await bucket.take(), raw.getSecretMap(ref)),
-      getAllSecrets: async (find) => (await bucket.take(), raw.getAllSecrets(find)),
-      pushSecret: (v, r, o) => raw.pushSecret(v, r, o),
-      deleteSecret: (r) => raw.deleteSecret(r),
-      secretExists: (r) => raw.secretExists(r),
-      validate: () => raw.validate(),
-      close: () => raw.close(),
-    };
+    // Reads wait for the store's rate limit; then every call, whatever its kind, runs under
+    // the per-call deadline (--provider-timeout) with the caller's options passed through: a
+    // store that never answers fails the call with Timeout instead of holding a worker.
+    const limited = wrapClient(withDeadline(raw, id, this.opts.timeoutMs), async (call, _args, next) => {
+      if (RATE_LIMITED.has(call)) await bucket.take();
+      return next();
+    });
     const onCall = () => this.opts.onProviderCall?.(id);
     const shared = coalescing(limited, onCall, { windowMs: this.opts.windowMs, now: coalescingClock });
     const sharedAsOf = (at: number) => wrapClient(shared, (_name, _args, next) => {
@@ -162,13 +171,15 @@ export class ClientCache {
       try {
         obj = await rest.get(resourcePath(kind === 'Secret' ? SECRETS : CONFIG_MAPS, { namespace: ns, name: ref.name }));
       } catch (err) {
-        throw new ProviderError('NotFound', id, `cannot read ${kind} "${ns}/${ref.name}" (${(err as Error).message})`);
+        // Never NotFound: that code means "the remote entry is gone" (push/remote.ts deleteEntry,
+        // reconcile-es.ts remoteGone), and a missing credential proves nothing about the store.
+        throw new ProviderError('AuthFailed', id, `cannot read the store's credential ${kind} "${ns}/${ref.name}" (${(err as Error).message})`);
       }
       // Secret data and ConfigMap binaryData are base64; ConfigMap data is text.
       const text = kind === 'ConfigMap' ? obj.data?.[ref.key] : undefined;
       if (text !== undefined) return new TextEncoder().encode(text);
       const encoded = kind === 'Secret' ? obj.data?.[ref.key] : obj.binaryData?.[ref.key];
-      if (encoded === undefined) throw new ProviderError('NotFound', id, `${kind} "${ns}/${ref.name}" has no key "${ref.key}"`);
+      if (encoded === undefined) throw new ProviderError('AuthFailed', id, `the store's credential ${kind} "${ns}/${ref.name}" has no key "${ref.key}"`);
       return b64(encoded);
     };
     const serviceAccounts = referencedObjects(store.spec.provider).serviceAccounts;

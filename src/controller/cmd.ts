@@ -4,6 +4,7 @@
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { bool, loadKubeConfig, ownNamespace, positive } from '../cli/flags.js';
+import { isDnsSubdomain } from '../kube/names.js';
 import { KubeRest } from '../kube/rest.js';
 import { createLogger } from '../log.js';
 import { Controller } from './controller.js';
@@ -29,12 +30,17 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
   --coalesce-window DUR      identical remote reads within this window share one call;
                              refresh jitter is at most half of it (default 30s)
   --provider-timeout DUR     per remote call (default 10s)
+  --render-workers N         threads rendering templates, off the main thread (default 2)
+  --render-timeout DUR       deadline of one ExternalSecret's render (default 2s)
   --namespace NS             namespace of the Lease
                              (default: $POD_NAMESPACE, the pod's, or esi-system)
   --leader-elect BOOL        use a Lease (default true)
   --lease-name NAME          (default esi-controller-<class>)
   --lease-duration DUR --renew-deadline DUR --retry-period DUR   (default 15s / 10s / 2s)
   --namespace-selector K=V[,K=V]  serve only namespaces with these labels (default: all)
+  --allow-ambient-identity BOOL  let ClusterSecretStores authenticate with the controller's
+                             own environment identity (Azure managed identity, GCP ADC);
+                             never SecretStores (default false, docs/controller.md)
   --listen ADDR --port N     probes and metrics (default 0.0.0.0:8080)
 `;
 
@@ -49,6 +55,8 @@ const OPTIONS = {
   'store-burst': { type: 'string', default: '400' },
   'coalesce-window': { type: 'string', default: '30s' },
   'provider-timeout': { type: 'string', default: '10s' },
+  'render-workers': { type: 'string', default: '2' },
+  'render-timeout': { type: 'string', default: '2s' },
   namespace: { type: 'string' },
   'leader-elect': { type: 'string', default: 'true' },
   'lease-name': { type: 'string' },
@@ -56,6 +64,7 @@ const OPTIONS = {
   'renew-deadline': { type: 'string', default: '10s' },
   'retry-period': { type: 'string', default: '2s' },
   'namespace-selector': { type: 'string' },
+  'allow-ambient-identity': { type: 'string', default: 'false' },
   listen: { type: 'string', default: '0.0.0.0' },
   port: { type: 'string', default: '8080' },
   help: { type: 'boolean', short: 'h' },
@@ -72,35 +81,59 @@ function selector(raw: string | undefined): Record<string, string> | undefined {
   return out;
 }
 
+type Values = ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS; strict: true }>>['values'];
+
+/** Every flag, checked before anything starts: a bad value is a usage error and an exit, never
+ *  a half-started process (a probe server listening, a Lease never taken). */
+function flags(v: Values) {
+  const cls = v['controller-class']!;
+  if (!isDnsSubdomain(cls) || cls.length > 63) throw new Error(`--controller-class "${cls}" must be a DNS label such as "esi" or "team-a"`);
+  return {
+    cls,
+    classes: bool('claim-unclassed', v['claim-unclassed']!) ? [cls, ''] : [cls],
+    kubeQps: positive('kube-qps', v['kube-qps']!), kubeBurst: positive('kube-burst', v['kube-burst']!),
+    namespaceSelector: selector(v['namespace-selector']),
+    workers: positive('workers', v.workers!),
+    windowMs: parseGoDuration(v['coalesce-window']!, '--coalesce-window'),
+    storeQps: positive('store-qps', v['store-qps']!), storeBurst: positive('store-burst', v['store-burst']!),
+    providerTimeoutMs: parseGoDuration(v['provider-timeout']!, '--provider-timeout'),
+    elect: bool('leader-elect', v['leader-elect']!),
+    leaseDurationMs: parseGoDuration(v['lease-duration']!, '--lease-duration'),
+    renewDeadlineMs: parseGoDuration(v['renew-deadline']!, '--renew-deadline'),
+    retryPeriodMs: parseGoDuration(v['retry-period']!, '--retry-period'),
+    port: positive('port', v.port!),
+    renderWorkers: positive('render-workers', v['render-workers']!),
+    allowAmbientIdentity: bool('allow-ambient-identity', v['allow-ambient-identity']!),
+    renderTimeoutMs: positive('render-timeout', String(parseGoDuration(v['render-timeout']!, '--render-timeout'))),
+  };
+}
+
 export async function main(argv: string[]): Promise<number> {
   const { values: v } = parseArgs({ args: argv, options: OPTIONS, strict: true });
   if (v.help) {
     process.stdout.write(HELP);
     return 0;
   }
-  const cls = v['controller-class']!;
-  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(cls)) throw new Error(`--controller-class "${cls}" must be a DNS label such as "esi" or "team-a"`);
-  const classes = bool('claim-unclassed', v['claim-unclassed']!) ? [cls, ''] : [cls];
-  const logger = createLogger('controller');
+  const f = flags(v);
+  const { cls, classes } = f;
   const kc = loadKubeConfig(v.kubeconfig);
+  const namespace = ownNamespace(v.namespace);
+  const logger = createLogger('controller');
   const metrics = controllerMetrics();
   // Writes are counted and rate limited in one place: every write goes through this client.
-  const writes = new TokenBucket(positive('kube-qps', v['kube-qps']!), positive('kube-burst', v['kube-burst']!));
+  const writes = new TokenBucket(f.kubeQps, f.kubeBurst);
   const rest = new KubeRest(kc, {
     beforeWrite: () => writes.take(),
     onWrite: (method, path) => metrics.apiWrites.inc({ verb: method, resource: resourceOf(path) }),
   });
-  const namespace = ownNamespace(v.namespace);
   const controller = new Controller({
-    kc, rest, logger, metrics, classes, namespace, namespaceSelector: selector(v['namespace-selector']),
-    workers: positive('workers', v.workers!),
-    windowMs: parseGoDuration(v['coalesce-window']!, '--coalesce-window'),
-    storeQps: positive('store-qps', v['store-qps']!), storeBurst: positive('store-burst', v['store-burst']!),
-    providerTimeoutMs: parseGoDuration(v['provider-timeout']!, '--provider-timeout'),
+    kc, rest, logger, metrics, classes, namespace, namespaceSelector: f.namespaceSelector,
+    workers: f.workers, windowMs: f.windowMs, storeQps: f.storeQps, storeBurst: f.storeBurst, providerTimeoutMs: f.providerTimeoutMs,
+    renderWorkers: f.renderWorkers, renderTimeoutMs: f.renderTimeoutMs, allowAmbientIdentity: f.allowAmbientIdentity,
   });
-  const elect = bool('leader-elect', v['leader-elect']!);
+  const elect = f.elect;
   let started = false;
-  const server = await startProbeServer(v.listen!, positive('port', v.port!), { registry: metrics.registry, ready: () => !elect || !started || controller.synced() });
+  const server = await startProbeServer(v.listen!, f.port, { registry: metrics.registry, ready: () => !elect || !started || controller.synced() });
   const run = async () => {
     started = true;
     metrics.leader.set(1);
@@ -111,9 +144,7 @@ export async function main(argv: string[]): Promise<number> {
   const leader = elect
     ? new LeaderElector({
         rest, namespace, identity, logger, name: v['lease-name'] ?? `esi-controller-${cls}`,
-        leaseDurationMs: parseGoDuration(v['lease-duration']!, '--lease-duration'),
-        renewDeadlineMs: parseGoDuration(v['renew-deadline']!, '--renew-deadline'),
-        retryPeriodMs: parseGoDuration(v['retry-period']!, '--retry-period'),
+        leaseDurationMs: f.leaseDurationMs, renewDeadlineMs: f.renewDeadlineMs, retryPeriodMs: f.retryPeriodMs,
         onStarted: () => void run().catch((err: unknown) => {
           logger.error({ err: (err as Error).message }, 'controller failed to start');
           process.exit(1);
@@ -125,7 +156,7 @@ export async function main(argv: string[]): Promise<number> {
         },
       })
     : undefined;
-  logger.info({ classes, identity, leaderElection: elect }, 'esi controller starting');
+  logger.info({ classes, identity, leaderElection: elect, allowAmbientIdentity: bool('allow-ambient-identity', v['allow-ambient-identity']!) }, 'esi controller starting');
   if (leader) leader.start();
   else await run();
   return new Promise((resolve) => {

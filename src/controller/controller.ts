@@ -8,6 +8,8 @@ import type { Logger } from 'pino';
 import type { AnySecretStore } from '../api/types.js';
 import type { KubeRest } from '../kube/rest.js';
 import { TemplateEngine } from '../templating/index.js';
+import { PooledRenderer } from '../templating/pool/index.js';
+import { warmEngine } from '../templating/go/runner.js';
 import { ClientCache } from './clients.js';
 import { CLUSTER_EXTERNAL_SECRET, CLUSTER_PUSH_SECRET, ownerName } from './cluster/kinds.js';
 import { ClusterReconciler } from './cluster/reconcile.js';
@@ -16,12 +18,14 @@ import { Informers, slim, type Kind } from './informers.js';
 import { EXTERNAL_SECRET_ANNOTATION } from './labels.js';
 import type { ControllerMetrics } from './metrics.js';
 import { WorkQueue } from './queue.js';
+import { PushRecords } from './push/record.js';
 import { PushSecretReconciler } from './push/reconcile.js';
 import { pushSecretChanged } from './push/spec.js';
 import { ExternalSecretReconciler } from './reconcile-es.js';
 import { Schedule } from './schedule.js';
 import { editedByHand } from './secret.js';
 import { StoreReconciler } from './stores.js';
+import { storeIdOf } from '../stores/id.js';
 
 export interface ControllerOptions {
   kc: KubeConfig;
@@ -40,6 +44,11 @@ export interface ControllerOptions {
   namespace: string;
   /** Only namespaces carrying these labels (equality) are served; all when unset. */
   namespaceSelector?: Record<string, string>;
+  /** Threads and per-render deadline of the render pool (docs/decisions/0051-render-pool.md). */
+  renderWorkers: number;
+  renderTimeoutMs: number;
+  /** Lend the controller's environment identity to ClusterSecretStores (--allow-ambient-identity). */
+  allowAmbientIdentity?: boolean;
 }
 
 const metaChanged = (a: KubernetesObject | undefined, b: KubernetesObject): boolean =>
@@ -60,6 +69,7 @@ export class Controller {
   private readonly es: ExternalSecretReconciler;
   private readonly push: PushSecretReconciler;
   private readonly cluster: ClusterReconciler;
+  private readonly renderer: PooledRenderer;
   /** store id → ExternalSecret keys using it, and the reverse. */
   private readonly dependents = new Map<string, Set<string>>();
   private readonly usesStore = new Map<string, string>();
@@ -75,6 +85,7 @@ export class Controller {
     });
     this.clients = new ClientCache({
       rest, logger, windowMs: o.windowMs, storeQps: o.storeQps, storeBurst: o.storeBurst, timeoutMs: o.providerTimeoutMs,
+      allowAmbientIdentity: o.allowAmbientIdentity ?? false,
       onProviderCall: (store) => metrics.providerCalls.inc({ store }),
     });
     this.informers = new Informers(o.kc, rest, {
@@ -82,18 +93,25 @@ export class Controller {
       update: (kind, obj, old) => this.onEvent(kind, obj, old, 'update'),
       delete: (kind, obj) => this.onEvent(kind, obj, undefined, 'delete'),
     }, logger);
+    // Bounded by the reconcile workers: a render waits only while a reconcile does.
+    this.renderer = new PooledRenderer({
+      workers: o.renderWorkers, timeoutMs: o.renderTimeoutMs, maxQueued: o.workers * 4,
+      onKill: () => metrics.renderKilled.inc(), onBusy: () => metrics.renderBusy.inc(),
+    });
     const events = new EventRecorder(rest, logger, { component: 'esi-controller', onDrop: () => metrics.eventsDropped.inc() });
     this.stores = new StoreReconciler({ rest, clients: this.clients, events, classes: o.classes, logger, onChange: (id) => this.requeueDependents(id) });
     this.es = new ExternalSecretReconciler({
       informers: this.informers, stores: this.stores, clients: this.clients, rest, events, schedule: this.schedule,
-      engine: new TemplateEngine(), logger, jitterMaxMs: o.windowMs / 2,
+      renderer: this.renderer, logger, jitterMaxMs: o.windowMs / 2,
       uses: (key, store) => this.track(key, store),
       retry: (key) => this.queue.retry(key),
+      later: (key, ms) => this.schedule.sooner(key, ms),
       forget: (key) => this.queue.forget(key),
     });
     this.push = new PushSecretReconciler({
       informers: this.informers, stores: this.stores, clients: this.clients, rest, events, schedule: this.schedule,
       engine: new TemplateEngine(), logger, jitterMaxMs: o.windowMs / 2,
+      records: new PushRecords(rest, o.namespace, o.classes[0] ?? '', logger),
       metrics: {
         push: (result) => (result === 'equal' ? metrics.pushSkippedEqual.inc() : metrics.pushes.inc({ result })),
         deleted: (result) => metrics.pushDeletes.inc({ result }),
@@ -111,6 +129,10 @@ export class Controller {
 
   async start(): Promise<void> {
     await this.informers.start();
+    // The spec check parses Go templates on this thread: start that engine without blocking
+    // (a synchronous start holds the event loop for a second or more on a loaded machine).
+    // Without a built engine the first Go template says so itself.
+    await warmEngine().catch(() => undefined);
     this.queue.start();
   }
 
@@ -123,6 +145,7 @@ export class Controller {
     await this.queue.stop();
     await this.informers.stop();
     await this.clients.close();
+    await this.renderer.close();
   }
 
   /** Whether ExternalSecrets and SecretStores of namespace `ns` are ours to serve. */
@@ -209,7 +232,7 @@ export class Controller {
     }
     if (kind !== 'css' && !this.inScope(a)) return;
     // With a namespace selector a ClusterSecretStore is validated only for its users.
-    if (kind === 'css' && this.o.namespaceSelector && !this.dependents.get(`ClusterSecretStore/${a}`)?.size) return;
+    if (kind === 'css' && this.o.namespaceSelector && !this.dependents.get(storeIdOf('ClusterSecretStore', a))?.size) return;
     if (kind === 'es') {
       const end = this.o.metrics.syncDuration.startTimer();
       try {
@@ -228,7 +251,7 @@ export class Controller {
       return;
     }
     const store: AnySecretStore | undefined = kind === 'css' ? this.informers.clusterSecretStore(a) : this.informers.secretStore(a, b!);
-    const id = kind === 'css' ? `ClusterSecretStore/${a}` : `SecretStore/${a}/${b}`;
+    const id = kind === 'css' ? storeIdOf('ClusterSecretStore', a) : storeIdOf('SecretStore', b!, a);
     if (!store || !this.stores.served(store)) {
       await this.stores.forget(id);
       this.queue.forget(key);

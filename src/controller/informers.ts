@@ -7,6 +7,7 @@ import type { KubeConfig, KubernetesObject, V1Namespace, V1Secret } from '@kuber
 import type { Logger } from 'pino';
 import { type ClusterExternalSecret, type ClusterPushSecret, type ClusterSecretStore, type ExternalSecret, type PushSecret, type SecretStore } from '../api/types.js';
 import { RestartableInformer } from '../kube/informer.js';
+import { pagedList, trimObject } from '../kube/list.js';
 import { CLUSTER_EXTERNAL_SECRETS, CLUSTER_PUSH_SECRETS, CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, NAMESPACES, PUSH_SECRETS, resourcePath, SECRET_STORES, SECRETS, type Resource } from '../kube/paths.js';
 import type { KubeRest } from '../kube/rest.js';
 import { DATA_HASH_ANNOTATION, EXTERNAL_SECRET_ANNOTATION, MANAGED_LABEL } from './labels.js';
@@ -30,10 +31,6 @@ interface Watched {
 
 const objKey = (o: KubernetesObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 
-/** Objects per page of the initial LIST: 10 000 ExternalSecrets never arrive as one response. */
-export const LIST_PAGE = 500;
-
-const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
 /** Secrets in the cache whose data was dropped: not as the controller wrote them. */
 const unverified = new WeakSet<object>();
@@ -53,37 +50,14 @@ function asWritten(s: V1Secret): boolean {
  *  written back whole (Merge) and must keep it, and the data of Secrets not as the controller
  *  wrote them. Returns `obj`. */
 export function slim<T extends KubernetesObject>(kind: Kind, obj: T): T {
-  const meta = obj.metadata;
-  if (meta?.managedFields) delete meta.managedFields;
-  if (kind !== 'secrets' && meta?.annotations?.[LAST_APPLIED] !== undefined) delete meta.annotations[LAST_APPLIED];
-  if (kind === 'secrets' && !asWritten(obj as V1Secret)) {
+  const mine = kind !== 'secrets' || asWritten(obj as V1Secret);
+  trimObject(obj, { keepLastApplied: kind === 'secrets' && mine });
+  if (!mine) {
     delete (obj as V1Secret).data;
     delete (obj as V1Secret).stringData;
-    if (meta?.annotations?.[LAST_APPLIED] !== undefined) delete meta.annotations[LAST_APPLIED];
     unverified.add(obj);
   }
   return obj;
-}
-
-interface ListPage {
-  metadata?: { resourceVersion?: string; continue?: string };
-  items?: KubernetesObject[];
-}
-
-/** The LIST an informer starts from, in pages of LIST_PAGE, each slimmed as it arrives; the
- *  pages share one snapshot, whose resourceVersion the watch starts from. */
-async function pagedList(rest: KubeRest, kind: Kind, path: string): Promise<ListPage> {
-  const items: KubernetesObject[] = [];
-  const sep = path.includes('?') ? '&' : '?';
-  let page: ListPage;
-  let token: string | undefined;
-  do {
-    const query = `limit=${LIST_PAGE}${token ? `&continue=${encodeURIComponent(token)}` : ''}`;
-    page = await rest.get<ListPage>(`${path}${sep}${query}`);
-    for (const o of page.items ?? []) items.push(slim(kind, o));
-    token = page.metadata?.continue || undefined;
-  } while (token);
-  return { metadata: { resourceVersion: page.metadata?.resourceVersion }, items };
 }
 
 export class Informers {
@@ -91,7 +65,7 @@ export class Informers {
 
   constructor(private readonly kc: KubeConfig, rest: KubeRest, private readonly handlers: Handlers, private readonly logger: Logger) {
     const selector = `${MANAGED_LABEL}=true`;
-    const list = (kind: Kind, path: string) => () => pagedList(rest, kind, path) as never;
+    const list = (kind: Kind, path: string) => () => pagedList(rest, path, (o) => slim(kind, o)) as never;
     const all = (kind: Kind, r: Resource) => this.add(kind, resourcePath(r), list(kind, resourcePath(r)));
     all('externalsecrets', EXTERNAL_SECRETS);
     all('secretstores', SECRET_STORES);

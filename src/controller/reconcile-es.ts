@@ -12,8 +12,8 @@ import { fetchExternalSecret } from '../externalsecret/fetch.js';
 import { ProviderError } from '../providers/types.js';
 import { clusterStoreAdmits, crossNamespaceRefs } from '../stores/access.js';
 import { TemplateSourceError } from '../externalsecret/template-sources.js';
-import { renderExternalSecretTemplate, selectTemplateEngine, type RenderedTemplate, type TemplateEngine } from '../templating/index.js';
-import { transformKeys } from '../templating/go/index.js';
+import { selectTemplateEngine, type RenderedTemplate } from '../templating/index.js';
+import { RenderBusy, RenderFailed, type PooledRenderer } from '../templating/pool/index.js';
 import { storeId, type ClientCache } from './clients.js';
 import { readTemplateSources, templateSpecProblems } from './template-from.js';
 import type { EventRecorder } from './events.js';
@@ -21,11 +21,12 @@ import type { Informers } from './informers.js';
 import { EXTERNAL_SECRET_ANNOTATION, FORCE_SYNC_ANNOTATION } from './labels.js';
 import { nextRefresh, phaseOf, refreshAfterRead, refreshSpec, type RefreshSpec } from './refresh.js';
 import type { Schedule } from './schedule.js';
-import { desiredSecret, editedByHand, planSecret, withoutMergedKeys, type Plan } from './secret.js';
+import { desiredSecret, editedByHand, planSecret, type Plan } from './secret.js';
 import { describeStore, storePath, versionOf, type StoreReconciler } from './stores.js';
 import { bounded, patchStatus, readyCondition, statusDiffers, syncedResourceVersion, withReady } from './status.js';
 import { nameProblem } from '../kube/names.js';
 import { EXTERNAL_SECRETS, resourcePath, SECRETS } from '../kube/paths.js';
+import { storeIdOf } from '../stores/id.js';
 
 export interface EsDeps {
   informers: Informers;
@@ -34,12 +35,15 @@ export interface EsDeps {
   rest: KubeRest;
   events: EventRecorder;
   schedule: Schedule;
-  engine: TemplateEngine;
+  /** Renders off the main thread (src/templating/pool/, docs/decisions/0051-render-pool.md). */
+  renderer: PooledRenderer;
   logger: Logger;
   jitterMaxMs: number;
   /** Called with the store id each ExternalSecret uses (dependents index). */
   uses(esKey: string, store: string | undefined): void;
   retry(esKey: string): void;
+  /** Reconciles `esKey` again in `ms`, without counting a failure. */
+  later(esKey: string, ms: number): void;
   forget(esKey: string): void;
 }
 
@@ -110,6 +114,11 @@ export class ExternalSecretReconciler {
       if (!st.ready) throw new Failure('StoreNotReady', `${describeStore(store.obj)} is not ready: ${st.message}`, false);
       return await this.sync(es, store.obj, refresh, requestedAt);
     } catch (err) {
+      if (err instanceof RenderBusy) {
+        // Not rendered at all (the pool holds this namespace to one render): no status, later.
+        this.d.later(key, err.retryAfterMs);
+        return { result: 'skipped', reason: 'RenderBusy' };
+      }
       if (!(err instanceof Failure)) throw err;
       await this.fail(es, err.reason, err.message);
       if (err.retry) this.d.retry(key);
@@ -125,9 +134,9 @@ export class ExternalSecretReconciler {
     if (bad) return { what: 'spec.secretStoreRef.name', invalid: `ExternalSecret "${es.metadata.name}": spec.secretStoreRef.name ${bad}` };
     const path = storePath(ref.kind ?? 'SecretStore', ns, ref.name);
     if (ref.kind === 'ClusterSecretStore') {
-      return { id: `ClusterSecretStore/${ref.name}`, what: `ClusterSecretStore "${ref.name}"`, path, obj: this.d.informers.clusterSecretStore(ref.name) };
+      return { id: storeIdOf('ClusterSecretStore', ref.name), what: `ClusterSecretStore "${ref.name}"`, path, obj: this.d.informers.clusterSecretStore(ref.name) };
     }
-    return { id: `SecretStore/${ns}/${ref.name}`, what: `SecretStore "${ns}/${ref.name}"`, path, obj: this.d.informers.secretStore(ns, ref.name) };
+    return { id: storeIdOf('SecretStore', ref.name, ns), what: `SecretStore "${ns}/${ref.name}"`, path, obj: this.d.informers.secretStore(ns, ref.name) };
   }
 
   /** Access rules and spec checks that need no I/O; throws Failure. */
@@ -141,6 +150,8 @@ export class ExternalSecretReconciler {
       const cross = crossNamespaceRefs(store.spec.provider, ns);
       if (cross.length) throw new Failure('AccessDenied', `${what}: ${cross.join('; ')}`, false);
     }
+    const refused = this.d.clients.identityProblem(store);
+    if (refused) throw new Failure('AccessDenied', `${what}: ${refused}`, false);
     // The webhook refuses the same features when a pod mounts the ExternalSecret.
     const problems = externalSecretSpecProblems(es.spec, 'reconciler').map((p) => p.message);
     try {
@@ -215,9 +226,14 @@ export class ExternalSecretReconciler {
       return { result: 'unchanged', reason: 'UpToDate' };
     }
     const fetched = await this.fetch(es, store, !!st && st.forceSync !== force, requestedAt);
-    if ('outcome' in fetched) return fetched.outcome;
-    const { wrote, action } = await this.write(es, store, fetched.rendered, cur);
-    const statusWritten = await this.writeStatus(es, this.syncedStatus(es, store, wrote, Date.now()));
+    if ('gone' in fetched) {
+      const outcome = await this.remoteGone(es, cur);
+      this.d.forget(key);
+      this.schedule(es, refresh, next(), requestedAt);
+      return outcome;
+    }
+    const { wrote, action, missing } = await this.write(es, store, fetched.rendered, cur);
+    const statusWritten = await this.writeStatus(es, this.syncedStatus(es, store, wrote, Date.now(), missing));
     if (wrote) {
       const verb = action === 'create' ? 'Created' : 'Updated';
       this.d.events.emit(this.regarding(es), 'Normal', verb, `${verb} Secret "${target}" from ${describeStore(store)}`);
@@ -227,14 +243,19 @@ export class ExternalSecretReconciler {
     return { result: wrote || statusWritten ? 'synced' : 'unchanged', reason: 'SecretSynced' };
   }
 
-  private syncedStatus(es: ExternalSecret, store: AnySecretStore, wrote: boolean, now: number): ExternalSecretStatus {
-    const none = es.spec.target?.creationPolicy === 'None';
+  /** `missing`: creationPolicy Merge found no Secret to merge into (Ready=True, reason
+   *  SecretMissing, as ESO: nothing failed, the keys are merged once the Secret exists). */
+  // eslint-disable-next-line max-params -- the ExternalSecret, its store, and what the write did
+  private syncedStatus(es: ExternalSecret, store: AnySecretStore, wrote: boolean, now: number, missing?: string): ExternalSecretStatus {
+    const none = es.spec.target?.creationPolicy === 'None' || !!missing;
     const target = this.targetName(es);
-    const message = none
-      ? `values fetched from ${describeStore(store)} (creationPolicy None: no Secret written)`
-      : `Secret "${target}" is in sync with ${describeStore(store)}`;
+    const message = missing
+      ? `${missing}; its keys are merged once it exists`
+      : none
+        ? `values fetched from ${describeStore(store)} (creationPolicy None: no Secret written)`
+        : `Secret "${target}" is in sync with ${describeStore(store)}`;
     return {
-      conditions: withReady(es.status?.conditions, 'True', 'SecretSynced', message),
+      conditions: withReady(es.status?.conditions, 'True', missing ? 'SecretMissing' : 'SecretSynced', message),
       // Only a write moves refreshTime: an idle refresh writes nothing, status included.
       refreshTime: wrote || !es.status?.refreshTime ? new Date(now).toISOString() : es.status.refreshTime,
       syncedResourceVersion: syncedResourceVersion(es),
@@ -242,32 +263,47 @@ export class ExternalSecretReconciler {
     };
   }
 
-  /** The ExternalSecret's values, rendered; or the outcome when the remote secret is gone. */
-  private async fetch(es: ExternalSecret, store: AnySecretStore, fresh: boolean, requestedAt: number): Promise<{ rendered: RenderedTemplate } | { outcome: Outcome }> {
+  /** The ExternalSecret's values, rendered; `gone` when deletionPolicy Delete finds no
+   *  remote data left. With deletionPolicy Delete or Merge an entry whose remote secret is
+   *  gone is skipped (an Event names it), as ESO does; with Retain it fails the sync. */
+  private async fetch(es: ExternalSecret, store: AnySecretStore, fresh: boolean, requestedAt: number): Promise<{ rendered: RenderedTemplate } | { gone: true }> {
     const ns = es.metadata.namespace!;
     const id = storeId(store);
+    const policy = es.spec.target?.deletionPolicy ?? 'Retain';
+    const missing: string[] = [];
     let values: Record<string, Uint8Array>;
     try {
       const client = await this.d.clients.get(store, ns);
       values = await fetchExternalSecret(fresh ? client.fresh : client.sharedAsOf(requestedAt), {
         name: es.metadata.name!, data: es.spec.data ?? [], dataFrom: es.spec.dataFrom ?? [],
-      }, { transformKeys });
+      }, {
+        transformKeys: (name, template, map) => this.d.renderer.transformKeys({ tenant: ns, key: esKey(ns, es.metadata.name!) }, name, template, map),
+        ...(policy === 'Retain' ? {} : { onMissing: (entry: string) => missing.push(entry) }),
+      });
     } catch (err) {
       const cause = rootCause(err);
+      if (cause instanceof RenderBusy) throw cause;
       const code = cause instanceof ProviderError ? cause.code : undefined;
       if (code === 'AuthFailed' || code === 'Forbidden') await this.d.clients.evict(id);
-      const gone = code === 'NotFound' ? await this.remoteGone(es, (err as Error).message) : undefined;
-      if (gone) return { outcome: gone };
       throw new Failure('SecretSyncedError', (err as Error).message, true);
     }
+    if (missing.length) {
+      this.d.events.emit(this.regarding(es), 'Normal', 'MissingProviderSecret', bounded(`remote secret gone, entry skipped (deletionPolicy ${policy}): ${missing.sort().join('; ')}`));
+    }
+    // ESO: nothing left + Delete deletes the Secret; + Merge writes what is left (no keys).
+    if (policy === 'Delete' && Object.keys(values).length === 0) return { gone: true };
     // The same engine choice as the agent: ESO's Go templates, or handlebars when opted in.
     const template = es.spec.target?.template;
     const choice = selectTemplateEngine(es.metadata.name!, es.metadata.annotations, template);
     const sources = await this.templateSources(es);
     try {
-      return { rendered: renderExternalSecretTemplate(this.d.engine, { name: es.metadata.name!, template, choice }, values, { metadata: true, sources }) };
+      return { rendered: await this.d.renderer.render({ tenant: ns, key: esKey(ns, es.metadata.name!) }, { name: es.metadata.name!, template, choice }, values, { metadata: true, sources }) };
     } catch (err) {
-      throw new Failure('TemplateError', (err as Error).message, false);
+      if (err instanceof RenderBusy) throw err;
+      // Out of time: retried with backoff (a loaded machine, or a template that loops);
+      // other template errors are the spec's and wait for it to change.
+      const timedOut = err instanceof RenderFailed && err.timedOut;
+      throw new Failure(timedOut ? 'TemplateTimeout' : 'TemplateError', (err as Error).message, timedOut);
     }
   }
 
@@ -293,8 +329,9 @@ export class ExternalSecretReconciler {
     }
   }
 
-  /** Writes the target Secret when it differs; throws Failure when refused. */
-  private async write(es: ExternalSecret, store: AnySecretStore, rendered: RenderedTemplate, cached: V1Secret | undefined): Promise<{ wrote: boolean; action: Plan['action'] }> {
+  /** Writes the target Secret when it differs; throws Failure when refused. `missing`: no
+   *  Secret to merge into (creationPolicy Merge), which is not a failure (ESO). */
+  private async write(es: ExternalSecret, store: AnySecretStore, rendered: RenderedTemplate, cached: V1Secret | undefined): Promise<{ wrote: boolean; action: Plan['action']; missing?: string }> {
     const ns = es.metadata.namespace!;
     const target = this.targetName(es);
     const desired = desiredSecret(es, { kind: store.kind, name: store.metadata.name! }, rendered);
@@ -310,6 +347,7 @@ export class ExternalSecretReconciler {
       if (err instanceof Failure) throw err;
       throw new Failure('SecretWriteError', `cannot write Secret "${ns}/${target}": ${(err as Error).message}`, true);
     });
+    if (plan.action === 'refuse' && plan.reason === 'SecretMissing') return { wrote, action: plan.action, missing: plan.message };
     if (plan.action === 'refuse') throw new Failure(plan.reason, plan.message, false);
     return { wrote, action: plan.action };
   }
@@ -346,32 +384,32 @@ export class ExternalSecretReconciler {
     }
   }
 
-  /** deletionPolicy when the remote secret is gone: Delete removes the Secret ESI owns,
-   *  Merge removes the keys ESI merged; Retain (default) keeps it and reports the error. */
-  private async remoteGone(es: ExternalSecret, cause: string): Promise<Outcome | undefined> {
+  /** deletionPolicy Delete with no remote data left (ESO): the Secret is deleted and Ready
+   *  is True (reason SecretDeleted), the refresh goes on; only an Owner Secret is deleted. */
+  private async remoteGone(es: ExternalSecret, cur: V1Secret | undefined): Promise<Outcome> {
     const ns = es.metadata.namespace!;
     const target = this.targetName(es);
-    const cur = this.d.informers.secret(ns, target);
-    const policy = es.spec.target?.deletionPolicy ?? 'Retain';
-    if (policy === 'Retain') return undefined;
-    const mine = cur && cur.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION] === es.metadata.name;
-    if (policy === 'Delete' && mine) {
-      await this.d.rest.delete(resourcePath(SECRETS, { namespace: ns, name: target })).catch(() => undefined);
-      this.d.events.emit(this.regarding(es), 'Normal', 'Deleted', `Deleted Secret "${target}": the remote secret is gone (deletionPolicy Delete)`);
-    } else if (policy === 'Merge') {
-      const live = cur ?? (await this.read(ns, target));
-      // Only the keys this ExternalSecret merged: another one's Secret is not ours to strip.
-      const ours = live?.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION] === es.metadata.name;
-      const stripped = ours && live ? withoutMergedKeys(live) : undefined;
-      if (stripped) await this.d.rest.replace(resourcePath(SECRETS, { namespace: ns, name: target }), stripped);
+    const creation = es.spec.target?.creationPolicy ?? 'Owner';
+    if (creation !== 'Owner') {
+      throw new Failure('SecretSyncedError', `ExternalSecret "${es.metadata.name}": no remote data is left, and deletionPolicy Delete deletes only a Secret of creationPolicy Owner (not ${creation})`, false);
     }
-    await this.writeStatus(es, {
+    // The cache holds only Secrets as ESI wrote them (informers.ts): read any other one. Ours =
+    // its controller ownerReference is this ExternalSecret (what creationPolicy Owner writes).
+    const live = cur ?? (await this.read(ns, target));
+    const mine = !!live?.metadata?.ownerReferences?.some((o) => o.controller && o.uid === es.metadata.uid);
+    if (mine) {
+      await this.d.rest.delete(resourcePath(SECRETS, { namespace: ns, name: target })).catch((err: unknown) => {
+        if (!isKubeStatus(err, 404)) throw new Failure('SecretWriteError', `cannot delete Secret "${ns}/${target}": ${(err as Error).message}`, true);
+      });
+      this.d.events.emit(this.regarding(es), 'Normal', 'Deleted', `Deleted Secret "${target}": no remote data is left (deletionPolicy Delete)`);
+    }
+    const written = await this.writeStatus(es, {
       ...es.status,
-      conditions: withReady(es.status?.conditions, 'False', 'SecretDeleted', bounded(`${cause}; deletionPolicy ${policy} applied to Secret "${target}"`)),
+      conditions: withReady(es.status?.conditions, 'True', 'SecretDeleted', `Secret "${target}" deleted: no remote data is left (deletionPolicy Delete)`),
+      ...(mine ? { refreshTime: new Date().toISOString() } : {}),
       syncedResourceVersion: syncedResourceVersion(es),
     });
-    this.d.retry(esKey(ns, es.metadata.name!));
-    return { result: 'error', reason: 'SecretDeleted' };
+    return { result: mine || written ? 'synced' : 'unchanged', reason: 'SecretDeleted' };
   }
 
   private regarding(es: ExternalSecret) {

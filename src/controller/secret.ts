@@ -30,6 +30,8 @@ export interface Desired {
   data: Record<string, string>;
   labels: Record<string, string>;
   annotations: Record<string, string>;
+  /** `template.metadata.finalizers` (ESO sets them on the Secret). */
+  finalizers: string[];
   immutable: boolean;
   ownerReference?: V1OwnerReference;
   policy: CreationPolicy;
@@ -75,12 +77,16 @@ export function desiredSecret(
     [DATA_HASH_ANNOTATION]: contentHash(type, data),
   };
   if (policy === 'Merge') annotations[MERGED_KEYS_ANNOTATION] = Object.keys(data).sort().join(',');
-  const record = { labels: Object.keys(meta.labels).sort(), annotations: Object.keys(meta.annotations).sort() };
-  if (record.labels.length || record.annotations.length) annotations[METADATA_KEYS_ANNOTATION] = JSON.stringify(record);
+  const finalizers = [...new Set(template?.metadata?.finalizers ?? [])];
+  // Recorded so that what a later spec drops is removed (only what ESI put there). The
+  // finalizers field appears only when there are some: the records of Secrets written
+  // before it stay byte-identical (no rewrite on upgrade).
+  const record = { labels: Object.keys(meta.labels).sort(), annotations: Object.keys(meta.annotations).sort(), ...(finalizers.length ? { finalizers: [...finalizers].sort() } : {}) };
+  if (record.labels.length || record.annotations.length || finalizers.length) annotations[METADATA_KEYS_ANNOTATION] = JSON.stringify(record);
   const desired: Desired = {
     name: target.name ?? es.metadata.name!,
     namespace: es.metadata.namespace!,
-    type, data, annotations, policy,
+    type, data, annotations, policy, finalizers,
     labels: {
       ...meta.labels,
       [MANAGED_LABEL]: 'true',
@@ -114,27 +120,44 @@ export function claimedByOther(secret: V1Secret, es: ExternalSecret, esExists: (
   return undefined;
 }
 
-/** The user labels and annotations an earlier write recorded on `cur`. */
-function recordedMetadata(cur: V1Secret | undefined): { labels: string[]; annotations: string[] } {
+type MetadataKeys = { labels: string[]; annotations: string[]; finalizers: string[] };
+
+/** The user labels, annotations and finalizers an earlier write recorded on `cur`. */
+function recordedMetadata(cur: V1Secret | undefined): MetadataKeys {
   const raw = cur?.metadata?.annotations?.[METADATA_KEYS_ANNOTATION];
-  let rec: { labels?: unknown; annotations?: unknown } = {};
+  let rec: { labels?: unknown; annotations?: unknown; finalizers?: unknown } = {};
   try {
     rec = raw ? (JSON.parse(raw) as typeof rec) : {};
   } catch {
     // A hand-edited record: nothing recorded.
   }
   const keys = (v: unknown) => (Array.isArray(v) ? v.filter((k): k is string => typeof k === 'string') : []);
-  return { labels: keys(rec.labels), annotations: keys(rec.annotations) };
+  return { labels: keys(rec.labels), annotations: keys(rec.annotations), finalizers: keys(rec.finalizers) };
 }
 
 /** Keys of `cur` an earlier write recorded that `d` no longer wants, and the record itself
  *  when `d` has none. */
-function staleMetadata(d: Desired, cur: V1Secret | undefined): { labels: string[]; annotations: string[] } {
-  if (!cur?.metadata?.annotations?.[METADATA_KEYS_ANNOTATION]) return { labels: [], annotations: [] };
+function staleMetadata(d: Desired, cur: V1Secret | undefined): MetadataKeys {
+  if (!cur?.metadata?.annotations?.[METADATA_KEYS_ANNOTATION]) return { labels: [], annotations: [], finalizers: [] };
   const rec = recordedMetadata(cur);
   const annotations = rec.annotations.filter((k) => !(k in d.annotations));
   if (!(METADATA_KEYS_ANNOTATION in d.annotations)) annotations.push(METADATA_KEYS_ANNOTATION);
-  return { labels: rec.labels.filter((k) => !(k in d.labels)), annotations };
+  return { labels: rec.labels.filter((k) => !(k in d.labels)), annotations, finalizers: rec.finalizers.filter((f) => !d.finalizers.includes(f)) };
+}
+
+/** The Secret's finalizers once `d` is applied: others' kept, stale ones of ESI's removed. */
+function finalizersFor(d: Desired, cur: V1Secret | undefined): string[] {
+  const stale = staleMetadata(d, cur).finalizers;
+  const kept = (cur?.metadata?.finalizers ?? []).filter((f) => !stale.includes(f));
+  return [...kept, ...d.finalizers.filter((f) => !kept.includes(f))];
+}
+
+/** Keys an earlier Merge write recorded on `cur` that `d` no longer has: ESI removes them,
+ *  as ESO drops the keys its field manager owns before writing the new ones (so a key of a
+ *  remote secret that is gone, or that a template no longer renders, does not linger). */
+function staleMergedKeys(d: Desired, cur: V1Secret | undefined): string[] {
+  const recorded = cur?.metadata?.annotations?.[MERGED_KEYS_ANNOTATION] ?? '';
+  return recorded.split(',').filter((k) => k && !(k in d.data));
 }
 
 const without = (m: Record<string, string>, keys: string[]) => {
@@ -149,6 +172,8 @@ function metadataMatches(d: Desired, cur: V1Secret): boolean {
   if ((cur.type ?? 'Opaque') !== d.type || !!cur.immutable !== d.immutable) return false;
   const stale = staleMetadata(d, cur);
   if (stale.labels.some((k) => k in l) || stale.annotations.some((k) => k in a)) return false;
+  const fins = cur.metadata?.finalizers ?? [];
+  if (stale.finalizers.some((f) => fins.includes(f)) || d.finalizers.some((f) => !fins.includes(f))) return false;
   if (Object.entries(d.labels).some(([k, v]) => l[k] !== v)) return false;
   if (Object.entries(d.annotations).some(([k, v]) => a[k] !== v)) return false;
   return !d.ownerReference || !!cur.metadata?.ownerReferences?.some((o) => o.uid === d.ownerReference!.uid && o.controller);
@@ -160,7 +185,8 @@ export function matches(d: Desired, cur: V1Secret): boolean {
   const data = cur.data ?? {};
   if (Object.entries(d.data).some(([k, v]) => data[k] !== v)) return false;
   // Merge keeps the Secret's other keys; the other policies own every key.
-  return d.policy === 'Merge' || Object.keys(data).length === Object.keys(d.data).length;
+  if (d.policy === 'Merge') return !staleMergedKeys(d, cur).some((k) => k in data);
+  return Object.keys(data).length === Object.keys(d.data).length;
 }
 
 /** A managed Secret whose content no longer matches its own data-hash was edited by hand. */
@@ -176,6 +202,7 @@ export function editedByHand(cur: V1Secret): boolean {
 function body(d: Desired, base?: V1Secret): V1Secret {
   const meta = base?.metadata ?? {};
   const stale = staleMetadata(d, base);
+  const finalizers = finalizersFor(d, base);
   const own = d.ownerReference
     ? [...(meta.ownerReferences ?? []).filter((o) => o.uid !== d.ownerReference!.uid), d.ownerReference]
     : meta.ownerReferences;
@@ -188,9 +215,11 @@ function body(d: Desired, base?: V1Secret): V1Secret {
       labels: { ...without(meta.labels ?? {}, stale.labels), ...d.labels },
       annotations: { ...without(meta.annotations ?? {}, stale.annotations), ...d.annotations },
       ...(own?.length ? { ownerReferences: own } : {}),
+      // A replace without the field would drop the finalizers others set: always sent.
+      ...(finalizers.length ? { finalizers } : {}),
     },
     type: d.type,
-    data: d.policy === 'Merge' ? { ...(base?.data ?? {}), ...d.data } : d.data,
+    data: d.policy === 'Merge' ? { ...without(base?.data ?? {}, staleMergedKeys(d, base)), ...d.data } : d.data,
     ...(d.immutable ? { immutable: true } : {}),
   };
 }
@@ -224,17 +253,4 @@ export function planSecret(d: Desired, es: ExternalSecret, cur: V1Secret | undef
     return { action: 'refuse', reason: 'SecretImmutable', message: `${target} ${why}; delete it so ESI can write it again` };
   }
   return { action: 'replace', body: body(d, cur) };
-}
-
-/** creationPolicy Merge + deletionPolicy Merge: the Secret without the keys ESI merged. */
-export function withoutMergedKeys(cur: V1Secret): V1Secret | undefined {
-  const a = cur.metadata?.annotations ?? {};
-  const keys = (a[MERGED_KEYS_ANNOTATION] ?? '').split(',').filter(Boolean);
-  if (!keys.length && !a[DATA_HASH_ANNOTATION]) return undefined;
-  const data = { ...(cur.data ?? {}) };
-  for (const k of keys) delete data[k];
-  const rec = recordedMetadata(cur);
-  const annotations = without(a, [...rec.annotations, DATA_HASH_ANNOTATION, MERGED_KEYS_ANNOTATION, METADATA_KEYS_ANNOTATION, EXTERNAL_SECRET_ANNOTATION, SOURCE_STORE_ANNOTATION]);
-  const labels = without(cur.metadata?.labels ?? {}, [...rec.labels, MANAGED_LABEL, STORE_KIND_LABEL, STORE_LABEL]);
-  return { ...cur, metadata: { ...cur.metadata, labels, annotations }, data };
 }

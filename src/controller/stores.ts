@@ -105,8 +105,12 @@ export class StoreReconciler {
       caps = capabilitiesOf(provider.capabilities);
       const problems = provider.validateSpec((store.spec.provider as Record<string, unknown>)[name]);
       if (store.kind === 'SecretStore') problems.push(...crossNamespaceRefs(store.spec.provider, store.metadata.namespace!));
+      const refused = this.deps.clients.identityProblem(store);
       if (problems.length) {
         next = { version, ready: false, reason: 'InvalidProviderConfig', message: problems.join('; ') };
+      } else if (refused) {
+        // Refused before any client exists: validate() would already authenticate.
+        next = { version, ready: false, reason: 'InvalidStoreConfiguration', message: refused };
       } else if (store.kind === 'ClusterSecretStore' && namespaceScoped(store.spec.provider)) {
         next = { version, ready: true, reason: 'Valid', message: 'configuration is valid; credentials are read and checked in each namespace that uses the store' };
       } else {

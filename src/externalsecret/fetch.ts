@@ -21,6 +21,16 @@ import { applyRewrites, type KeyTransform } from './rewrite.js';
 /** Provider call options, plus the renderer of `rewrite[].transform` templates. */
 export interface FetchOptions extends CallOptions {
   transformKeys?: KeyTransform;
+  /** Set (by the reconciler, for deletionPolicy Delete and Merge): an entry whose remote
+   *  secret is gone is skipped, and told here, instead of failing the whole ExternalSecret.
+   *  ESO does the same (its MissingProviderSecret event); the caller decides what an empty
+   *  result means (src/controller/reconcile-es.ts). */
+  onMissing?: (entry: string) => void;
+}
+
+/** Whether `err` says the remote secret (or the property asked for) does not exist. */
+export function remoteSecretMissing(err: unknown): boolean {
+  return (err instanceof ProviderError || err instanceof RemoteRefError) && err.code === 'NotFound';
 }
 
 /** What is fetched: an ExternalSecret's name and the `data` / `dataFrom` of its spec. */
@@ -93,7 +103,7 @@ async function fetchFrom(client: SecretsClient, f: ExternalSecretDataFromRemoteR
     throw new RemoteRefError('needs one of extract or find', 'InvalidSpec');
   }
   // As ESO: an explicit rewrite replaces the default key conversion.
-  map = f.rewrite?.length ? applyRewrites(f.rewrite, map, opts.transformKeys) : convertKeys(conversion, map);
+  map = f.rewrite?.length ? await applyRewrites(f.rewrite, map, opts.transformKeys) : convertKeys(conversion, map);
   return decodeMap(decoding, checkKeys(map));
 }
 
@@ -107,22 +117,23 @@ function wrap(secret: string, entry: string, err: unknown): ExternalSecretError 
  *  so explicit `data` keys win) into key → bytes. Remote reads run concurrently; the
  *  caller's `signal` (its deadline) is passed to every provider call. */
 export async function fetchExternalSecret(client: SecretsClient, secret: ExternalSecretSource, opts: FetchOptions = {}): Promise<SecretMap> {
-  const from = (secret.dataFrom ?? []).map((f, i) =>
-    fetchFrom(client, f, opts).catch((err: unknown) => Promise.reject(wrap(secret.name, describeFrom(i, f), err))),
-  );
-  const data = (secret.data ?? []).map((d, i) =>
-    fetchData(client, d, opts).catch((err: unknown) => Promise.reject(wrap(secret.name, describeData(i, d), err))),
-  );
+  const failed = (entry: string) => (err: unknown) => {
+    if (!opts.onMissing || !remoteSecretMissing(err)) return Promise.reject(wrap(secret.name, entry, err));
+    opts.onMissing(entry);
+    return undefined;
+  };
+  const from = (secret.dataFrom ?? []).map((f, i) => fetchFrom(client, f, opts).catch(failed(describeFrom(i, f))));
+  const data = (secret.data ?? []).map((d, i) => fetchData(client, d, opts).catch(failed(describeData(i, d))));
   // Fetch concurrently, but report the first failure in declaration order (dataFrom, then
   // data): the same broken ExternalSecret always gives the same error line.
-  const settled = await Promise.allSettled([...from, ...data]);
-  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-  if (failed) throw failed.reason;
-  const results = settled.map((s) => (s as PromiseFulfilledResult<unknown>).value);
-  const fromMaps = results.slice(0, from.length) as SecretMap[];
-  const values = results.slice(from.length) as Uint8Array[];
+  const settled = await Promise.allSettled<SecretMap | Uint8Array | undefined>([...from, ...data]);
+  const rejected = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (rejected) throw rejected.reason;
+  const results = settled.map((s) => (s as PromiseFulfilledResult<SecretMap | Uint8Array | undefined>).value);
+  const fromMaps = results.slice(0, from.length) as (SecretMap | undefined)[];
+  const values = results.slice(from.length) as (Uint8Array | undefined)[];
   const out = emptySecretMap();
-  for (const m of fromMaps) Object.assign(out, m);
-  (secret.data ?? []).forEach((d, i) => (out[d.secretKey] = values[i]!));
+  for (const m of fromMaps) if (m) Object.assign(out, m);
+  (secret.data ?? []).forEach((d, i) => values[i] !== undefined && (out[d.secretKey] = values[i]));
   return out;
 }

@@ -21,17 +21,18 @@ function rewriteKey(re: GoRegexp, target: string, key: string): string {
 }
 
 /** Renders a `rewrite[].transform` template (ESO's Go template engine) over the keys of
- *  `map`; supplied by the caller (the agent and the reconciler own the template engine). */
-export type KeyTransform = (name: string, template: string, map: SecretMap) => SecretMap;
+ *  `map`; supplied by the caller (the agent and the reconciler own the template engine).
+ *  The agent renders in place; the reconciler in its render pool (src/templating/pool/). */
+export type KeyTransform = (name: string, template: string, map: SecretMap) => SecretMap | Promise<SecretMap>;
 
 /** `dataFrom[].rewrite`: each step rewrites every key, in order. */
-export function applyRewrites(rewrites: ExternalSecretRewrite[], map: SecretMap, transform?: KeyTransform): SecretMap {
+export async function applyRewrites(rewrites: ExternalSecretRewrite[], map: SecretMap, transform?: KeyTransform): Promise<SecretMap> {
   let cur = map;
   for (const [i, rw] of rewrites.entries()) {
     if (rw.transform) {
       // A Go template (ESO engine v2) rendering each key, bound to `.value`.
       if (!transform) throw new RemoteRefError(`rewrite[${i}].transform needs a Go template engine, which this caller did not provide`, 'Unsupported');
-      cur = transform(`rewrite[${i}].transform`, rw.transform.template, cur);
+      cur = await transform(`rewrite[${i}].transform`, rw.transform.template, cur);
       continue;
     }
     if (!rw.regexp) throw new RemoteRefError(`rewrite[${i}] has no regexp`, 'InvalidSpec');

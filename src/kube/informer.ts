@@ -26,8 +26,6 @@ export interface RestartableOptions {
   name: string;
   logger: Logger;
   labelSelector?: string;
-  /** Transforms each listed object before the informer stores it (e.g. drops fields). */
-  onList?: (obj: KubernetesObject) => void;
 }
 
 export class RestartableInformer<T extends KubernetesObject> {
@@ -45,7 +43,6 @@ export class RestartableInformer<T extends KubernetesObject> {
   constructor(kc: KubeConfig, path: string, list: () => Promise<{ items?: T[] }>, private readonly o: RestartableOptions) {
     const listed = async () => {
       const result = await list();
-      if (o.onList) result.items?.forEach(o.onList);
       this.listedAt = Date.now();
       this.synced = true;
       return result as never;

@@ -57,3 +57,20 @@ export function honourCallerDeadline<C extends SecretsClient>(client: C, storeId
     });
   });
 }
+
+/** Every store call of `client` bounded by `ms`: the caller's own deadline when it passes one
+ *  that is sooner, else a fresh one per call. A store that accepts a connection and never
+ *  answers then fails the call with `Timeout` instead of holding the caller forever (the
+ *  reconciler's workers: src/controller/clients.ts). */
+export function withDeadline<C extends SecretsClient>(client: C, storeId: string, ms: number): C {
+  const bounded = wrapClient(client, (name, args) => {
+    const at = OPTIONS_AT[name];
+    const given = callOptions(name, args);
+    const signal = given.signal ? AbortSignal.any([given.signal, AbortSignal.timeout(ms)]) : AbortSignal.timeout(ms);
+    const withSignal = [...args];
+    while (withSignal.length < at) withSignal.push(undefined);
+    withSignal[at] = { ...given, signal };
+    return invoke(client, name, withSignal);
+  });
+  return honourCallerDeadline(bounded, storeId);
+}

@@ -10,14 +10,16 @@
 // Prototype safety: a dotted segment `__proto__`, `constructor` or `prototype` is refused
 // in both modes, so no property can reach Object.prototype whatever object holds the JSON.
 // Errors are RemoteRefErrors that name the property, never the value.
+// Numbers keep the text they were written with, on reads and on writes (json-text.ts).
 import { guard, RemoteRefError } from './errors.js';
+import { isJsonNumber, isJsonObject, numberText, parseJsonText, stringifyJson } from './json-text.js';
 import { emptySecretMap, type PropertyMode, type RemoteRef, type SecretMap } from './types.js';
 
 export type { PropertyMode };
 type Obj = Record<string, unknown>;
 
 const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObj = isJsonObject;
 const own = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 
 /** Splits a gjson-style dotted path; `\.` escapes a dot inside a name. */
@@ -50,10 +52,11 @@ export function propertySegments(property: string, mode: PropertyMode): string[]
   return mode === 'key' ? [property] : splitPath(property);
 }
 
-/** Parses a remote value as JSON. JSON.parse messages quote the input: never passed on. */
+/** Parses a remote value as JSON, numbers as written. Parser messages quote the input:
+ *  never passed on. */
 export function parseJson(value: Uint8Array | string): unknown {
   try {
-    return JSON.parse(typeof value === 'string' ? value : Buffer.from(value).toString('utf8')) as unknown;
+    return parseJsonText(typeof value === 'string' ? value : Buffer.from(value).toString('utf8'));
   } catch {
     throw new RemoteRefError('value is not JSON');
   }
@@ -79,12 +82,13 @@ export function selectNode(root: unknown, property: string): unknown {
   return node;
 }
 
-/** How ESO providers turn a JSON node into bytes: strings raw, `null` empty,
- *  everything else as compact JSON. */
+/** How ESO providers turn a JSON node into bytes: strings raw, `null` empty, numbers as
+ *  written, everything else as compact JSON (its numbers as written too). */
 export function jsonNodeToBytes(node: unknown): Uint8Array {
   if (typeof node === 'string') return new TextEncoder().encode(node);
   if (node === null) return new Uint8Array();
-  return new TextEncoder().encode(JSON.stringify(node));
+  if (isJsonNumber(node)) return new TextEncoder().encode(numberText(node));
+  return new TextEncoder().encode(stringifyJson(node));
 }
 
 /** The JSON node at `property` of a structured value, or undefined. */
@@ -145,7 +149,7 @@ export function parseJsonObject(current: Uint8Array | string | undefined): Obj {
   if (text.trim() === '') return {};
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    parsed = parseJsonText(text);
   } catch {
     throw new RemoteRefError('the current value is not JSON, so a property cannot be set in it');
   }
@@ -166,7 +170,8 @@ export function setProperty(current: Uint8Array | string | undefined, property: 
     node = node[part] as Obj;
   }
   node[parts[parts.length - 1]!] = value;
-  return JSON.stringify(root);
+  // The other fields go back as they were read, numbers included.
+  return stringifyJson(root);
 }
 
 /** The current value without `property` (emptied parent objects removed in `path` mode).
@@ -174,7 +179,7 @@ export function setProperty(current: Uint8Array | string | undefined, property: 
 export function deleteProperty(current: Uint8Array | string, property: string, mode: PropertyMode): { value: string | undefined; changed: boolean } {
   const parts = propertySegments(property, mode);
   const root = parseJsonObject(current);
-  const done = () => ({ value: Object.keys(root).length === 0 ? undefined : JSON.stringify(root), changed: true });
+  const done = () => ({ value: Object.keys(root).length === 0 ? undefined : stringifyJson(root), changed: true });
   if (own(root, property)) {
     delete root[property];
     return done();

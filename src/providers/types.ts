@@ -157,6 +157,22 @@ export interface PodIdentityNeeds {
   audience(spec: unknown): string | undefined;
 }
 
+/** An identity a store spec authenticates with although the store names no credential
+ *  for it: the identity of the process that runs the client. In the agent that process is
+ *  the pod, whose own identity it is meant to be; in the reconciler it is the controller,
+ *  which never lends its identity to a SecretStore and lends it to a ClusterSecretStore
+ *  only when the operator allows it (docs/decisions/0052-no-ambient-identity-for-tenant-stores.md). */
+export interface AmbientIdentity {
+  /** The spec field that selects it, from the provider key (`azurekv.authType`, `gcpsm.auth`). */
+  field: string;
+  /** What authenticates, for messages (`the managed identity of the environment (IMDS)`). */
+  source: string;
+  /** `environment`: credentials the SDK finds around the process (IMDS, the metadata
+   *  server, Application Default Credentials); `token`: the process's own service-account
+   *  token, because the spec names no ServiceAccount. */
+  kind: 'environment' | 'token';
+}
+
 /** What ESI knows about a provider without loading its SDK: the webhook (admission), the
  *  reconciler (store status) and the registry read it synchronously. Each provider folder
  *  exports one from its light `meta.ts`. See docs/decisions/0009-provider-contract-and-lazy-registry.md. */
@@ -175,6 +191,9 @@ export interface ProviderMeta {
   validatePushMetadata?(spec: Record<string, unknown>): string[];
   /** Absent = the provider never uses the pod's identity. */
   readonly identity?: PodIdentityNeeds;
+  /** Whether this spec authenticates with an identity the store does not name, and which
+   *  field selects it. Absent = the provider authenticates only with what the store names. */
+  ambientIdentity?(spec: unknown): AmbientIdentity | undefined;
   /** Told to the user (an admission warning) for every pod using such a store; it
    *  follows `<kind> "<name>"`. */
   readonly admissionWarning?: string;

@@ -6,7 +6,7 @@ import type { V1LabelSelector, V1Namespace } from '@kubernetes/client-node';
 import type { AnySecretStore, SecretStoreProvider } from '../api/types.js';
 import { compileGoRegexp } from '../providers/regexp.js';
 import { storeProvider } from '../providers/registry.js';
-import type { StoreReferences } from '../providers/types.js';
+import type { AmbientIdentity, StoreReferences } from '../providers/types.js';
 
 /** Does `labels` satisfy the Kubernetes label selector? (matchLabels AND matchExpressions) */
 export function matchesLabelSelector(selector: V1LabelSelector, labels: Record<string, string> = {}): boolean {
@@ -116,4 +116,35 @@ export function crossNamespaceRefs(provider: SecretStoreProvider, namespace: str
 export function namespaceScoped(provider: SecretStoreProvider): boolean {
   const { credentials, serviceAccounts } = referencedObjects(provider);
   return credentials.length > 0 || serviceAccounts.length > 0;
+}
+
+/** The identity the store's spec authenticates with without naming it, as its provider
+ *  declares it (its meta's `ambientIdentity`). None for an unknown provider. */
+export function ambientIdentity(provider: SecretStoreProvider): AmbientIdentity | undefined {
+  const found = storeProvider(provider);
+  return 'problem' in found ? undefined : found.meta.ambientIdentity?.(found.spec);
+}
+
+/** The reconciler's flag that lends its own ambient identity to ClusterSecretStores. */
+export const AMBIENT_IDENTITY_FLAG = '--allow-ambient-identity';
+
+/** Why the reconciler may not build a client for `store`, or undefined: a store the
+ *  controller uses authenticates only with what it names (secret refs, a ServiceAccount
+ *  in the namespace it is used from), never with the controller's own identity; the
+ *  operator may lend the controller's environment identity to ClusterSecretStores with
+ *  AMBIENT_IDENTITY_FLAG (docs/decisions/0052-no-ambient-identity-for-tenant-stores.md).
+ *  The agent is not bound by this: there the ambient identity is the pod's own. */
+export function controllerIdentityProblem(store: AnySecretStore, allowAmbient: boolean): string | undefined {
+  const ambient = ambientIdentity(store.spec.provider);
+  if (!ambient) return undefined;
+  const at = `spec.provider.${ambient.field}`;
+  if (ambient.kind === 'token') {
+    return `${at}: the store names no ServiceAccount, so it would authenticate with ${ambient.source}, and the controller never lends its own; ` +
+      'name a ServiceAccount in the store (the controller requests its tokens in the namespace the store is used from) or use a secret ref';
+  }
+  if (store.kind === 'ClusterSecretStore' && allowAmbient) return undefined;
+  const fix = store.kind === 'ClusterSecretStore'
+    ? `the operator may allow it for ClusterSecretStores with ${AMBIENT_IDENTITY_FLAG} (chart: controller.allowAmbientIdentity)`
+    : `the controller lends it to no SecretStore (only to ClusterSecretStores, with ${AMBIENT_IDENTITY_FLAG}); use credentials the store names`;
+  return `${at} selects ${ambient.source}, which is the controller's own identity: ${fix}`;
 }

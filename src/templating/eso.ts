@@ -38,6 +38,16 @@ function goTemplatesOf(esName: string, template: ExternalSecretTemplate): GoTemp
   return out;
 }
 
+/** Names the templates of `template` at once, for a message about all of them (the render
+ *  pool's deadline, src/templating/pool/): `template ExternalSecret db target.template.data.password`. */
+export function describeTemplates(esName: string, template: ExternalSecretTemplate | undefined): string {
+  const prefix = `ExternalSecret ${esName} target.template`;
+  const names = goTemplatesOf(esName, template ?? {}).map((t) => t.name.slice(prefix.length + 1));
+  if (names.length === 1) return `template ${prefix}.${names[0]}`;
+  const shown = names.length > 8 ? [...names.slice(0, 8), `${names.length - 8} more`] : names;
+  return `template ${prefix}${shown.length ? ` (${shown.join(', ')})` : ''}`;
+}
+
 /** Whether `template` asks for rendering: data, templateFrom, or a metadata value holding
  *  a template (plain labels and annotations are copied as they are). */
 function hasTemplates(template: ExternalSecretTemplate | undefined): boolean {
@@ -113,6 +123,15 @@ export interface TemplateSources {
   secret: Record<string, Record<string, string>>;
 }
 
+/** How renderExternalSecretTemplate renders: `metadata` renders labels and annotations (the
+ *  reconciler), `sources` holds templateFrom configMap/secret texts, `goTimeoutMs` bounds the
+ *  Go engine's call (handlebars is bounded by the engine's own limits). */
+export interface RenderOptions {
+  metadata: boolean;
+  sources?: TemplateSources;
+  goTimeoutMs?: number;
+}
+
 /** What `target.template` makes of the fetched data: the Secret's data and the labels and
  *  annotations it renders (empty for the agent, which writes files, not a Secret). */
 export interface RenderedTemplate {
@@ -179,13 +198,13 @@ function jobsOf(esName: string, template: ExternalSecretTemplate, opts: { metada
 
 /** Renders every job (and templated keys) with the chosen engine: outputs in job order,
  *  each job's key output (if templated) right after it. */
-function renderAll(engine: TemplateEngine, choice: 'go' | 'handlebars', jobs: Job[], data: Record<string, Uint8Array>): Uint8Array[] {
+function renderAll(engine: TemplateEngine, how: { choice: 'go' | 'handlebars'; goTimeoutMs?: number }, jobs: Job[], data: Record<string, Uint8Array>): Uint8Array[] {
   const flat: GoRenderJob[] = [];
   for (const j of jobs) {
     flat.push({ name: j.name, source: j.source });
     if (j.keyTemplate) flat.push({ name: `${j.name} (key)`, source: j.key! });
   }
-  if (choice === 'go') return renderGoTemplates(flat, data);
+  if (how.choice === 'go') return renderGoTemplates(flat, data, how.goTimeoutMs);
   const context = secretScope(data);
   return flat.map((f) => enc.encode(engine.render(f.name, f.source, context)));
 }
@@ -200,7 +219,7 @@ export function renderExternalSecretTemplate(
   engine: TemplateEngine,
   target: { name: string; template: ExternalSecretTemplate | undefined; choice: TemplateEngineChoice },
   data: Record<string, Uint8Array>,
-  opts: { metadata: boolean; sources?: TemplateSources } = { metadata: false },
+  opts: RenderOptions = { metadata: false },
 ): RenderedTemplate {
   const { name: esName, template, choice } = target;
   const plain = { data, labels: { ...(template?.metadata?.labels ?? {}) }, annotations: { ...(template?.metadata?.annotations ?? {}) } };
@@ -209,7 +228,7 @@ export function renderExternalSecretTemplate(
   const toData = jobs.some((j) => j.target === 'Data');
   const out: RenderedTemplate = { data: toData ? (Object.create(null) as Record<string, Uint8Array>) : data, labels: {}, annotations: {} };
   if (toData && template.mergePolicy === 'Merge') Object.assign(out.data, data);
-  const rendered = renderAll(engine, choice, jobs, data);
+  const rendered = renderAll(engine, { choice, goTimeoutMs: opts.goTimeoutMs }, jobs, data);
   let at = 0;
   for (const j of jobs) {
     const value = rendered[at++]!;

@@ -7,11 +7,13 @@ export { buildContext, secretScope } from './context.js';
 export { detectGoTemplate, type SourcePosition } from './go-syntax.js';
 export {
   applyExternalSecretTemplate,
+  describeTemplates,
   renderExternalSecretTemplate,
   selectTemplateEngine,
   HANDLEBARS,
   TEMPLATE_ENGINE_ANNOTATION,
   type RenderedTemplate,
+  type RenderOptions,
   type TemplateEngineChoice,
   type TemplateSources,
 } from './eso.js';

@@ -36,3 +36,10 @@ t.test('subcommand help', async (t) => {
     t.match(out, new RegExp(`Usage: esi ${cmd}`));
   }
 });
+
+t.test('esi controller checks every flag before starting: a bad value exits at once, naming the flag', async (t) => {
+  const { code, out } = await esi('controller', '--kubeconfig', '/nonexistent', '--leader-elect', 'true', '--lease-duration', '5parsecs');
+  t.not(code, 0, 'exits with an error');
+  t.match(out, /--lease-duration "5parsecs" must be a Go duration/);
+  t.notMatch(out, /listening|starting/, 'nothing started');
+});

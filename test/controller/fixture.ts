@@ -1,7 +1,7 @@
 // Shared set-up of the reconciler tests: the real control plane with ESI's CRDs, the real
 // `esi controller` command as a subprocess (its own class, so tests sharing the control
 // plane never see each other's stores), metrics scraping, and small API helpers.
-import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
@@ -42,6 +42,7 @@ function get(port: number, path: string): Promise<{ status: number; body: string
 /** `imports`: modules (repository-relative) loaded into the controller process first, e.g.
  *  a test-only provider registered through registerProvider (readonly-provider.ts). */
 export async function startController(kubeconfigPath: string, args: string[], t?: T, opts: { waitReady?: boolean; imports?: string[] } = {}): Promise<RunningController> {
+  await ensureOwnNamespace(kubeconfigPath, args);
   const port = await freePort();
   const imports = (opts.imports ?? []).flatMap((m) => ['--import', `./${m}`]);
   // node itself (not the tsx wrapper) so a signal reaches the controller, SIGKILL included.
@@ -82,6 +83,18 @@ export async function startController(kubeconfigPath: string, args: string[], t?
     return sum;
   };
   return { port, child, output, metrics, counter, stop };
+}
+
+/** The controller's own namespace (its Lease, its PushSecret records) exists in a cluster
+ *  it was installed in; on the test platform it is created here when missing. */
+async function ensureOwnNamespace(kubeconfigPath: string, args: string[]): Promise<void> {
+  const i = args.indexOf('--namespace');
+  const name = i >= 0 ? args[i + 1]! : 'esi-system';
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfigPath);
+  await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name } } }).catch((err: { code?: number }) => {
+    if (err.code !== 409) throw err;
+  });
 }
 
 export interface Env {

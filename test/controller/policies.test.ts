@@ -31,9 +31,11 @@ t.test('refreshPolicy, immutable, and deletionPolicy when the remote secret is g
   await patchSpec(env, ns, 'secretstores', 'fake', (o) => {
     (o.spec as { provider: { fake: { data: FakeData } } }).provider.fake.data = [{ key: 'stay', value: 'v2' }];
   });
-  await ready(env, ns, 'del', 'False', 'SecretDeleted');
+  // Nothing left of the remote data: not an error (ESO), Ready stays True.
+  await ready(env, ns, 'del', 'True', 'SecretDeleted');
   await until('Secret del deleted', async () => !(await getSecret(env, ns, 'del')));
   await until('merged key removed', async () => JSON.stringify(decoded(await getSecret(env, ns, 'host'))) === '{"own":"x"}');
+  await ready(env, ns, 'mrg', 'True', 'SecretSynced');
   const ret = await ready(env, ns, 'ret', 'False', 'SecretSyncedError');
   t.match(ret.status?.conditions?.[0]?.message, /ExternalSecret "ret" data\[0\] \(secretKey "v", remote key "temp2"\): SecretStore\/[^/]+\/fake key "temp2": secret not found/);
   t.same(decoded(await getSecret(env, ns, 'ret')), { v: 'v1' }, 'Retain keeps the Secret');
@@ -54,7 +56,7 @@ t.test('refreshPolicy, immutable, and deletionPolicy when the remote secret is g
 t.test('N ExternalSecrets over K keys: ≤ K provider calls per window; an idle refresh writes nothing', async (t) => {
   const keys = ['k0', 'k1', 'k2', 'k3', 'k4'];
   await create(env, ns, 'secretstores', fakeStore('many', env.cls, keys.map((key) => ({ key, value: `value-of-${key}` }))));
-  await ready(env, ns, 'del', 'False'); // the store exists before the ExternalSecrets
+  await ready(env, ns, 'del', 'True', 'SecretDeleted'); // the store exists before the ExternalSecrets
   const storeId = `SecretStore/${ns}/many`;
   const calls = () => ctl.counter('esi_controller_provider_calls_total', { store: storeId });
   await Promise.all(Array.from({ length: 20 }, (_, i) =>

@@ -94,3 +94,24 @@ t.test('Secret plan: create, no-op, repair, conflicts, Merge', async (t) => {
   const merged = planSecret(merge, es, { metadata: { name: 'db' }, data: { own: 'eA==' } }, () => false) as { body: { data: Record<string, string> } };
   t.same(Object.keys(merged.body.data).sort(), ['own', 'pw'], 'Merge keeps the other keys');
 });
+
+t.test('Secret plan: Merge drops the keys it merged before and no longer has; template finalizers (issue 25)', async (t) => {
+  const es = { apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: { name: 'db', namespace: 'n', uid: 'u1' }, spec: { target: { creationPolicy: 'Merge' } } } as ExternalSecret;
+  const enc = (s: string) => new TextEncoder().encode(s);
+  const want = (data: Record<string, string>, spec: ExternalSecret['spec'] = es.spec) => desiredSecret({ ...es, spec }, { kind: 'SecretStore', name: 's' },
+    { data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, enc(v)])), labels: {}, annotations: {} });
+  const first = (planSecret(want({ a: '1', b: '2' }), es, { metadata: { name: 'db' }, data: { own: 'eA==' } }, () => false) as { body: V1Secret }).body;
+  const second = planSecret(want({ b: '2' }), es, first, () => false) as { action: string; body: V1Secret };
+  t.equal(second.action, 'replace', 'a merged key gone is a change');
+  t.same(Object.keys(second.body.data!).sort(), ['b', 'own'], 'the key no longer merged is removed, the user\'s stays');
+  t.equal(planSecret(want({ b: '2' }), es, second.body, () => false).action, 'none');
+
+  const owner = { target: { template: { metadata: { finalizers: ['esi.test/a'] } } } };
+  const withFin = (planSecret(want({ a: '1' }, owner), es, undefined, () => false) as { body: V1Secret }).body;
+  t.same(withFin.metadata?.finalizers, ['esi.test/a']);
+  const others = { ...withFin, metadata: { ...withFin.metadata, finalizers: ['esi.test/a', 'other/b'] } };
+  t.equal(planSecret(want({ a: '1' }, owner), es, others, () => false).action, 'none', 'another actor\'s finalizer is no change');
+  const dropped = planSecret(want({ a: '1' }, { target: {} }), es, others, () => false) as { action: string; body: V1Secret };
+  t.equal(dropped.action, 'replace');
+  t.same(dropped.body.metadata?.finalizers, ['other/b'], 'the dropped finalizer is removed, the other kept');
+});

@@ -66,17 +66,17 @@ t.test('key conversion and rewrite', async (tt) => {
   tt.equal(expandGoTemplate('$1-${2}x-$name-$$', ['all', 'A', 'B'], { name: 'N' }), 'A-Bx-N-$');
   tt.equal(expandGoTemplate('$1x', ['all', 'A'], {}), '', 'Go reads $1x as the group named "1x"');
   const map = { 'app/db-user': enc('u'), 'app/db-pass': enc('p'), other: enc('o') };
-  const out = applyRewrites(
+  const out = await applyRewrites(
     [{ regexp: { source: '^app/(?P<rest>.*)$', target: 'APP_${rest}' } }, { regexp: { source: '-', target: '_' } }],
     map,
   );
   tt.same(Object.keys(out).sort(), ['APP_db_pass', 'APP_db_user', 'other']);
   // transform: ESO's Go template per key, `.value` bound to the key (rendered by the Go engine).
-  const upper = applyRewrites([{ transform: { template: '{{ .value | upper }}' } }, { regexp: { source: '/', target: '_' } }], map, transformKeys);
+  const upper = await applyRewrites([{ transform: { template: '{{ .value | upper }}' } }, { regexp: { source: '/', target: '_' } }], map, transformKeys);
   tt.same(Object.keys(upper).sort(), ['APP_DB-PASS', 'APP_DB-USER', 'OTHER']);
-  tt.throws(() => applyRewrites([{ transform: { template: '{{ .value }}' } }], map), /rewrite\[0\]\.transform needs a Go template engine/);
-  tt.throws(() => applyRewrites([{ transform: { template: '{{ .nope }}' } }], map, transformKeys), /rewrite\[0\]\.transform line 1, column 3: .*no entry for key "nope"/);
-  tt.throws(() => applyRewrites([{ regexp: { source: '(', target: '' } }], map), /invalid rewrite regexp/);
+  await tt.rejects(applyRewrites([{ transform: { template: '{{ .value }}' } }], map), /rewrite\[0\]\.transform needs a Go template engine/);
+  await tt.rejects(applyRewrites([{ transform: { template: '{{ .nope }}' } }], map, transformKeys), /rewrite\[0\]\.transform line 1, column 3: .*no entry for key "nope"/);
+  await tt.rejects(applyRewrites([{ regexp: { source: '(', target: '' } }], map), /invalid rewrite regexp/);
 });
 
 async function fake(): Promise<SecretsClient> {

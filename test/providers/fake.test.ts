@@ -82,6 +82,28 @@ t.test('getSecretMap: JSON object, property, valueMap', async (tt) => {
   await tt.rejects(c.getSecretMap({ key: '/api/token' }), /value is not JSON/);
 });
 
+t.test('JSON numbers keep the text they were written with (issue 25): property, extract, nested, writes', async (tt) => {
+  // JSON.parse would give 12345678901234567000, 1.5 and 1000: an ID past 2^53 loses digits.
+  const value = '{"id": 12345678901234567890, "price": 1.50, "big": 1e3, "neg": -0, "nested": {"ids": [12345678901234567891, 2.50]}, "pw": "x"}';
+  const c = await provider.newClient(ctx({ data: [{ key: 'nums', value }] }));
+  const prop = async (property: string) => dec(await c.getSecret({ key: 'nums', property }));
+  tt.equal(await prop('id'), '12345678901234567890');
+  tt.equal(await prop('price'), '1.50');
+  tt.equal(await prop('big'), '1e3');
+  tt.equal(await prop('neg'), '-0');
+  tt.equal(await prop('nested.ids.0'), '12345678901234567891');
+  tt.equal(await prop('nested'), '{"ids":[12345678901234567891,2.50]}', 'an object value keeps its numbers');
+  const m = await c.getSecretMap({ key: 'nums' });
+  tt.same(Object.fromEntries(Object.entries(m).map(([k, v]) => [k, dec(v)])), {
+    id: '12345678901234567890', price: '1.50', big: '1e3', neg: '-0', nested: '{"ids":[12345678901234567891,2.50]}', pw: 'x',
+  }, 'dataFrom.extract');
+  tt.same(dec((await c.getSecretMap({ key: 'nums', property: 'nested' })).ids!), '[12345678901234567891,2.50]');
+  await c.pushSecret(enc(value), { remoteKey: 'pushed' });
+  await c.pushSecret(enc('y'), { remoteKey: 'pushed', property: 'pw' });
+  tt.equal(dec(await c.getSecret({ key: 'pushed' })), '{"id":12345678901234567890,"price":1.50,"big":1e3,"neg":-0,"nested":{"ids":[12345678901234567891,2.50]},"pw":"y"}',
+    'a pushed property leaves the other fields\' numbers as they were');
+});
+
 t.test('getAllSecrets: by name regexp and path; tags unsupported', async (tt) => {
   const c = await client();
   tt.same(Object.keys(await c.getAllSecrets({ name: { regexp: '^/db/' } })), ['/db/creds']);

@@ -122,6 +122,17 @@ t.test(`gcpsm (${emu.name}): push: property merge, no-op when unchanged, refused
   tt.notMatch(err.message, /not json/, 'the current value is not quoted');
 });
 
+t.test(`gcpsm (${emu.name}): JSON numbers keep the text they were written with (issue 25)`, async (tt) => {
+  const c = await client();
+  const key = `num${Date.now().toString(36)}`;
+  await seed(key, '{"id": 12345678901234567890, "price": 1.50, "big": 1e3}');
+  tt.equal(text(await c.getSecret({ key, property: 'id' })), '12345678901234567890');
+  tt.same(Object.fromEntries(Object.entries(await c.getSecretMap({ key })).map(([k, v]) => [k, text(v)])),
+    { id: '12345678901234567890', price: '1.50', big: '1e3' }, 'dataFrom.extract');
+  await c.pushSecret(Buffer.from('x'), { remoteKey: key, property: 'pw' });
+  tt.equal(text(await c.getSecret({ key })), '{"id":12345678901234567890,"price":1.50,"big":1e3,"pw":"x"}', 'a property push keeps the other numbers');
+});
+
 t.test(`gcpsm (${emu.name}): secrets ESI/ESO did not create: not overwritten, not deleted; a property push adopts them`, async (tt) => {
   const c = await client();
   const key = `u${Date.now().toString(36)}`;

@@ -87,6 +87,19 @@ t.test('read: whole data as JSON, data keys, JSON paths inside a key, binary val
   tt.equal((await caught(c.getSecret({ key: 'Not_A_Name' }))).code, 'InvalidSpec');
 });
 
+t.test('JSON numbers inside a data key keep the text they were written with (issue 25)', async (tt) => {
+  // JSON.parse would give 12345678901234567000, 1.5 and 1000.
+  await seedSecret('nums', { 'cfg.json': '{"id": 12345678901234567890, "price": 1.50, "big": 1e3, "n": {"ids": [12345678901234567891]}}' });
+  const c = await client();
+  tt.teardown(() => c.close());
+  tt.equal(text(await c.getSecret({ key: 'nums', property: 'cfg.json.id' })), '12345678901234567890');
+  tt.equal(text(await c.getSecret({ key: 'nums', property: 'cfg.json.price' })), '1.50');
+  tt.equal(text(await c.getSecret({ key: 'nums', property: 'cfg.json.big' })), '1e3');
+  tt.equal(text(await c.getSecret({ key: 'nums', property: 'cfg.json.n' })), '{"ids":[12345678901234567891]}');
+  tt.same(texts(await c.getSecretMap({ key: 'nums', property: 'cfg.json' })),
+    { id: '12345678901234567890', price: '1.50', big: '1e3', n: '{"ids":[12345678901234567891]}' }, 'dataFrom.extract with a property');
+});
+
 t.test('getSecretMap: the data keys, or the JSON object a property selects', async (tt) => {
   await seedSecret('map', { a: '1', b: `${CANARY}-b`, 'cfg.json': JSON.stringify({ x: 'y', n: { m: 1 } }) });
   const c = await client();

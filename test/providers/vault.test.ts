@@ -4,6 +4,7 @@
 // Auth methods, token lifecycle, errors and TLS are in vault-auth.test.ts; the set-up
 // is in vault-fixture.ts. Run: `npx tap test/providers/vault.test.ts`.
 import t from 'tap';
+import { LosslessNumber } from 'lossless-json';
 import type { Test } from 'tap';
 import { freePort } from '../platform/processes.js';
 import type { ApiError } from '../platform/backends/openbao.js';
@@ -62,6 +63,31 @@ async function kvCases(tt: Test, kv: Kv): Promise<void> {
     t2.same(json(await c.getSecretMap({ key: k('db') })), { username: 'app', password: `${CANARY}<&>`, nested: '{"port":5432,"tls":true}', 'a.b': 'dotted' });
     t2.same(json(await c.getSecretMap({ key: k('db'), property: 'nested' })), { port: '5432', tls: 'true' });
     isError(t2, await caught(c.getSecretMap({ key: k('db'), property: 'username' })), 'Unknown', { match: /not a JSON object/ });
+  });
+
+  await tt.test('JSON numbers keep the text Vault answers with (issue 25): map, property, path, extract, JSON fields, pushes', async (t2) => {
+    // Seeded as raw JSON text. KV v1 keeps a number's text; KV v2 (OpenBao) answers with its
+    // float (12345678901234567000, 1.5, 1000): that text is lost before any client reads it, so
+    // ESI passes on what Vault answers. A JSON document in a string field is kept by both.
+    const N = (v: string) => new LosslessNumber(v);
+    const held = kv === 'v1' ? { id: '12345678901234567890', price: '1.50', big: '1e3', id2: '12345678901234567891' }
+      : { id: '12345678901234567000', price: '1.5', big: '1000', id2: '12345678901234567000' };
+    const cfg = '{"id": 12345678901234567890, "price": 1.50, "n": {"ids": [12345678901234567891]}}';
+    await seed(kv, k('nums'), { id: N('12345678901234567890'), price: N('1.50'), big: N('1e3'), n: { ids: [N('12345678901234567891')] }, cfg });
+    t2.equal(text(await c.getSecret({ key: k('nums') })),
+      `{"big":${held.big},"cfg":${JSON.stringify(cfg)},"id":${held.id},"n":{"ids":[${held.id2}]},"price":${held.price}}`, 'the whole map');
+    t2.same([await c.getSecret({ key: k('nums'), property: 'id' }), await c.getSecret({ key: k('nums'), property: 'price' }),
+      await c.getSecret({ key: k('nums'), property: 'big' }), await c.getSecret({ key: k('nums'), property: 'n.ids.0' })].map(text),
+    [held.id, held.price, held.big, held.id2], 'properties and a path');
+    t2.same(json(await c.getSecretMap({ key: k('nums') })),
+      { id: held.id, price: held.price, big: held.big, n: `{"ids":[${held.id2}]}`, cfg }, 'dataFrom.extract');
+    t2.same(json(await c.getSecretMap({ key: k('nums'), property: 'cfg' })),
+      { id: '12345678901234567890', price: '1.50', n: '{"ids":[12345678901234567891]}' }, 'dataFrom.extract of a JSON field');
+    // A pushed map goes out as written (never as a parser's number object).
+    await c.pushSecret(Buffer.from('{"id": 12345678901234567890, "price": 1.50}'), { remoteKey: k('nums-pushed') });
+    await c.pushSecret(Buffer.from('x'), { remoteKey: k('nums-pushed'), property: 'pw' });
+    t2.same([await c.getSecret({ key: k('nums-pushed'), property: 'id' }), await c.getSecret({ key: k('nums-pushed'), property: 'price' })].map(text),
+      [held.id, held.price], 'a pushed map, and the fields a pushed property leaves alone');
   });
 
   await tt.test('keys may repeat the mount (and data/ on KV v2), as ESO; without spec.path the key names the mount', async (t2) => {

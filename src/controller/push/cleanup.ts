@@ -1,8 +1,11 @@
 // Removal of remote entries a PushSecret recorded as written (deletionPolicy Delete): on
 // deletion of the PushSecret, of its source Secret, and for stores removed from its spec.
 // Only the recorded entries are deleted, one by one; a store that no longer exists cannot
-// be cleaned and is reported (its entries are dropped from the record).
+// be cleaned and is reported (its entries are dropped from the record), and so is a
+// ClusterSecretStore whose conditions no longer admit the namespace: the access rules are
+// checked at every write, deletion included (src/stores/access.ts).
 import type { PushSecret } from '../../api/types.js';
+import { clusterStoreAdmits } from '../../stores/access.js';
 import { storeId, type ClientCache } from '../clients.js';
 import type { EventRecorder } from '../events.js';
 import type { Informers } from '../informers.js';
@@ -31,6 +34,12 @@ export async function cleanup(d: CleanupDeps, ps: PushSecret, recorded: Synced):
     const store = storeByKey(d.informers, ns, sk);
     if (!store || !d.stores.served(store)) {
       d.events.emit(regarding(ps), 'Warning', 'DeleteSkipped', `${sk} no longer exists or is served by another controller; its ${Object.keys(entries).length} remote entries were not deleted`);
+      return;
+    }
+    const nsObj = d.informers.namespace(ns);
+    const verdict = store.kind !== 'ClusterSecretStore' ? { ok: true } : nsObj ? clusterStoreAdmits(store, nsObj) : { ok: false, why: `namespace "${ns}" is not known` };
+    if (!verdict.ok) {
+      d.events.emit(regarding(ps), 'Warning', 'DeleteSkipped', `${describeStore(store)} may not be used from namespace "${ns}" (${verdict.why}); its ${Object.keys(entries).length} remote entries were not deleted`);
       return;
     }
     let client;

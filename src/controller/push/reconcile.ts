@@ -4,7 +4,9 @@
 // pushed at the next refresh), refuses a push back into the store a Secret came from,
 // computes every entry's value first (nothing is pushed when any is wrong), then per
 // store compares and writes, deletes what is no longer wanted (deletionPolicy Delete),
-// and records in status.syncedPushSecrets exactly what it wrote.
+// and records exactly what it wrote in its own record (record.ts), which status repeats.
+// Overwrites and deletions are decided from that record, never from the status a tenant
+// may write; ClusterSecretStore conditions are checked again for every store touched.
 import type { V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { AnySecretStore, PushSecret, PushSecretData } from '../../api/types.js';
@@ -20,6 +22,7 @@ import { nextRefresh, phaseOf } from '../refresh.js';
 import type { Schedule } from '../schedule.js';
 import { describeStore, type StoreReconciler } from '../stores.js';
 import { cleanup, type CleanupDeps } from './cleanup.js';
+import type { PushRecords } from './record.js';
 import { deleteEntry, KeyedMutex, NotOwned, pushEntry, sameMetadata } from './remote.js';
 import { entryKey, forSource, MAX_SOURCES, PUSH_FINALIZER, pushSpec, selectorQuery, type PushSpec } from './spec.js';
 import { countEntries, psPath, regarding, writePushStatus, type Outcome, type Synced } from './status.js';
@@ -43,6 +46,8 @@ export interface PushDeps {
   engine: TemplateEngine;
   logger: Logger;
   metrics: PushMetrics;
+  /** What each PushSecret wrote, as this controller recorded it. */
+  records: PushRecords;
   jitterMaxMs: number;
   retry(key: string): void;
   forget(key: string): void;
@@ -61,27 +66,15 @@ export type PushOutcome = { result: 'synced' | 'unchanged' | 'skipped' | 'error'
 const psKey = (ns: string, name: string) => `ps/${ns}/${name}`;
 
 class Refusal extends Error {
-  constructor(readonly problems: string[], readonly retry: boolean) {
+  constructor(readonly problems: string[], readonly retry: boolean, readonly reason: 'Errored' | 'AccessDenied' = 'Errored') {
     super(problems.join('; '));
   }
 }
 
 export class PushSecretReconciler {
-  /** What each PushSecret wrote, ahead of the (possibly stale) cached status. */
-  private readonly written = new Map<string, { uid: string; synced: Synced }>();
   private readonly locks = new KeyedMutex();
 
   constructor(private readonly d: PushDeps) {}
-
-  private recorded(ps: PushSecret): Synced {
-    const mine = this.written.get(psKey(ps.metadata.namespace!, ps.metadata.name!));
-    const src = mine && mine.uid === ps.metadata.uid ? mine.synced : ps.status?.syncedPushSecrets ?? {};
-    return Object.fromEntries(Object.entries(src).map(([k, m]) => [k, { ...m }]));
-  }
-
-  private remember(ps: PushSecret, synced: Synced): void {
-    this.written.set(psKey(ps.metadata.namespace!, ps.metadata.name!), { uid: ps.metadata.uid!, synced });
-  }
 
   private cleanupDeps(): CleanupDeps {
     return { informers: this.d.informers, stores: this.d.stores, clients: this.d.clients, events: this.d.events, metrics: this.d.metrics, locks: this.locks };
@@ -91,15 +84,17 @@ export class PushSecretReconciler {
     const key = psKey(ns, name);
     const ps = this.d.informers.pushSecret(ns, name);
     if (!ps) {
-      this.written.delete(key);
+      await this.d.records.drop({ namespace: ns, name });
       this.d.schedule.cancel(key);
       this.d.forget(key);
       return { result: 'skipped', reason: 'Deleted' };
     }
     const { spec, problems } = pushSpec(ps);
-    const targets = spec ? resolveStores(ps, this.d.informers, this.d.stores) : undefined;
+    const targets = spec ? resolveStores(ps, this.d.informers, this.d.stores, this.d.clients) : undefined;
     // Another controller's PushSecret (its deletion included), or a store not cached yet.
-    const whose = targets ? await concern(ps, targets, this.recorded(ps), this.d) : 'mine';
+    // Never status.syncedPushSecrets: a tenant may write it (record.ts).
+    const recorded = await this.d.records.load(ps);
+    const whose = targets ? await concern(ps, targets, recorded, this.d) : 'mine';
     if (whose === 'other') {
       this.d.schedule.cancel(key);
       return { result: 'skipped', reason: 'OtherClass' };
@@ -108,18 +103,19 @@ export class PushSecretReconciler {
       this.d.retry(key);
       return { result: 'skipped', reason: 'StoreNotCached' };
     }
-    if (ps.metadata.deletionTimestamp) return this.finalize(ps, spec);
+    if (ps.metadata.deletionTimestamp) return this.finalize(ps, spec, recorded);
     try {
       if (!spec || !targets) throw new Refusal(problems, false);
       await this.ensureFinalizer(ps, spec);
-      return await this.sync(ps, spec, targets.stores, targets.problems);
+      if (targets.denied.length) throw new Refusal([...targets.denied, ...targets.problems], false, 'AccessDenied');
+      return await this.sync(ps, spec, targets, recorded);
     } catch (err) {
       if (!(err instanceof Refusal)) throw err;
-      await writePushStatus(this.d.rest, ps, { ready: 'False', reason: 'Errored', message: `nothing pushed: ${err.message}`, synced: this.recorded(ps), wrote: false });
-      this.d.events.emit(regarding(ps), 'Warning', 'Errored', `nothing pushed: ${err.message}`);
+      await writePushStatus(this.d.rest, ps, { ready: 'False', reason: err.reason, message: `nothing pushed: ${err.message}`, synced: recorded, wrote: false });
+      this.d.events.emit(regarding(ps), 'Warning', err.reason, `nothing pushed: ${err.message}`);
       if (spec) this.scheduleNext(ps, spec);
       if (err.retry) this.d.retry(key);
-      return { result: 'error', reason: 'Errored' };
+      return { result: 'error', reason: err.reason };
     }
   }
 
@@ -133,26 +129,26 @@ export class PushSecretReconciler {
   }
 
   /** Deleted PushSecret: deletionPolicy Delete removes what it wrote, then the finalizer goes. */
-  private async finalize(ps: PushSecret, spec: PushSpec | undefined): Promise<PushOutcome> {
+  private async finalize(ps: PushSecret, spec: PushSpec | undefined, recorded: Synced): Promise<PushOutcome> {
     const key = psKey(ps.metadata.namespace!, ps.metadata.name!);
     this.d.schedule.cancel(key);
     if (!ps.metadata.finalizers?.includes(PUSH_FINALIZER)) return { result: 'skipped', reason: 'Deleting' };
     const policy = spec?.deletionPolicy ?? ps.spec.deletionPolicy ?? 'None';
-    const recorded = this.recorded(ps);
     const left = policy === 'Delete' ? await cleanup(this.cleanupDeps(), ps, recorded) : { synced: {}, failures: [] };
     if (left.failures.length) {
-      this.remember(ps, left.synced);
+      await this.record(ps, left.synced, left.failures);
       await writePushStatus(this.d.rest, ps, { ready: 'False', reason: 'Errored', message: `deleting: ${left.failures.join('; ')}`, synced: left.synced, wrote: false }).catch(() => undefined);
       this.d.retry(key);
       return { result: 'error', reason: 'DeleteFailed' };
     }
+    // The record goes first: should the finalizer patch fail, the retry finds nothing to delete.
+    await this.d.records.drop({ namespace: ps.metadata.namespace!, name: ps.metadata.name!, uid: ps.metadata.uid });
     const finalizers = (ps.metadata.finalizers ?? []).filter((f) => f !== PUSH_FINALIZER);
     try {
       await this.d.rest.patch(psPath(ps.metadata.namespace!, ps.metadata.name!), { metadata: { finalizers, resourceVersion: ps.metadata.resourceVersion } });
     } catch (err) {
       if (!isKubeStatus(err, 404)) throw err;
     }
-    this.written.delete(key);
     this.d.forget(key);
     this.d.events.forget(regarding(ps));
     return { result: 'synced', reason: 'Deleted' };
@@ -235,13 +231,13 @@ export class PushSecretReconciler {
     return out;
   }
 
-  private async sync(ps: PushSecret, spec: PushSpec, stores: AnySecretStore[], problems: string[]): Promise<PushOutcome> {
+  private async sync(ps: PushSecret, spec: PushSpec, targets: { stores: AnySecretStore[]; problems: string[] }, recorded: Synced): Promise<PushOutcome> {
     const ns = ps.metadata.namespace!;
     const key = psKey(ns, ps.metadata.name!);
+    const { stores, problems } = targets;
     problems.push(...(await storeProblems(stores, this.d.stores)));
     if (problems.length) throw new Refusal(problems, true);
     const secrets = await this.sources(ps);
-    const recorded = this.recorded(ps);
     if (!secrets) return this.sourceDeleted(ps, spec, recorded);
     const wanted = this.wanted(ps, spec, stores, secrets);
     const synced: Synced = {};
@@ -297,7 +293,7 @@ export class PushSecretReconciler {
       Object.assign(synced, left.synced);
       failures.push(...left.failures);
     }
-    this.remember(ps, synced);
+    await this.record(ps, synced, failures);
     const n = countEntries(synced);
     const ok = !failures.length;
     const outcome: Outcome = ok
@@ -318,7 +314,7 @@ export class PushSecretReconciler {
     const had = countEntries(recorded);
     if (!had) throw new Refusal([`${secret} not found; create it or fix spec.selector.secret.name`], true);
     const left = spec.deletionPolicy === 'Delete' ? await cleanup(this.cleanupDeps(), ps, recorded) : { synced: recorded, failures: [] };
-    this.remember(ps, left.synced);
+    await this.record(ps, left.synced, left.failures);
     const done = spec.deletionPolicy === 'Delete' ? `removed the ${had - countEntries(left.synced)} remote entries it had pushed (deletionPolicy Delete)` : `kept the ${had} remote entries it had pushed (deletionPolicy None)`;
     const message = `${secret} was deleted; ${done}${left.failures.length ? `; ${left.failures.join('; ')}` : ''}`;
     await writePushStatus(this.d.rest, ps, { ready: 'False', reason: 'SourceDeleted', message, synced: left.synced, wrote: false });
@@ -326,6 +322,16 @@ export class PushSecretReconciler {
     this.scheduleNext(ps, spec);
     if (left.failures.length) this.d.retry(key);
     return { result: 'error', reason: 'SourceDeleted' };
+  }
+
+  /** Records what `ps` wrote; a failure to keep the record is one more failure (retried:
+   *  the record is held in memory and written by the next reconcile). */
+  private async record(ps: PushSecret, synced: Synced, failures: string[]): Promise<void> {
+    try {
+      await this.d.records.save(ps, synced);
+    } catch (err) {
+      failures.push(`the controller cannot keep its record of what was pushed (${(err as Error).message})`);
+    }
   }
 
   /** A per-store failure: Event naming store, entry and cause; the message for status. */

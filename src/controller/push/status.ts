@@ -34,7 +34,7 @@ export function compact(s: Synced): Synced {
 
 export interface Outcome {
   ready: 'True' | 'False';
-  reason: 'Synced' | 'Errored' | 'SourceDeleted';
+  reason: 'Synced' | 'Errored' | 'SourceDeleted' | 'AccessDenied';
   message: string;
   synced: Synced;
   wrote: boolean;

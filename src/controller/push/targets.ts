@@ -10,6 +10,7 @@ import { clusterStoreAdmits, matchesLabelSelector } from '../../stores/access.js
 import type { Informers } from '../informers.js';
 import { SOURCE_STORE_ANNOTATION, STORE_KIND_LABEL, STORE_LABEL, labelValue } from '../labels.js';
 import type { KubeRest } from '../../kube/rest.js';
+import type { ClientCache } from '../clients.js';
 import { describeStore, storePath, type StoreReconciler } from '../stores.js';
 import type { Synced } from './status.js';
 
@@ -22,10 +23,12 @@ export interface Targets {
   /** Served stores, in spec order, without duplicates. */
   stores: AnySecretStore[];
   problems: string[];
+  /** Stores the controller may not use at all: they would authenticate with its own identity. */
+  denied: string[];
 }
 
 /** The stores the refs name or select (served by this controller) and what is wrong with them. */
-export function resolveStores(ps: PushSecret, informers: Informers, stores: StoreReconciler): Targets {
+export function resolveStores(ps: PushSecret, informers: Informers, stores: StoreReconciler, clients: Pick<ClientCache, 'identityProblem'>): Targets {
   const ns = ps.metadata.namespace!;
   const out = new Map<string, AnySecretStore>();
   const problems: string[] = [];
@@ -40,13 +43,16 @@ export function resolveStores(ps: PushSecret, informers: Informers, stores: Stor
     const all = kind === 'ClusterSecretStore' ? informers.clusterSecretStores() : informers.secretStores(ns);
     for (const s of all) if (stores.served(s) && matchesLabelSelector(ref.labelSelector!, s.metadata.labels ?? {})) out.set(statusStoreKey(s), s);
   });
+  const denied: string[] = [];
   for (const store of out.values()) {
+    const refused = clients.identityProblem(store);
+    if (refused) denied.push(`${describeStore(store)}: ${refused}`);
     if (store.kind !== 'ClusterSecretStore') continue;
     const nsObj = informers.namespace(ns);
     const verdict = nsObj ? clusterStoreAdmits(store, nsObj) : { ok: false, why: `namespace "${ns}" is not known yet` };
     if (!verdict.ok) problems.push(`${describeStore(store)} may not be used from namespace "${ns}": ${verdict.why}`);
   }
-  return { stores: [...out.values()], problems };
+  return { stores: [...out.values()], problems, denied };
 }
 
 /** The store a status store key (`SecretStore/<name>`, `ClusterSecretStore/<name>`) names, from the cache. */

@@ -1,6 +1,6 @@
 // What ESI knows about the `aws` provider without loading an AWS SDK.
 import type { AWSProvider } from '../../api/types.js';
-import { References } from '../refs.js';
+import { field, References } from '../refs.js';
 import { capabilities } from '../define.js';
 import type { ProviderMeta } from '../types.js';
 import { validatePushMetadata } from './push-metadata.js';
@@ -21,4 +21,8 @@ export const meta: ProviderMeta = {
     ambient: (spec) => typeof spec === 'object' && spec !== null && usesWebIdentity(spec as AWSProvider),
     audience: () => STS_AUDIENCE,
   },
+  // Web identity without a serviceAccountRef exchanges the token of whatever runs the client.
+  ambientIdentity: (spec) => typeof spec === 'object' && spec !== null && usesWebIdentity(spec as AWSProvider) && field(spec, 'auth.jwt.serviceAccountRef') === undefined
+    ? { field: field(spec, 'auth') ? 'aws.auth.jwt.serviceAccountRef' : 'aws.auth', source: 'the service-account token of the process running the client (STS web identity)', kind: 'token' }
+    : undefined,
 };

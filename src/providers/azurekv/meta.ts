@@ -1,5 +1,5 @@
 // What ESI knows about the `azurekv` provider without loading the Azure SDK.
-import { References } from '../refs.js';
+import { field, References } from '../refs.js';
 import { capabilities } from '../define.js';
 import type { ProviderMeta } from '../types.js';
 import { validatePushMetadata } from './push-metadata.js';
@@ -18,5 +18,15 @@ export const meta: ProviderMeta = {
   identity: {
     ambient: (spec) => (spec as { authType?: unknown } | null)?.authType === 'WorkloadIdentity',
     audience: () => WORKLOAD_IDENTITY_AUDIENCE,
+  },
+  ambientIdentity: (spec) => {
+    const authType = (spec as { authType?: unknown } | null)?.authType;
+    // ManagedIdentity asks IMDS (or App Service's endpoint) for the identity of whatever
+    // runs the client (src/providers/azurekv/auth.ts): no field of the store names it.
+    if (authType === 'ManagedIdentity') return { field: 'azurekv.authType', source: 'the managed identity of the environment the client runs in (IMDS)', kind: 'environment' };
+    if (authType === 'WorkloadIdentity' && field(spec, 'serviceAccountRef') === undefined) {
+      return { field: 'azurekv.serviceAccountRef', source: 'the service-account token of the process running the client', kind: 'token' };
+    }
+    return undefined;
   },
 };

@@ -25,4 +25,8 @@ export const meta: ProviderMeta = {
       return plan && !Array.isArray(plan) ? plan.tokenAudience : undefined;
     },
   },
+  // Neither a key nor workload identity = Application Default Credentials (auth.ts, authMode).
+  ambientIdentity: (spec) => field(spec, 'auth.secretRef.secretAccessKeySecretRef') === undefined && field(spec, 'auth.workloadIdentity') === undefined
+    ? { field: 'gcpsm.auth', source: 'the Application Default Credentials of the process running the client (metadata server, GOOGLE_APPLICATION_CREDENTIALS)', kind: 'environment' }
+    : undefined,
 };

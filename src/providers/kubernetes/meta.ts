@@ -25,4 +25,11 @@ export const meta: ProviderMeta = {
     // '' = a token for the Kubernetes API itself.
     audience: () => '',
   },
+  // The order of connection.ts (resolveConnection): authRef, a token, a certificate, then
+  // the token of whatever runs the client, for the ServiceAccount auth.serviceAccount names or its own.
+  ambientIdentity: (spec) => field(spec, 'authRef') === undefined && field(spec, 'auth.token.bearerToken') === undefined &&
+    (field(spec, 'auth.cert.clientCert') === undefined || field(spec, 'auth.cert.clientKey') === undefined) &&
+    field(spec, 'auth.serviceAccount') === undefined
+    ? { field: 'kubernetes.auth', source: 'the service-account token of the process running the client (in-cluster)', kind: 'token' }
+    : undefined,
 };

@@ -2,6 +2,8 @@
 // `data/` and `metadata/` prefixes of KV v2), how a data map becomes bytes (the whole map
 // as Go-style JSON; a property is selected by src/providers/json-path.ts), and the metadata map that
 // `metadataPolicy: Fetch` and find-by-tags read.
+import { isJsonNumber, numberText } from '../json-text.js';
+
 export type KvVersion = 'v1' | 'v2';
 export type DataMap = Record<string, unknown>;
 
@@ -61,6 +63,7 @@ export function goJson(value: unknown): string {
 }
 
 function serialize(v: unknown): string {
+  if (isJsonNumber(v)) return numberText(v);
   if (Array.isArray(v)) return `[${v.map(serialize).join(',')}]`;
   if (v !== null && typeof v === 'object') {
     const keys = Object.keys(v).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
@@ -69,11 +72,12 @@ function serialize(v: unknown): string {
   return v === undefined ? 'null' : JSON.stringify(v);
 }
 
-/** One data value as bytes: strings raw, null empty, numbers and booleans as text,
+/** One data value as bytes: strings raw, null empty, numbers as written, booleans as text,
  *  maps and lists as Go-style JSON. */
 export function valueBytes(v: unknown): Uint8Array {
   if (typeof v === 'string') return Buffer.from(v, 'utf8');
   if (v === null || v === undefined) return new Uint8Array();
+  if (isJsonNumber(v)) return Buffer.from(numberText(v), 'utf8');
   if (typeof v === 'object') return Buffer.from(goJson(v), 'utf8');
   return Buffer.from(String(v), 'utf8');
 }

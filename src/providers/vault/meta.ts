@@ -28,4 +28,9 @@ export const meta: ProviderMeta = {
     ambient: (spec) => field(spec, 'auth.kubernetes') !== undefined && field(spec, 'auth.kubernetes.secretRef') === undefined,
     audience: () => undefined,
   },
+  // jwt auth always names its ServiceAccount (spec.ts); kubernetes auth may name neither.
+  ambientIdentity: (spec) => field(spec, 'auth.kubernetes') !== undefined && field(spec, 'auth.kubernetes.secretRef') === undefined &&
+    field(spec, 'auth.kubernetes.serviceAccountRef') === undefined
+    ? { field: 'vault.auth.kubernetes.serviceAccountRef', source: 'the service-account token of the process running the client (kubernetes auth)', kind: 'token' }
+    : undefined,
 };

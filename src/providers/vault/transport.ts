@@ -6,6 +6,7 @@
 // (handleVaultResponse, ApiResponseError); this module only moves bytes.
 import http from 'node:http';
 import https from 'node:https';
+import { parseJsonText, stringifyJson } from '../json-text.js';
 
 /** What node-vault hands its transport (the fields of request-promise it uses). */
 export interface TransportRequest {
@@ -42,11 +43,13 @@ function codedError(code: string, message: string): Error {
   return Object.assign(new Error(message), { code });
 }
 
-/** JSON when the answer is JSON (Vault's errors are), the text otherwise, undefined when empty. */
+/** JSON when the answer is JSON (Vault's errors are), the text otherwise, undefined when empty.
+ *  Numbers keep their text (src/providers/json-text.ts): a KV value is read, and a pushed
+ *  map written back, as Vault holds it. */
 function parseBody(text: string): unknown {
   if (text === '') return undefined;
   try {
-    return JSON.parse(text) as unknown;
+    return parseJsonText(text);
   } catch {
     return text;
   }
@@ -88,7 +91,7 @@ function once(url: URL, req: TransportRequest, body: Buffer | undefined, tls: Tr
 export async function send(req: TransportRequest, opts: TransportOptions): Promise<TransportResponse> {
   const first = new URL(req.uri);
   // Encoded once: a redirect resends the same bytes.
-  const body = req.json === undefined ? undefined : Buffer.from(JSON.stringify(req.json));
+  const body = req.json === undefined ? undefined : Buffer.from(stringifyJson(req.json));
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(codedError('ETIMEDOUT', `no answer within ${opts.timeoutMs} ms`)), opts.timeoutMs);
   try {

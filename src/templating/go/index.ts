@@ -85,8 +85,9 @@ export function parseGoTemplates(templates: GoTemplate[]): TemplateError[] {
   return errors;
 }
 
-/** Renders every job; throws the first failure as a TemplateError. */
-export function renderGoTemplates(jobs: GoRenderJob[], data: Record<string, Uint8Array> = {}): Uint8Array[] {
+/** Renders every job; throws the first failure as a TemplateError. `timeoutMs` bounds the
+ *  whole call (the reconciler's render pool passes its own, src/templating/pool/). */
+export function renderGoTemplates(jobs: GoRenderJob[], data: Record<string, Uint8Array> = {}, timeoutMs = GO_RENDER_TIMEOUT_MS): Uint8Array[] {
   if (jobs.length === 0) return [];
   jobs.forEach(checkSize);
   const request = {
@@ -94,7 +95,7 @@ export function renderGoTemplates(jobs: GoRenderJob[], data: Record<string, Uint
     data: encodeData(data),
     jobs: jobs.map((j) => ({ name: j.name, source: j.source, ...(j.data ? { data: encodeData(j.data) } : {}) })),
   };
-  return call(request, jobs, GO_RENDER_TIMEOUT_MS).map((r, i) => {
+  return call(request, jobs, timeoutMs).map((r, i) => {
     if (r.error !== undefined) throw toTemplateError(jobs[i]!, redactValues(r.error, [...Object.values(data), ...Object.values(jobs[i]!.data ?? {})]));
     return new Uint8Array(Buffer.from(r.output ?? '', 'base64'));
   });
@@ -102,10 +103,10 @@ export function renderGoTemplates(jobs: GoRenderJob[], data: Record<string, Uint
 
 /** `dataFrom[].rewrite[].transform`: the template renders each key (bound to `.value`),
  *  as ESO does; the result is the new key. */
-export function transformKeys<V>(name: string, template: string, map: Record<string, V>): Record<string, V> {
+export function transformKeys<V>(name: string, template: string, map: Record<string, V>, timeoutMs = GO_RENDER_TIMEOUT_MS): Record<string, V> {
   const keys = Object.keys(map);
   const enc = new TextEncoder();
-  const rendered = renderGoTemplates(keys.map((k) => ({ name, source: template, data: { value: enc.encode(k) } })));
+  const rendered = renderGoTemplates(keys.map((k) => ({ name, source: template, data: { value: enc.encode(k) } })), {}, timeoutMs);
   const out = Object.create(null) as Record<string, V>;
   const dec = new TextDecoder();
   keys.forEach((k, i) => (out[dec.decode(rendered[i])] = map[k]!));

@@ -81,16 +81,19 @@ export function capMemory(bytes: Uint8Array, maxPages: number): Uint8Array {
   return bytes;
 }
 
-function start(): Running {
+function compile(): WasmModule {
   // Baseline (Liftoff) code only: templates run for microseconds, while optimising a 12 MiB
   // module costs ~30 MiB and a second of CPU in a pod's agent. Only this module is WebAssembly.
   if (!compiled) setFlagsFromString('--liftoff-only');
-  compiled ??= new wasm.Module(capMemory(readFileSync(locateEngineWasm()), MAX_MEMORY_PAGES));
+  return (compiled ??= new wasm.Module(capMemory(readFileSync(locateEngineWasm()), MAX_MEMORY_PAGES)));
+}
+
+function spawn(module: WasmModule): Running {
   const control = new Int32Array(new SharedArrayBuffer(8));
   const data = new Uint8Array(new SharedArrayBuffer(RESPONSE_BYTES));
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
-    workerData: { module: compiled, control, data },
+    workerData: { module, control, data },
     // No tsx or other loaders in the worker: it runs plain CommonJS.
     execArgv: [],
     env: {},
@@ -99,16 +102,44 @@ function start(): Running {
   });
   worker.unref();
   worker.on('error', () => undefined);
-  if (Atomics.wait(control, 0, STATE.STARTING, STARTUP_MS) === 'timed-out') {
-    void worker.terminate();
+  return { worker, control, data };
+}
+
+/** The engine once its start is over (`outcome` of the wait for it); throws when it failed. */
+function started(r: Running, outcome: string): Running {
+  if (outcome === 'timed-out') {
+    void r.worker.terminate();
     throw new GoEngineError('the Go template engine did not start in time');
   }
-  if (Atomics.load(control, 0) !== STATE.READY) {
-    const why = new TextDecoder().decode(data.slice(0, Atomics.load(control, 1)));
-    void worker.terminate();
+  if (Atomics.load(r.control, 0) !== STATE.READY) {
+    const why = new TextDecoder().decode(r.data.slice(0, Atomics.load(r.control, 1)));
+    void r.worker.terminate();
     throw new GoEngineError(why);
   }
-  return { worker, control, data };
+  return r;
+}
+
+function start(): Running {
+  const r = spawn(compile());
+  return started(r, Atomics.wait(r.control, 0, STATE.STARTING, STARTUP_MS));
+}
+
+type WaitAsync = (a: Int32Array, i: number, v: number, ms: number) => { async: boolean; value: Promise<string> | string };
+
+/** Compiles and starts the engine without blocking the event loop (the reconciler calls it
+ *  before reconciling: its main thread parses Go templates; src/controller/controller.ts). */
+export async function warmEngine(): Promise<void> {
+  if (running) return;
+  if (!compiled) setFlagsFromString('--liftoff-only');
+  compiled ??= await (wasm as unknown as { compile(b: Uint8Array): Promise<WasmModule> }).compile(capMemory(readFileSync(locateEngineWasm()), MAX_MEMORY_PAGES));
+  const r = spawn(compiled);
+  const waited = (Atomics as unknown as { waitAsync: WaitAsync }).waitAsync(r.control, 0, STATE.STARTING, STARTUP_MS);
+  const outcome = await waited.value;
+  if (running) {
+    void r.worker.terminate(); // a synchronous caller started one meanwhile
+    return;
+  }
+  running = started(r, outcome);
 }
 
 function stop(): void {

@@ -4,6 +4,7 @@
 // wrapped in coreutils `timeout`, so it stops by itself even if the test process dies.
 import { spawnBounded, waitUntilReady } from './bounded-process.js';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { stringify } from 'lossless-json';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
@@ -61,7 +62,8 @@ export function serverBinary(): { path: string; impl: 'openbao'; version: string
 
 function call(addr: string, ca: string | undefined, method: string, path: string, body?: unknown, token?: string): Promise<ApiAnswer> {
   const url = new URL(`/v1/${path.replace(/^\//, '')}`, addr);
-  const payload = body === undefined ? undefined : JSON.stringify(body);
+  // lossless-json: a test can write a number as raw JSON text (new LosslessNumber('1.50')).
+  const payload = body === undefined ? undefined : stringify(body);
   const headers: Record<string, string> = {};
   if (token) headers['X-Vault-Token'] = token;
   if (payload) headers['Content-Type'] = 'application/json';
