@@ -1,6 +1,9 @@
-// Writes docs/annotations.md from the annotation table (npm run docs:annotations).
-import { writeFileSync } from 'node:fs';
+// The pod annotations reference, docs/annotations.md, from the annotation table
+// (webhook/annotations.ts through webhook/annotation-docs.ts). Written by `npm run generate`
+// (scripts/generate.ts); test/unit/generated.test.ts fails when the committed page is stale.
 import { annotationReference } from '../webhook/annotation-docs.js';
 
-writeFileSync(new URL('../docs/annotations.md', import.meta.url), annotationReference());
-console.log('wrote docs/annotations.md');
+/** The generated file's text, by its path in the repository. */
+export function files(): Map<string, string> {
+  return new Map([['docs/annotations.md', annotationReference()]]);
+}

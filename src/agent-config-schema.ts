@@ -1,7 +1,7 @@
 // The agent configuration, declared ONCE as a JSON schema (TypeBox). From it come:
 //  - the TypeScript types (src/agent-config.ts, type-only: the agent never loads TypeBox);
 //  - the validator both the agent and the webhook run (Ajv, compiled ahead of time into
-//    src/agent-config-validator.generated.ts by `npm run schema:agent-config`, so the
+//    src/agent-config-validator.generated.ts by `npm run generate`, so the
 //    agent's start-up pays neither TypeBox nor Ajv; see docs/decisions/0011-agent-config-schema.md).
 // Rules a JSON schema cannot say (names unique, store keys that exist, loopback URLs) are
 // in src/agent-config-check.ts, next to the validator.

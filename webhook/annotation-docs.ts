@@ -9,7 +9,7 @@ export function annotationReference(): string {
   rows.splice(1, 0, `| \`${TEMPLATE_ANNOTATION.name}\` | ${TEMPLATE_ANNOTATION.type} | — | ${cell(TEMPLATE_ANNOTATION.description)} |`);
   return `# Pod annotations reference
 
-<!-- Generated from webhook/annotations.ts by \`npm run docs:annotations\`; do not edit by hand. -->
+<!-- Generated from webhook/annotations.ts by \`npm run generate\`; do not edit by hand. -->
 
 A pod opts in with the **label** \`${INJECT_LABEL}: "true"\` (the webhook's \`objectSelector\`
 sends only such pods to ESI). What to inject is said in these annotations. Every value is

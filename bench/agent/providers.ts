@@ -13,12 +13,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { AgentConfig } from '../../src/agent-config.js';
-import { freePort } from '../../test/platform/control-plane-process.js';
+import { freePort, terminate } from '../../test/platform/processes.js';
 import { coresBusy, cpuSample, waitForQuiet } from '../lib/cpustat.js';
 import { machineInfo, machineMarkdown } from '../lib/machine.js';
 import { markdownTable, textTable, writeSection } from '../lib/markdown.js';
 import { KEYS, NAMESPACE, SETUPS, value, type ProviderSetup } from './backends.js';
-import { stopChild } from '../lib/child.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const BIN = join(ROOT, 'bin', 'esi.js');
@@ -114,7 +113,7 @@ function startAgent(setup: ProviderSetup, root: string, config: AgentConfig) {
   const keep = (d: Buffer) => (log = (log + d.toString('utf8')).slice(-4000));
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
-  const stop = () => stopChild(child);
+  const stop = () => terminate(child);
   return { child, log: () => log, stop };
 }
 

@@ -106,13 +106,3 @@ export function serveParent(handlers: Record<string, Handler>, onStop: () => Pro
   process.on('disconnect', () => void onStop().finally(() => process.exit(0)));
   process.send({ type: 'ready' });
 }
-
-/** Stops a child: SIGTERM, then SIGKILL after `graceMs`; resolves once it has exited. */
-export async function stopChild(child: ChildProcess, graceMs = 5000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-  await exited;
-  clearTimeout(timer);
-}

@@ -20,7 +20,7 @@ export interface LoadTarget {
   /** Upper bound of concurrent connections (the agent never queues below it). */
   maxSockets?: number;
   /** Idle keep-alive connections kept for reuse; more are closed when they go idle. The
-   *  default, 25, is client-go's idleConnsPerHost (transport/cache.go), i.e. the pool the
+   *  default, 25, is client-go's idleConnsPerHost (k8s.io/client-go/transport/cache.go), i.e. the pool the
    *  kube-apiserver keeps towards an admission webhook. */
   maxIdleSockets?: number;
 }

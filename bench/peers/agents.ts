@@ -12,11 +12,10 @@ import os from 'node:os';
 import { join } from 'node:path';
 import type { AgentConfig } from '../../src/agent-config.js';
 import { createToken, startVaultServer, writePolicy, type VaultServer } from '../../test/platform/backends/openbao.js';
-import { freePort } from '../../test/platform/control-plane-process.js';
+import { freePort, terminate } from '../../test/platform/processes.js';
 import { memorySampler, treeCpuMs, type Memory } from './procstat.js';
 import { median } from './report.js';
 import { ROOT } from './servers.js';
-import { stopChild } from '../lib/child.js';
 
 export type AgentKind = 'esi' | 'bao';
 const KEYS = [0, 1, 2];
@@ -59,7 +58,7 @@ function launch(cmd: string, args: string[], env: NodeJS.ProcessEnv): Omit<Runni
   const keep = (d: Buffer) => (out = (out + d.toString('utf8')).slice(-4000));
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
-  const stop = () => stopChild(child);
+  const stop = () => terminate(child);
   return { child, stop, output: () => out };
 }
 

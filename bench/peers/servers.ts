@@ -14,7 +14,7 @@ import { request } from 'node:https';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { Injector } from './pods.js';
-import { stopChild } from '../lib/child.js';
+import { terminate } from '../../test/platform/processes.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -53,7 +53,7 @@ function track(child: ChildProcess, log: string) {
       return '';
     }
   };
-  const stop = () => stopChild(child);
+  const stop = () => terminate(child);
   return { output: out, stop };
 }
 

@@ -1,6 +1,6 @@
 // `target.template.templateFrom[].configMap` / `.secret`: the ConfigMaps and Secrets whose
 // keys are templates. Only the reconciler serves them (the agent reads no ConfigMap or
-// Secret: admission refuses them, webhook/es-checks.ts). Access rule: the object is read
+// Secret: admission refuses them, src/externalsecret/checks.ts). Access rule: the object is read
 // from the ExternalSecret's own namespace, never another one (the API has no namespace
 // field; one set anyway is refused, naming the field). Bounded: at most
 // MAX_TEMPLATE_SOURCES objects per ExternalSecret, and only the listed keys are kept,

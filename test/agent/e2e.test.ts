@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { installCrds } from '../../src/api/crds.js';
-import { freePort } from '../platform/control-plane-process.js';
+import { freePort } from '../platform/processes.js';
+import { until as untilShared } from '../platform/until.js';
 import { useControlPlane } from '../platform/controlPlane.js';
 import { createNamespace } from '../helpers/kube.js';
 import { agentContainer, materializeVolumes, runAgentProcess } from '../helpers/kubelet.js';
@@ -53,13 +54,8 @@ async function injectedPod(name: string, annotations: Record<string, string>): P
   } });
 }
 
-async function until(what: string, check: () => Promise<boolean>, ms = 30_000) {
-  const deadline = Date.now() + ms;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+/** The shared poll (test/platform/until.ts) at this file's pace: 30 s, every 200 ms. */
+const until = (what: string, check: () => Promise<boolean>, ms = 30_000) => untilShared(what, check, ms, 200);
 
 t.test('native sidecar: files, modes, refresh on change, reload call, last good files kept', async (t) => {
   let reloads = 0;

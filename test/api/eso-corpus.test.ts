@@ -9,11 +9,12 @@ import { installCrds } from '../../src/api/crds.js';
 import { useControlPlane } from '../platform/controlPlane.js';
 import { createNamespace } from '../helpers/kube.js';
 import { esoCorpus, schemaPaths, valuePaths, type CorpusDocument } from './eso-corpus.js';
-import { loadEsoCrds, servedVersions } from './eso-schema.js';
+import { esoBundleMissing, loadEsoCrds, servedVersions } from './eso-schema.js';
 
-const corpus = esoCorpus();
+const skip = esoBundleMissing() ?? false;
+const corpus = skip ? [] : esoCorpus();
 
-t.test('the corpus sets every field ESO defines and every provider', async (t) => {
+t.test('the corpus sets every field ESO defines and every provider', { skip }, async (t) => {
   for (const crd of loadEsoCrds()) {
     for (const v of servedVersions(crd)) {
       const spec = v.schema.openAPIV3Schema.properties?.spec;
@@ -39,7 +40,7 @@ function apiMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-t.test('ESI\'s CRDs accept every corpus document unchanged, with strict field validation', async (t) => {
+t.test('ESI\'s CRDs accept every corpus document unchanged, with strict field validation', { skip }, async (t) => {
   await installCrds(cp.kc);
   const namespace = await createNamespace(cp.kc, 'esi-eso-corpus', t);
   const created: { plural: string; version: string; name: string }[] = [];

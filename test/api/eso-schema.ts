@@ -54,6 +54,14 @@ export function esoBundlePath(): string {
   return process.env.ESO_CRDS ?? resolve(packageRoot(), '..', 'shared', 'reference', 'eso-crds.yaml');
 }
 
+/** Why the ESO comparison cannot run here (the bundle is not in this clone: it lives beside
+ *  it, in ../shared/reference/), or undefined when it can. Tests skip with this message. */
+export function esoBundleMissing(): string | undefined {
+  const path = esoBundlePath();
+  if (existsSync(path)) return undefined;
+  return `ESO's CRD bundle is missing: ${path} (../shared/reference/eso-crds.yaml beside the repository, or $ESO_CRDS) — ESO comparison skipped`;
+}
+
 let cache: RawCrd[] | undefined;
 
 /** ESO's CRDs of the external-secrets.io group (generators live in another group). */

@@ -22,7 +22,7 @@ import t from 'tap';
 import { installCrds } from '../../src/api/crds.js';
 import { createNamespace, kubeConfigForToken, serviceAccountToken } from '../helpers/kube.js';
 import { esiProcess } from '../helpers/webhook.js';
-import { freePort } from '../platform/control-plane-process.js';
+import { freePort } from '../platform/processes.js';
 import { useControlPlane } from '../platform/controlPlane.js';
 import { CHART, findHelm, Helm, KUBE_VERSION } from './helm.js';
 

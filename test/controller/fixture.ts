@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { installCrds } from '../../src/api/crds.js';
 import type { ExternalSecret } from '../../src/api/types.js';
-import { freePort } from '../platform/control-plane-process.js';
+import { freePort } from '../platform/processes.js';
 import { useControlPlane, type ControlPlane } from '../platform/controlPlane.js';
 import type { ControlPlaneOptions } from '../platform/control-plane-process.js';
 import { spawn } from 'node:child_process';

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:https';
 import { join } from 'node:path';
-import { freePort } from '../platform/control-plane-process.js';
+import { freePort, terminate } from '../platform/processes.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 export const ESI = [join(ROOT, 'node_modules', '.bin', 'tsx'), join(ROOT, 'src', 'cli', 'esi.ts')];
@@ -55,14 +55,7 @@ export async function startWebhook(opts: { kubeconfigPath: string; namespace: st
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  const stop = async () => {
-    if (child.exitCode !== null) return;
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(timer);
-  };
+  const stop = () => terminate(child);
   return { port, child, output, stop };
 }
 

@@ -10,7 +10,7 @@ import t from 'tap';
 import { installCrds } from '../../src/api/crds.js';
 import { createNamespace } from '../helpers/kube.js';
 import { registerWebhook, startWebhook, waitForCaBundle } from '../helpers/webhook.js';
-import { freePort } from '../platform/control-plane-process.js';
+import { freePort } from '../platform/processes.js';
 import { useNode } from '../platform/node/useNode.js';
 import { appContainer, hashOf, logOf, optedIn, podsOf, secretsFixture, until } from './fixture.js';
 

@@ -18,7 +18,6 @@ import { binaryPath } from './binaries.js';
 import { startControllerManager, type ControllerName } from './controller-manager.js';
 import { freePort, httpsOk, launch, terminate, waitFor } from './processes.js';
 
-export { freePort } from './processes.js';
 export type { ControllerName } from './controller-manager.js';
 
 export interface ControlPlaneInfo {

@@ -12,6 +12,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startControlPlane, type ControlPlaneInfo, type ControlPlaneOptions, type ControllerName } from './control-plane-process.js';
+import { alive } from './processes.js';
 
 export interface ControlPlane extends ControlPlaneInfo {
   kc: KubeConfig;
@@ -32,14 +33,6 @@ interface Teardown {
  *  concurrent test runs never share or stop each other's control plane. */
 export const SHARED_DIR = resolve(process.env.ESI_PLATFORM_DIR ?? join(import.meta.dirname, '..', '..', '.esi-run', `platform-${process.ppid}`));
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 export function readSharedState(): (ControlPlaneInfo & { pid: number }) | undefined {
   const file = join(SHARED_DIR, 'state.json');
@@ -70,6 +63,10 @@ export async function useControlPlane(t?: Teardown, opts: ControlPlaneOptions = 
       throw new Error(`the shared control plane does not run ${missing.join(', ')}: add it to SHARED_CONTROLLERS in test/platform/controlPlane.ts`);
     }
     return withClient(shared, async () => {});
+  }
+  if (process.env.ESI_NO_PLATFORM === '1') {
+    // `npm run test:unit` (test/run-unit.ts) runs only files that need no control plane.
+    throw new Error('this test needs the control plane, but ESI_NO_PLATFORM=1 (npm run test:unit): test/run-unit.ts should not have chosen it');
   }
   if (!privateOne) {
     privateOne = (async () => {

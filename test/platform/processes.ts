@@ -1,6 +1,7 @@
-// Small process and readiness helpers every part of the test platform uses (etcd,
-// kube-apiserver, kube-controller-manager, the node): spawn with the output in a log
-// file, stop gracefully then forcibly, poll until ready, pick a free loopback port.
+// The process helpers of the tests, the test platform (etcd, kube-apiserver,
+// kube-controller-manager, the node) and the benchmarks (bench/): spawn with the output in
+// a log file, stop gracefully then forcibly, whether a pid is alive, poll until ready, pick
+// a free loopback port. Polling for a test's own conditions is until.ts.
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { createWriteStream, readFileSync } from 'node:fs';
 import { request } from 'node:https';
@@ -13,6 +14,16 @@ export async function terminate(child: ChildProcess, graceMs = 5000): Promise<vo
   const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
   await exited;
   clearTimeout(timer);
+}
+
+/** Whether a process with this pid exists (signal 0 checks without sending anything). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export async function freePort(): Promise<number> {

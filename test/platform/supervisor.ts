@@ -7,6 +7,7 @@ import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startControlPlane, type ControllerName } from './control-plane-process.js';
+import { alive } from './processes.js';
 
 const { values } = parseArgs({
   options: {
@@ -22,14 +23,6 @@ const dir = values.dir;
 const owner = values.owner ? Number(values.owner) : undefined;
 const ttlMs = Number(values.ttl) * 1000;
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** Readers poll state.json: write it whole (temp file + rename), never half-written. */
 async function writeState(state: object): Promise<void> {

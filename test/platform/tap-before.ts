@@ -1,12 +1,13 @@
 // tap `before` hook: starts the shared control plane for the whole test run in a
 // detached supervisor, owned by the tap runner (it stops when tap exits, at the latest).
+// Not with ESI_NO_PLATFORM=1: `npm run test:unit` (test/run-unit.ts) needs none.
 import { spawn } from 'node:child_process';
 import { openSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SHARED_CONTROLLERS, SHARED_DIR, readSharedState } from './controlPlane.js';
 
-if (!readSharedState()) {
+if (process.env.ESI_NO_PLATFORM !== '1' && !readSharedState()) {
   await rm(SHARED_DIR, { recursive: true, force: true });
   await mkdir(SHARED_DIR, { recursive: true });
   const out = openSync(join(SHARED_DIR, 'supervisor.log'), 'a');

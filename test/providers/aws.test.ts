@@ -19,7 +19,7 @@ import { provider } from '../../src/providers/aws/index.js';
 import { loadProvider } from '../../src/providers/registry.js';
 import { ProviderError, type SecretsClient } from '../../src/providers/types.js';
 import { allow, startMoto, type AccessKey, useMotoEndpoint } from '../platform/backends/moto.js';
-import { freePort } from '../platform/control-plane-process.js';
+import { freePort } from '../platform/processes.js';
 import { runConformance } from './conformance.js';
 import { testContext } from './context.js';
 

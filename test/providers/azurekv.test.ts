@@ -12,7 +12,7 @@ import t from 'tap';
 import { provider, newClient, validateSpec } from '../../src/providers/azurekv/index.js';
 import { authority, vaultHostPolicy } from '../../src/providers/azurekv/spec.js';
 import { ProviderError, type SecretsClient } from '../../src/providers/types.js';
-import { freePort } from '../platform/control-plane-process.js';
+import { freePort } from '../platform/processes.js';
 import { makeClientCertificate, startKeyVault, type Permission } from '../platform/backends/lowkey-vault.js';
 import { runConformance } from './conformance.js';
 import { testContext } from './context.js';

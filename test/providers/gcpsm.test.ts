@@ -12,7 +12,7 @@ import { keyFileClient, federationPlan } from '../../src/providers/gcpsm/auth.js
 import { toProviderError } from '../../src/providers/errors.js';
 import { classifyGcpsm, Code, withRetries } from '../../src/providers/gcpsm/errors.js';
 import { ProviderError, type SecretsClient } from '../../src/providers/types.js';
-import { freePort } from '../platform/control-plane-process.js';
+import { freePort } from '../platform/processes.js';
 import { GAPS, startGcpsmEmulator } from '../platform/backends/gcpsm-emulator.js';
 import { runConformance } from './conformance.js';
 import { testContext } from './context.js';

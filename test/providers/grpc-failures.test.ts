@@ -16,7 +16,7 @@ import { backoffMs, MAX_ATTEMPTS } from '../../src/providers/grpc/client.js';
 import { parseReplyError, secretsProtoPath } from '../../src/providers/grpc/contract.js';
 import { provider } from '../../src/providers/grpc/index.js';
 import { parseUrl } from '../../src/providers/grpc/spec.js';
-import { freePort } from '../platform/control-plane-process.js';
+import { freePort } from '../platform/processes.js';
 import {
   CANARY, caOnly, caught, client, closedPort, otherCa, pki, plugin, strangerClient, type Creds,
 } from './grpc-fixture.js';

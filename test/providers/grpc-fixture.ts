@@ -7,7 +7,7 @@ import { generateCa, generateDevPki, issue } from '../../examples/grpc-plugin/de
 import { startPluginServer, type PluginServer } from '../../examples/grpc-plugin/server.js';
 import { provider } from '../../src/providers/grpc/index.js';
 import { ProviderError, type SecretsClient } from '../../src/providers/types.js';
-import { freePort } from '../platform/control-plane-process.js';
+import { freePort } from '../platform/processes.js';
 import { testContext } from './context.js';
 
 export const CANARY = 'CANARY-grpc-7f3a19';

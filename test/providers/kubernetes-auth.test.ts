@@ -13,7 +13,7 @@ import type { TLSSocket } from 'node:tls';
 import t, { type Test } from 'tap';
 import type { KubernetesProvider } from '../../src/api/types.js';
 import { provider, validateSpec } from '../../src/providers/kubernetes/index.js';
-import { freePort } from '../platform/control-plane-process.js';
+import { freePort } from '../platform/processes.js';
 import { serviceAccountToken } from '../helpers/kube.js';
 import { testContext } from './context.js';
 import {

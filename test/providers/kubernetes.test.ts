@@ -6,7 +6,7 @@
 import t from 'tap';
 import { provider } from '../../src/providers/kubernetes/index.js';
 import type { SecretsClient } from '../../src/providers/types.js';
-import { freePort } from '../platform/control-plane-process.js';
+import { freePort } from '../platform/processes.js';
 import { createNamespace } from '../helpers/kube.js';
 import { runConformance } from './conformance.js';
 import {

@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createNamespace, serviceAccountToken } from '../helpers/kube.js';
 import { useControlPlane } from '../platform/controlPlane.js';
-import { freePort } from '../platform/control-plane-process.js';
+import { freePort } from '../platform/processes.js';
 import { createToken, enableKubernetesAuth, startVaultServer, tokenCount } from '../platform/backends/openbao.js';
 import { provider, validateSpec } from '../../src/providers/vault/index.js';
 import { testContext } from './context.js';

@@ -6,7 +6,7 @@
 import t from 'tap';
 import { LosslessNumber } from 'lossless-json';
 import type { Test } from 'tap';
-import { freePort } from '../platform/control-plane-process.js';
+import { freePort } from '../platform/processes.js';
 import type { ApiError } from '../platform/backends/openbao.js';
 import { decodeValue } from '../../src/externalsecret/decode.js';
 import { provider } from '../../src/providers/vault/index.js';

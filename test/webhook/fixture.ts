@@ -3,7 +3,7 @@
 // and ExternalSecrets, and a canary value that must never leak.
 import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { installCrds } from '../../src/api/crds.js';
-import { freePort } from '../platform/control-plane-process.js';
+import { freePort } from '../platform/processes.js';
 import { useControlPlane, type ControlPlane } from '../platform/controlPlane.js';
 import { createNamespace } from '../helpers/kube.js';
 import { registerWebhook, startWebhook, waitForCaBundle, type RunningWebhook } from '../helpers/webhook.js';

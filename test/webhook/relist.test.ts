@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { installCrds } from '../../src/api/crds.js';
-import { freePort, startControlPlane } from '../platform/control-plane-process.js';
+import { startControlPlane } from '../platform/control-plane-process.js';
+import { freePort } from '../platform/processes.js';
 import { createNamespace } from '../helpers/kube.js';
 import { registerWebhook, startWebhook, waitForCaBundle } from '../helpers/webhook.js';
 

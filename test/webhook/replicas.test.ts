@@ -6,7 +6,7 @@ import { X509Certificate } from 'node:crypto';
 import { connect } from 'node:tls';
 import t, { type Test } from 'tap';
 import { installCrds } from '../../src/api/crds.js';
-import { freePort } from '../platform/control-plane-process.js';
+import { freePort } from '../platform/processes.js';
 import { useControlPlane } from '../platform/controlPlane.js';
 import { createNamespace } from '../helpers/kube.js';
 import { startWebhook, waitForCaBundle, webhookConfiguration } from '../helpers/webhook.js';

@@ -1,10 +1,8 @@
 // Pure tests of the pod contract: the annotation table, resolution rules and the
 // mutation function, without a cluster (the integration tests cover the API path).
 import type { V1Pod } from '@kubernetes/client-node';
-import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { admit, type AdmitContext } from '../../webhook/admission.js';
-import { annotationReference } from '../../webhook/annotation-docs.js';
 import { ManifestLookup } from '../../webhook/inject-cmd.js';
 import { parseAnnotations } from '../../webhook/parse.js';
 import { parseDuration, parseQuantity } from '../../webhook/values.js';
@@ -126,11 +124,6 @@ t.test('resolution rules', async (t) => {
   const vols = aws.kind === 'mutated' ? aws.pod.spec!.volumes! : [];
   t.same(vols.find((v) => v.name === 'esi-tokens')?.projected?.sources, [{ serviceAccountToken: { audience: 'sts.amazonaws.com', expirationSeconds: 3600, path: 'token-0' } }],
     'AWS web identity gets the STS audience');
-});
-
-t.test('docs/annotations.md is generated from the table', async (t) => {
-  const committed = readFileSync(new URL('../../docs/annotations.md', import.meta.url), 'utf8');
-  t.equal(committed, annotationReference(), 'run `npm run docs:annotations` after changing webhook/annotations.ts');
 });
 
 t.test('operator-set agent environment', async (t) => {

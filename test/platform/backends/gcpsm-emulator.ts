@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { SecretManagerServiceClient } from '@google-cloud/secret-manager';
-import { freePort } from '../control-plane-process.js';
+import { freePort } from '../processes.js';
 
 const HERE = import.meta.dirname;
 const SELF = fileURLToPath(import.meta.url);

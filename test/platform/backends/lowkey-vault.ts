@@ -38,7 +38,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer as createHttpsServer, request as httpsRequest } from 'node:https';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../control-plane-process.js';
+import { freePort } from '../processes.js';
 import {
   ALL_PERMISSIONS, Directory, entraRoute, imdsRoute,
   type FederatedCredential, type Permission, type ServicePrincipal, type TokenRequestRecord,

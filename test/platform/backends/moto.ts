@@ -15,7 +15,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../control-plane-process.js';
+import { freePort } from '../processes.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;

@@ -12,7 +12,7 @@ import { request as httpsRequest } from 'node:https';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { freePort } from '../control-plane-process.js';
+import { freePort } from '../processes.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;

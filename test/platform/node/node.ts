@@ -15,7 +15,7 @@ import { binaryPath } from '../binaries.js';
 import { writeKubeconfig, type ControlPlaneInfo, type ControllerName } from '../control-plane-process.js';
 import { startControllerManager } from '../controller-manager.js';
 import { ensureImages, ESI_IMAGE } from '../images/build-images.js';
-import { launch, tail, terminate, waitFor } from '../processes.js';
+import { alive, launch, tail, terminate, waitFor } from '../processes.js';
 import { startScheduler } from '../scheduler.js';
 import { createCgroup, enterCgroup, killCgroup } from './cgroups.js';
 import { importImages, writeContainerdConfig } from './containerd.js';
@@ -48,14 +48,6 @@ export interface RunningNode extends NodeInfo {
 const OWNERS = '/run/esi-node';
 const log = (msg: string) => process.stderr.write(`[node] ${msg}\n`);
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Removes node networks and cgroups left by runs that died without stopping their node. */
 async function removeStaleNodes(): Promise<void> {

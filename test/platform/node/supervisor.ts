@@ -9,6 +9,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ControlPlaneInfo } from '../control-plane-process.js';
+import { alive } from '../processes.js';
 import { startNode } from './node.js';
 
 const { values } = parseArgs({
@@ -20,14 +21,6 @@ if (!values.plane || !values.dir) {
 }
 const dir = values.dir;
 const owner = values.owner ? Number(values.owner) : undefined;
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 const plane = JSON.parse(readFileSync(values.plane, 'utf8')) as ControlPlaneInfo;
 const node = await startNode(plane, dir).catch(async (err: Error) => {

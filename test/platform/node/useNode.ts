@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { SHARED_DIR, readSharedState, useControlPlane, type ControlPlane } from '../controlPlane.js';
+import { alive } from '../processes.js';
 import { NODE_CONTROLLERS, startNode, type NodeInfo } from './node.js';
 
 interface Teardown {
@@ -16,14 +17,6 @@ export const SHARED_NODE_DIR = join(SHARED_DIR, 'node');
 /** Cold: image build (~1-2 min) + import (~30 s) + kubelet registration. */
 const START_TIMEOUT_MS = 600_000;
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 export function readNodeState(): (NodeInfo & { pid: number }) | { error: string } | undefined {
   const file = join(SHARED_NODE_DIR, 'state.json');

@@ -4,7 +4,7 @@ package main
 
 import "unsafe"
 
-// The host (src/templating/go/worker.ts) writes a request into the buffer esi_alloc
+// The host (src/templating/go/worker-source.ts) writes a request into the buffer esi_alloc
 // returns, calls esi_run with its length, and reads esi_run's result (length) from the
 // address esi_result returns. Built as a WASI reactor: Go initialises once, then each
 // call reuses the instance.

@@ -1,6 +1,6 @@
 // The sandbox ("pause") process of every pod on the test node: it holds the pod's
 // namespaces, reaps orphans when it is PID 1 of a shared PID namespace, and exits on
-// SIGINT/SIGTERM. Built static by test/platform/images/build-images.sh.
+// SIGINT/SIGTERM. Built static by test/platform/images/build-images.ts.
 package main
 
 import (
