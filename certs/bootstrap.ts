@@ -110,7 +110,7 @@ class SelfManaged implements SelfManagedTlsSource {
 
   constructor(private readonly opts: SelfManagedTlsOptions) {
     this.cfg = resolveOptions(opts);
-    this.log = opts.logger.child({ component: 'certs', secret: `${opts.namespace}/${opts.secretName}` });
+    this.log = opts.logger.child({ subsystem: 'certs', secret: `${opts.namespace}/${opts.secretName}` });
     this.store = new CertSecretStore(opts.kc.makeApiClient(CoreV1Api), opts.namespace, opts.secretName);
     this.publisher = new WebhookCaPublisher(opts.kc.makeApiClient(AdmissionregistrationV1Api), opts.webhookConfigName);
     this.holder = new MaterialHolder((err) => this.log.error({ err }, 'TLS change listener failed'));

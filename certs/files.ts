@@ -121,7 +121,7 @@ class FileSource implements TlsSource {
 
 /** Loads the files (rejecting if they are invalid) and keeps watching them. */
 export async function fileTlsSource(o: FileTlsOptions): Promise<TlsSource> {
-  const src = new FileSource(o, (o.logger ?? pino({ name: 'esi' })).child({ component: 'certs-files' }));
+  const src = new FileSource(o, (o.logger ?? pino({ name: 'esi' })).child({ subsystem: 'certs-files' }));
   await src.start();
   return src;
 }
