@@ -223,7 +223,7 @@ function suite(helm: Helm): void {
   t.test('controller: deployed by default, 2 replicas, Lease, least-privilege RBAC, class flags', async (t) => {
     const ctl = (objs: K8sObject[]) => objs.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'controller');
     const objs = ctl(await helm.template('esi', NS));
-    t.same(objs.map((o) => o.kind).sort(), ['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'Role', 'RoleBinding', 'ServiceAccount']);
+    t.same(objs.map((o) => o.kind).sort(), ['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'ServiceAccount']);
     const d = one(objs, 'Deployment') as K8sObject & { spec: { replicas: number; template: { spec: { serviceAccountName: string; containers: { args: string[] }[] } } } };
     t.equal(d.spec.replicas, 2);
     t.equal(d.spec.template.spec.serviceAccountName, 'esi-controller', 'its own ServiceAccount, not the webhook\'s');
@@ -244,6 +244,34 @@ function suite(helm: Helm): void {
     const sharded = ctl(await helm.template('esi', NS, ['--set', 'controller.class=team-a', '--set', 'controller.claimUnclassed=false']));
     t.match((one(sharded, 'Deployment') as typeof d).spec.template.spec.containers[0]!.args, ['controller', '--controller-class=team-a', '--claim-unclassed=false']);
     t.same(ctl(await helm.template('esi', NS, ['--set', 'controller.enabled=false'])), [], 'controller.enabled=false renders none of it');
+  });
+
+  t.test('controller: scheduling, extra env and its PodDisruptionBudget, as the webhook has them', async (t) => {
+    const ctl = (objs: K8sObject[]) => objs.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'controller');
+    type PodSpec = { nodeSelector?: object; tolerations?: object[]; priorityClassName?: string; topologySpreadConstraints?: object[]; affinity?: object; containers: { env: { name: string; value?: string }[] }[] };
+    const spec = (objs: K8sObject[]) => (one(ctl(objs), 'Deployment') as K8sObject & { spec: { template: { spec: PodSpec } } }).spec.template.spec;
+    const objs = await helm.template('esi', NS, [
+      '--set', 'controller.nodeSelector.pool=system', '--set', 'controller.priorityClassName=system-cluster-critical',
+      '--set', 'controller.tolerations[0].key=dedicated', '--set', 'controller.tolerations[0].operator=Exists',
+      '--set', 'controller.topologySpreadConstraints[0].maxSkew=1', '--set', 'controller.topologySpreadConstraints[0].topologyKey=topology.kubernetes.io/zone',
+      '--set', 'controller.topologySpreadConstraints[0].whenUnsatisfiable=ScheduleAnyway',
+      '--set', 'controller.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key=pool',
+      '--set', 'controller.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator=Exists',
+      '--set', 'controller.extraEnv[0].name=HTTPS_PROXY', '--set', 'controller.extraEnv[0].value=http://proxy:3128',
+    ]);
+    const s = spec(objs);
+    t.same(s.nodeSelector, { pool: 'system' });
+    t.equal(s.priorityClassName, 'system-cluster-critical');
+    t.same(s.tolerations, [{ key: 'dedicated', operator: 'Exists' }]);
+    t.equal(s.topologySpreadConstraints?.length, 1);
+    t.match(s.affinity, { nodeAffinity: {} }, 'affinity replaces the default anti-affinity');
+    t.notOk((s.affinity as { podAntiAffinity?: object }).podAntiAffinity);
+    t.match(s.containers[0]!.env, [{ name: 'POD_NAMESPACE' }, { name: 'ESI_LOG_LEVEL' }, { name: 'NODE_ENV' }, { name: 'HTTPS_PROXY', value: 'http://proxy:3128' }]);
+    const pdb = one(ctl(objs), 'PodDisruptionBudget') as K8sObject & { spec: { minAvailable: number; selector: { matchLabels: Record<string, string> } } };
+    t.equal(pdb.spec.minAvailable, 1);
+    t.equal(pdb.spec.selector.matchLabels['app.kubernetes.io/component'], 'controller', 'selects the controller pods only');
+    t.match(spec(await helm.template('esi', NS)).affinity, { podAntiAffinity: {} }, 'default: spread over nodes');
+    t.same(ofKind(ctl(await helm.template('esi', NS, ['--set', 'controller.replicas=1'])), 'PodDisruptionBudget'), [], 'one replica: no PDB to block drains');
   });
 
   t.test('the values schema and the chart refuse bad input with a reason', async (t) => {
@@ -269,7 +297,7 @@ function suite(helm: Helm): void {
     const ns = await createNamespace(cp.kc, 'esi-chart-dry', t);
     const client = KubernetesObjectApi.makeApiClient(cp.kc);
     const release = `dry-${randomBytes(3).toString('hex')}`;
-    for (const [mode, args, count] of [['self', [], 15], ['cert-manager', CERT_MANAGER, 13]] as const) {
+    for (const [mode, args, count] of [['self', [], 16], ['cert-manager', CERT_MANAGER, 14]] as const) {
       const objs = await helm.template(release, ns, [...args, '--include-crds']);
       // cert-manager's CRDs are not installed on the test control plane; ESI's CRDs may
       // already be (dry-run create would answer AlreadyExists), api/crds.test.ts covers them.
