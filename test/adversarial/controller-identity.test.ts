@@ -11,7 +11,7 @@ import { ClientSecretCredential } from '@azure/identity';
 import { SecretClient } from '@azure/keyvault-secrets';
 import { randomBytes, randomUUID } from 'node:crypto';
 import t, { type Test } from 'tap';
-import { GROUP, controllerEnv, create, getSecret, ready, startController, until } from '../controller/fixture.js';
+import { GROUP, controllerEnv, create, getSecret, ready, startController, until, useEnv } from '../controller/fixture.js';
 import { createTenant, type Tenant } from '../helpers/tenant.js';
 import { startGcpsmEmulator } from '../platform/backends/gcpsm-emulator.js';
 import { startKeyVault } from '../platform/backends/lowkey-vault.js';
@@ -23,21 +23,10 @@ const env = await controllerEnv(t);
 const tenant = await createTenant(env.kc, 'ident-tenant', t);
 const ns = tenant.namespace;
 
-/** Sets `vars` for the controller processes (inherited) and restores them at the end. */
-function useEnv(vars: Record<string, string>): void {
-  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, vars);
-  t.teardown(() => {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  });
-}
 
 // The controller's identity: the system-assigned managed identity of "its pod", allowed to read.
 const kv = await startKeyVault(t, { forceStandIn: true });
-useEnv(kv.env());
+useEnv(t, kv.env());
 const controllerIdentity = randomUUID();
 kv.addManagedIdentity(controllerIdentity, ['get', 'list']);
 const admin = new SecretClient(kv.vaultUrl, new ClientSecretCredential(kv.tenantId, kv.admin.clientId, kv.admin.secret, {
@@ -47,7 +36,7 @@ const run = `i${randomBytes(3).toString('hex')}`;
 await admin.setSecret(`${run}-platform`, `${CANARY}-azure`);
 
 const emu = await startGcpsmEmulator(t);
-useEnv({ SECRET_MANAGER_EMULATOR_HOST: emu.endpoint });
+useEnv(t, { SECRET_MANAGER_EMULATOR_HOST: emu.endpoint });
 const sm = emu.client();
 await sm.createSecret({ parent: `projects/${PROJECT}`, secretId: 'platform', secret: { replication: { automatic: {} } } });
 await sm.addSecretVersion({ parent: `projects/${PROJECT}/secrets/platform`, payload: { data: Buffer.from(`${CANARY}-gcp`) } });

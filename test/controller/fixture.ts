@@ -168,3 +168,16 @@ export function fakeStore(name: string, cls: string, data: { key: string; value?
 export function externalSecret(name: string, store: string, spec: object, meta: object = {}, kind = 'SecretStore') {
   return { kind: 'ExternalSecret', metadata: { name, ...meta }, spec: { secretStoreRef: { name: store, kind }, refreshInterval: '1h', ...spec } };
 }
+
+/** Sets `vars` for the controller processes a test starts (they inherit the environment) and
+ *  restores them when the test ends. */
+export function useEnv(t: T, vars: Record<string, string>): void {
+  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, vars);
+  t.teardown(() => {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  });
+}

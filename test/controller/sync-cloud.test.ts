@@ -11,7 +11,7 @@ import t, { type Test } from 'tap';
 import { createNamespace } from '../helpers/kube.js';
 import { startGcpsmEmulator } from '../platform/backends/gcpsm-emulator.js';
 import { startKeyVault } from '../platform/backends/lowkey-vault.js';
-import { controllerEnv, create, decoded, externalSecret, getSecret, ready, startController } from './fixture.js';
+import { controllerEnv, create, decoded, externalSecret, getSecret, ready, startController, useEnv } from './fixture.js';
 import { putSecret } from './push-fixture.js';
 
 const CANARY = 'ctl-cloud-canary-a7c410';
@@ -20,21 +20,10 @@ const PROJECT = 'esi-sync';
 const env = await controllerEnv(t);
 const ns = await createNamespace(env.kc, 'ctl-cloud', t);
 
-/** Sets `vars` for the controller process (inherited) and restores them at the end. */
-function useEnv(vars: Record<string, string>): void {
-  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, vars);
-  t.teardown(() => {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  });
-}
 
 // Azure Key Vault: a service principal allowed to read, its secret in the store's namespace.
 const kv = await startKeyVault(t);
-useEnv(kv.env());
+useEnv(t, kv.env());
 const admin = new SecretClient(kv.vaultUrl, new ClientSecretCredential(kv.tenantId, kv.admin.clientId, kv.admin.secret, {
   authorityHost: kv.authorityHost, disableInstanceDiscovery: true, tlsOptions: { ca: kv.caPem },
 }), { disableChallengeResourceVerification: true, tlsOptions: { ca: kv.caPem } });
@@ -53,7 +42,7 @@ await create(env, ns, 'secretstores', {
 
 // GCP Secret Manager: the emulator, a service-account key in the store's namespace.
 const emu = await startGcpsmEmulator(t);
-useEnv({ SECRET_MANAGER_EMULATOR_HOST: emu.endpoint });
+useEnv(t, { SECRET_MANAGER_EMULATOR_HOST: emu.endpoint });
 const sm = emu.client();
 await sm.createSecret({ parent: `projects/${PROJECT}`, secretId: 'orders-db', secret: { replication: { automatic: {} } } });
 await sm.addSecretVersion({ parent: `projects/${PROJECT}/secrets/orders-db`, payload: { data: Buffer.from(JSON.stringify(DB)) } });
