@@ -27,6 +27,7 @@ import { bounded, patchStatus, readyCondition, statusDiffers, syncedResourceVers
 import { nameProblem } from '../kube/names.js';
 import { EXTERNAL_SECRETS, resourcePath, SECRETS } from '../kube/paths.js';
 import { storeIdOf } from '../stores/id.js';
+import { applyPlan, readSecret } from './secret-io.js';
 
 export interface EsDeps {
   informers: Informers;
@@ -338,11 +339,11 @@ export class ExternalSecretReconciler {
     const cur = !cached && desired.policy === 'Merge' ? await this.read(ns, target) : cached;
     const exists = (n: string) => !!this.d.informers.externalSecret(ns, n);
     let plan = planSecret(desired, es, cur, exists);
-    const wrote = await this.apply(plan, ns, target).catch(async (err: unknown) => {
+    const wrote = await applyPlan(this.d.rest, plan, ns, target).catch(async (err: unknown) => {
       if (!isKubeStatus(err, 409) || plan.action !== 'create') throw err;
       // Exists but not in the managed cache (not ours, or created a moment ago): look.
       plan = planSecret(desired, es, await this.read(ns, target), exists);
-      return this.apply(plan, ns, target);
+      return applyPlan(this.d.rest, plan, ns, target);
     }).catch((err: unknown) => {
       if (err instanceof Failure) throw err;
       throw new Failure('SecretWriteError', `cannot write Secret "${ns}/${target}": ${(err as Error).message}`, true);
@@ -352,36 +353,10 @@ export class ExternalSecretReconciler {
     return { wrote, action: plan.action };
   }
 
-  /** Performs a plan; true when the Secret was written. */
-  private async apply(plan: Plan, ns: string, name: string): Promise<boolean> {
-    const path = resourcePath(SECRETS, { namespace: ns });
-    const named = resourcePath(SECRETS, { namespace: ns, name });
-    switch (plan.action) {
-      case 'none':
-      case 'refuse':
-        return false;
-      case 'create':
-        await this.d.rest.create(path, plan.body);
-        return true;
-      case 'replace':
-        await this.d.rest.replace(named, plan.body);
-        return true;
-      case 'recreate':
-        await this.d.rest.delete(named).catch((err: unknown) => {
-          if (!isKubeStatus(err, 404)) throw err;
-        });
-        await this.d.rest.create(path, plan.body);
-        return true;
-    }
-  }
-
-  private async read(ns: string, name: string): Promise<V1Secret | undefined> {
-    try {
-      return await this.d.rest.get<V1Secret>(resourcePath(SECRETS, { namespace: ns, name }));
-    } catch (err) {
-      if (isKubeStatus(err, 404)) return undefined;
+  private read(ns: string, name: string): Promise<V1Secret | undefined> {
+    return readSecret(this.d.rest, ns, name).catch((err: unknown) => {
       throw new Failure('SecretReadError', `cannot read Secret "${ns}/${name}": ${(err as Error).message}`, true);
-    }
+    });
   }
 
   /** deletionPolicy Delete with no remote data left (ESO): the Secret is deleted and Ready
