@@ -6,11 +6,24 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 const UPPER_LAYERS = {
-  group: ['**/injector/**', '**/webhook/**', '**/injector', '**/webhook'],
+  // The admission webhook is the repository's top-level webhook/ folder, reached from src/ only
+  // by climbing out (`../webhook`); src/providers/webhook/ is the `webhook` store provider.
+  regex: '(^|/)injector(/|$)|^(\\.\\./)+webhook(/|$)',
   message: 'src/ must not import the agent (injector/) or the webhook (webhook/): move what both need into src/.',
 };
+// src/cli is the one composition root: it loads the roles, and nothing loads it.
+const CLI = {
+  group: ['**/cli/**', '**/cli'],
+  message: 'src/cli is the composition root (the `esi` command): nothing imports it; move what you need into src/.',
+};
+// A dynamic import() is an import too: only src/cli may load a role (webhook/, injector/).
+const ROLE_IMPORT_EXPRESSIONS = [{
+  // `./webhook/…` inside src/providers is the webhook store provider, not the role.
+  selector: 'ImportExpression[source.value=/(^|\\/)injector(\\/|$)|^(\\.\\.\\/)+webhook(\\/|$)/]',
+  message: 'only src/cli (the composition root) may import() the webhook or the agent',
+}];
 const CONSUMERS = {
-  group: ['**/agent-config*', '**/controller/**'],
+  group: ['**/agent-config*', '**/agent-config/**', '**/controller/**'],
   message: 'the provider and ExternalSecret layers know no consumer: take a spec-shaped input instead.',
 };
 // Templating is pure rendering: the ExternalSecret layer uses it (rewrite transforms are Go
@@ -52,9 +65,14 @@ export default tseslint.config(
   },
   { files: ['**/*.js'], languageOptions: { globals: { process: 'readonly', console: 'readonly' } } },
   {
-    // src/ is the library both binaries share: it never imports the webhook or the agent.
+    // src/ is the library both binaries share: it never imports the webhook or the agent,
+    // and nothing imports the command (src/cli), which alone loads the roles.
     files: ['src/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [UPPER_LAYERS] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [UPPER_LAYERS, CLI] }] },
+  },
+  {
+    files: ['webhook/**/*.ts', 'injector/**/*.ts', 'certs/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [CLI] }] },
   },
   {
     // Kubernetes REST paths are built by src/kube/paths.ts only, from validated names: a
@@ -67,15 +85,23 @@ export default tseslint.config(
     },
   },
   {
+    // The same for src/ (one rule list per file: a later block replaces the list), with the
+    // roles loaded by src/cli only.
+    files: ['src/**/*.ts'],
+    ignores: ['src/kube/paths.ts', 'src/cli/**'],
+    rules: { 'no-restricted-syntax': ['error', ...KUBE_PATH_LITERALS, ...ROLE_IMPORT_EXPRESSIONS] },
+  },
+  { files: ['src/kube/paths.ts'], rules: { 'no-restricted-syntax': ['error', ...ROLE_IMPORT_EXPRESSIONS] } },
+  {
     // Providers and the ExternalSecret layer serve several consumers (agent, reconciler,
     // PushSecret): they know none of them, nor their configuration types.
     files: ['src/providers/**/*.ts', 'src/externalsecret/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [UPPER_LAYERS, CONSUMERS] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [UPPER_LAYERS, CLI, CONSUMERS] }] },
   },
   {
     // The provider layer sits below the ExternalSecret layer that uses it.
     files: ['src/providers/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [UPPER_LAYERS, CONSUMERS, TEMPLATING, EXTERNALSECRET] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [UPPER_LAYERS, CLI, CONSUMERS, TEMPLATING, EXTERNALSECRET] }] },
   },
   {
     // Tests, scripts and benchmarks talk to a terminal; product code logs through pino.

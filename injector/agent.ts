@@ -3,11 +3,12 @@
 // the config (outputDir, tokenPath, credentialsDir), so the same agent runs unchanged
 // outside a container (tests, benchmarks, `esi agent --root DIR`).
 import type { Logger } from 'pino';
-import type { AgentConfig } from '../src/agent-config.js';
+import type { AgentConfig } from '../src/agent-config/types.js';
 import type { Provider } from '../src/providers/types.js';
 import { TemplateEngine } from '../src/templating/index.js';
 import { underRoot } from './config.js';
 import { Fetcher, FetchError } from './fetch.js';
+import { LeaseKeeper } from './leases.js';
 import { runLoop } from './loop.js';
 import { AgentMetrics } from './metrics.js';
 import { createNotifier, type Notifier } from './notify.js';
@@ -47,6 +48,7 @@ export interface AgentHandle {
 
 interface Pipeline {
   fetcher: Fetcher;
+  leases: LeaseKeeper;
   writer: AtomicWriter;
   notifier: Notifier;
   engine: TemplateEngine;
@@ -70,12 +72,14 @@ function makeCycle(config: AgentConfig, p: Pipeline, logger: Logger): () => Prom
     let stage: Stage = 'fetch';
     try {
       const fetched = await p.fetcher.fetchAll();
+      if (p.leases.size > 0) for (const [name, data] of await p.leases.values()) fetched.set(name, data);
       stage = 'render';
       const files = renderFiles(config, fetched, p.engine);
       stage = 'write';
       const result = await p.writer.write(files);
       p.metrics.refreshes.inc({ result: 'success' });
       p.metrics.lastSuccess.setToCurrentTime();
+      p.leases.published();
       if (result.changed) {
         p.metrics.swaps.inc();
         logger.info({ generation: result.generation, files: files.size }, 'published files');
@@ -92,18 +96,30 @@ function makeCycle(config: AgentConfig, p: Pipeline, logger: Logger): () => Prom
   };
 }
 
-function buildPipeline(opts: AgentOptions, metrics: AgentMetrics): Pipeline {
+/** One cycle at a time: the refresh loop's and a rotation's publish (injector/leases.ts). */
+function serial(cycle: () => Promise<void>): () => Promise<void> {
+  let last: Promise<unknown> = Promise.resolve();
+  return () => {
+    const run = last.then(cycle, cycle);
+    last = run.catch(() => undefined);
+    return run;
+  };
+}
+
+function buildPipeline(opts: AgentOptions, metrics: AgentMetrics, publish: () => Promise<boolean>): Pipeline {
   const { config, root, logger } = opts;
+  const fetcher = new Fetcher({
+    config,
+    root,
+    logger,
+    loadProvider: opts.loadProvider,
+    onProviderCall: (store) => metrics.providerCalls.inc({ store }),
+  });
   return {
     metrics,
     engine: new TemplateEngine(),
-    fetcher: new Fetcher({
-      config,
-      root,
-      logger,
-      loadProvider: opts.loadProvider,
-      onProviderCall: (store) => metrics.providerCalls.inc({ store }),
-    }),
+    fetcher,
+    leases: new LeaseKeeper({ config, openClient: (store) => fetcher.openClient(store), logger, metrics, publish }),
     writer: new AtomicWriter(underRoot(root, config.outputDir), config.fileMode, logger),
     notifier: createNotifier(config.onChange, {
       logger,
@@ -123,7 +139,9 @@ export async function startAgent(opts: AgentOptions): Promise<AgentHandle> {
   if (opts.signal?.aborted) abort.abort();
 
   const metrics = new AgentMetrics();
-  const p = buildPipeline(opts, metrics);
+  let cycle: () => Promise<void> = async () => undefined;
+  const p = buildPipeline(opts, metrics, () => cycle().then(() => true, () => false));
+  cycle = serial(makeCycle(config, p, logger));
   let isReady = false;
   let markReady!: () => void;
   const ready = new Promise<void>((resolve) => (markReady = resolve));
@@ -137,7 +155,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentHandle> {
   } catch (err) {
     // Could not start (output dir not writable, port taken): release what exists.
     opts.signal?.removeEventListener('abort', onAbort);
-    await Promise.allSettled([p.notifier.close(), p.fetcher.close()]);
+    await Promise.allSettled([p.notifier.close(), p.leases.close(), p.fetcher.close()]);
     throw err;
   }
   const started = performance.now();
@@ -157,7 +175,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentHandle> {
       code = await runLoop({
         mode: config.mode,
         refreshSeconds: config.refreshSeconds,
-        cycle: makeCycle(config, p, logger),
+        cycle,
         onReady,
         signal: abort.signal,
         logger,
@@ -166,6 +184,8 @@ export async function startAgent(opts: AgentOptions): Promise<AgentHandle> {
       if (!sidecar && code === 0) onReady();
     } finally {
       opts.signal?.removeEventListener('abort', onAbort);
+      // Leases first: revoked (unless opted out) while their clients are still open.
+      await p.leases.close();
       await Promise.allSettled([p.notifier.close(), p.fetcher.close(), server?.close()]);
       logger.info({ code }, code === 0 ? 'agent stopped' : 'agent failed');
     }

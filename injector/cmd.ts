@@ -2,7 +2,7 @@
 // Exit codes: 0 done (init-only) or stopped by SIGTERM/SIGINT; 1 a render failed
 // (init-only) or the agent crashed; 2 bad usage or a malformed configuration.
 import { pino, type Logger } from 'pino';
-import { AGENT_CONFIG_ENV } from '../src/agent-config.js';
+import { AGENT_CONFIG_ENV } from '../src/agent-config/types.js';
 import { runAgent } from './agent.js';
 import { ConfigError, readAgentConfig } from './config.js';
 

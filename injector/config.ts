@@ -1,11 +1,11 @@
 // Stage 0 of the agent: read and validate its configuration (the JSON the webhook put in
 // ESI_AGENT_CONFIG, or a file). Validation is the one validator the webhook also runs on
-// what it writes (src/agent-config-check.ts); a malformed config is a webhook/agent
+// what it writes (src/agent-config/check.ts); a malformed config is a webhook/agent
 // version skew or a hand-written pod, and the agent exits 2 with one line naming the field.
 import { readFile } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
-import { AGENT_CONFIG_ENV, type AgentConfig } from '../src/agent-config.js';
-import { ConfigError, fileNameProblem, isLoopbackHost, validateAgentConfig } from '../src/agent-config-check.js';
+import { AGENT_CONFIG_ENV, type AgentConfig } from '../src/agent-config/types.js';
+import { ConfigError, fileNameProblem, isLoopbackHost, validateAgentConfig } from '../src/agent-config/check.js';
 
 export { ConfigError, fileNameProblem, isLoopbackHost, validateAgentConfig };
 

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { AgentConfig, AgentStore } from '../src/agent-config.js';
+import type { AgentConfig, AgentStore } from '../src/agent-config/types.js';
 import { loadProvider, providerNameOf } from '../src/providers/registry.js';
 import { coalescing } from '../src/providers/coalescing.js';
 import { fetchExternalSecret } from '../src/externalsecret/fetch.js';
@@ -107,15 +107,19 @@ export class Fetcher {
     }
   }
 
+  /** A new client for store `key`, owned by the caller (dynamic secrets keep their own:
+   *  injector/leases.ts), created like the cycle's. */
+  async openClient(key: string): Promise<SecretsClient> {
+    const store = this.opts.config.stores[key]!;
+    const name = providerNameOf(store.provider);
+    const provider = await (this.opts.loadProvider ?? loadProvider)(name);
+    return provider.newClient(this.context(key, store, name));
+  }
+
   private client(key: string): Promise<SecretsClient> {
     let p = this.clients.get(key);
     if (p) return p;
-    const store = this.opts.config.stores[key]!;
-    p = (async () => {
-      const name = providerNameOf(store.provider);
-      const provider = await (this.opts.loadProvider ?? loadProvider)(name);
-      return provider.newClient(this.context(key, store, name));
-    })();
+    p = this.openClient(key);
     // A failed creation is retried next cycle rather than cached.
     p.catch(() => this.clients.delete(key));
     this.clients.set(key, p);

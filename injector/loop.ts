@@ -5,7 +5,7 @@
 // counted, and is retried with capped exponential backoff instead of waiting a full period.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { InjectionMode } from '../src/agent-config.js';
+import type { InjectionMode } from '../src/agent-config/types.js';
 
 export interface LoopOptions {
   mode: InjectionMode;

@@ -98,6 +98,10 @@ export class AgentMetrics {
   readonly swaps = new LazyCounter();
   readonly providerCalls = new LazyCounter<'store'>();
   readonly notifications = new LazyCounter<'result'>();
+  /** Lease renewals of dynamic secrets (injector/leases.ts), by secret name and result. */
+  readonly leaseRenewals = new LazyCounter<'secret' | 'result'>();
+  /** Seconds left on each dynamic secret's credential, read when scraped. */
+  leaseTtls: () => ReadonlyMap<string, number> = () => new Map();
   private loading: Promise<Registry> | undefined;
 
   constructor(private readonly opts: { defaultMetrics?: boolean } = {}) {
@@ -150,6 +154,23 @@ export class AgentMetrics {
         registers,
       }),
     );
+    this.leaseRenewals.bind(
+      new pc.Counter({
+        name: 'esi_agent_lease_renewals_total',
+        help: 'Lease renewals of dynamic secrets, by secret and result (a failure is retried while the lease lasts).',
+        labelNames: ['secret', 'result'] as const,
+        registers,
+      }),
+    );
+    const ttls = (): ReadonlyMap<string, number> => this.leaseTtls();
+    new pc.Gauge({
+      name: 'esi_agent_lease_ttl_seconds', help: 'Seconds until the current credential of each dynamic secret ends (lease TTL or certificate validity).',
+      labelNames: ['secret'] as const, registers,
+      collect() {
+        this.reset();
+        for (const [secret, left] of ttls()) this.set({ secret }, left);
+      },
+    });
     if (this.opts.defaultMetrics ?? true) processMetrics(pc, registers, 'esi_agent_');
     return registry;
   }

@@ -8,7 +8,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { OnChange } from '../src/agent-config.js';
+import type { OnChange } from '../src/agent-config/types.js';
 import { isLoopbackHost } from './config.js';
 
 export interface NotifierOptions {

@@ -1,10 +1,11 @@
 // Stage 2: turn fetched values into the file set the writer publishes.
 //   <name>/<key>   one file per key of each mounted ExternalSecret (after the
 //                  ExternalSecret's own target.template, Go or handlebars, if any);
+//   <name>/<key>   one file per key of each dynamic secret (docs/dynamic-secrets.md);
 //   <file>         one file per `esi.dev/template-<file>` template.
 // Every name is validated here (no "/", "..", or names the writer reserves) because keys
 // come from remote stores (dataFrom.find) and must not escape the volume.
-import type { AgentConfig } from '../src/agent-config.js';
+import type { AgentConfig } from '../src/agent-config/types.js';
 import type { SecretMap } from '../src/providers/types.js';
 import { applyExternalSecretTemplate, buildContext, type TemplateEngine } from '../src/templating/index.js';
 import { fileNameProblem } from './config.js';
@@ -36,6 +37,17 @@ export function renderFiles(config: AgentConfig, fetched: ReadonlyMap<string, Se
       const problem = fileNameProblem(key);
       if (problem) throw new RenderError(`ExternalSecret "${secret.name}": key "${key}" cannot be a file name: ${problem}`);
       files.set(`${secret.name}/${key}`, value);
+    }
+  }
+  // Dynamic secrets (injector/leases.ts): their keys as they came from the store.
+  for (const d of config.dynamicSecrets ?? []) {
+    const data = fetched.get(d.name);
+    if (!data) throw new RenderError(`dynamic secret "${d.name}": no credential was minted`);
+    scopes.set(d.name, data);
+    for (const [key, value] of Object.entries(data)) {
+      const problem = fileNameProblem(key);
+      if (problem) throw new RenderError(`dynamic secret "${d.name}": key "${key}" cannot be a file name: ${problem}`);
+      files.set(`${d.name}/${key}`, value);
     }
   }
   if (config.templates.length > 0) {

@@ -1,7 +1,8 @@
 // `npm run generate`: rewrites every generated file of the repository from its one source.
 // Each generator module says what it writes and from what:
-//   scripts/gen-agent-config-validator.ts  src/agent-config-validator.generated.ts
+//   scripts/gen-agent-config-validator.ts  src/agent-config/validator.generated.ts
 //   scripts/gen-cluster-crds.ts            the cluster-scoped CRDs in charts/esi/crds/
+//   scripts/gen-generator-crds.ts          the generators.external-secrets.io CRDs in charts/esi/crds/
 //   scripts/gen-annotation-docs.ts         docs/annotations.md
 // test/unit/generated.test.ts compares the committed files with generatedFiles(), so a
 // change to a source without `npm run generate` fails the unit tests.
@@ -13,12 +14,13 @@ import { join } from 'node:path';
 import { files as agentConfigValidator } from './gen-agent-config-validator.js';
 import { files as annotationDocs } from './gen-annotation-docs.js';
 import { files as clusterCrds } from './gen-cluster-crds.js';
+import { files as generatorCrds } from './gen-generator-crds.js';
 
 const ROOT = join(import.meta.dirname, '..');
 
 /** Every generated file's text, by its path in the repository. */
 export async function generatedFiles(): Promise<Map<string, string>> {
-  return new Map([...agentConfigValidator(), ...(await clusterCrds()), ...annotationDocs()]);
+  return new Map([...agentConfigValidator(), ...(await clusterCrds()), ...(await generatorCrds()), ...annotationDocs()]);
 }
 
 /** The committed text of a generated file ('' when it does not exist). */

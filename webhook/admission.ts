@@ -3,7 +3,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import fastJsonPatch from 'fast-json-patch';
 import { INJECT_LABEL } from './annotations.js';
-import { AGENT_CONFIG_ENV } from '../src/agent-config.js';
+import { AGENT_CONFIG_ENV } from '../src/agent-config/types.js';
 import { configVerdict } from './config-verdict.js';
 import { AGENT_CONTAINER, AGENT_INIT_CONTAINER, checkCredentials, checkPod, isInjected, mutatePod, type AgentSettings } from './mutate.js';
 import { joinProblems, parseAnnotations, quoteShort } from './parse.js';

@@ -1,12 +1,13 @@
 // Renders docs/annotations.md from the annotation table, so the reference can never
 // drift from what the webhook parses (a test compares the committed page).
-import { ANNOTATIONS, INJECT_LABEL, INJECTED_ANNOTATION, TEMPLATE_ANNOTATION } from './annotations.js';
+import { ANNOTATIONS, DYNAMIC_ANNOTATION, INJECT_LABEL, INJECTED_ANNOTATION, TEMPLATE_ANNOTATION } from './annotations.js';
 
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 export function annotationReference(): string {
   const rows = ANNOTATIONS.map((a) => `| \`${a.name}\` | ${a.type} | ${a.default === undefined ? '—' : `\`${a.default}\``} | ${cell(a.description)} |`);
-  rows.splice(1, 0, `| \`${TEMPLATE_ANNOTATION.name}\` | ${TEMPLATE_ANNOTATION.type} | — | ${cell(TEMPLATE_ANNOTATION.description)} |`);
+  rows.splice(1, 0, `| \`${TEMPLATE_ANNOTATION.name}\` | ${TEMPLATE_ANNOTATION.type} | — | ${cell(TEMPLATE_ANNOTATION.description)} |`,
+    `| \`${DYNAMIC_ANNOTATION.name}\` | ${DYNAMIC_ANNOTATION.type} | — | ${cell(DYNAMIC_ANNOTATION.description)} |`);
   return `# Pod annotations reference
 
 <!-- Generated from webhook/annotations.ts by \`npm run generate\`; do not edit by hand. -->

@@ -1,9 +1,9 @@
 // The pod contract: ONE declarative table of every `esi.dev/` annotation (name, type,
 // default, validation, description). Parsing, defaults, validation errors and the
 // reference page docs/annotations.md are all derived from it.
-import type { InjectionMode, OnChange } from '../src/agent-config.js';
-import { onChangeUrlProblem } from '../src/agent-config-check.js';
-import { MAX_REFRESH_SECONDS, SIGNALS } from '../src/agent-config-limits.js';
+import type { InjectionMode, OnChange } from '../src/agent-config/types.js';
+import { onChangeUrlProblem } from '../src/agent-config/check.js';
+import { MAX_REFRESH_SECONDS, SIGNALS } from '../src/agent-config/limits.js';
 import { parseDuration, parseQuantity } from './values.js';
 import { isValidName, type NameRule } from '../src/kube/names.js';
 
@@ -12,11 +12,23 @@ export const INJECT_LABEL = 'esi.dev/inject';
 /** Set by the webhook on pods it injected; makes re-admission a no-op. */
 export const INJECTED_ANNOTATION = 'esi.dev/injected';
 export const TEMPLATE_PREFIX = 'esi.dev/template-';
+export const DYNAMIC_PREFIX = 'esi.dev/dynamic-';
+
+/** One `esi.dev/dynamic-<name>` annotation: a credential minted for this pod. */
+export interface DynamicRequest {
+  name: string;
+  storeKind: 'SecretStore' | 'ClusterSecretStore';
+  store: string;
+  path: string;
+  parameters?: Record<string, string>;
+}
 
 /** The parsed, validated, defaulted request a pod makes through its annotations. */
 export interface InjectionRequest {
   secrets: string[];
   templates: { file: string; template: string }[];
+  /** `esi.dev/dynamic-<name>` entries; absent in requests built without annotations. */
+  dynamic?: DynamicRequest[];
   mode: InjectionMode;
   mountPath: string;
   containers: string[] | undefined;
@@ -31,7 +43,7 @@ export interface InjectionRequest {
   memoryLimit: string;
 }
 
-type Field = Exclude<keyof InjectionRequest, 'templates'>;
+type Field = Exclude<keyof InjectionRequest, 'templates' | 'dynamic'>;
 
 export interface AnnotationSpec<K extends Field = Field> {
   name: string;
@@ -77,7 +89,7 @@ function fileMode(raw: string): number {
 }
 
 /** `http://127.0.0.1:PORT/path` (POST) or `signal:SIGHUP:process-name`. The URL and the
- *  signal follow the agent configuration's own rules (src/agent-config-check.ts). */
+ *  signal follow the agent configuration's own rules (src/agent-config/check.ts). */
 export function parseOnChange(raw: string): OnChange {
   const value = raw.trim();
   const sig = /^signal:(SIG[A-Z0-9]{1,12}):([^\s/]{1,15})$/.exec(value);
@@ -182,6 +194,33 @@ export const ANNOTATIONS = [
     parse: (raw) => parseQuantity(raw, { min: 32 * 1024 ** 2, max: 8 * 1024 ** 3 }),
   }),
 ] as const satisfies readonly AnnotationSpec[];
+
+/** `[ClusterSecretStore/]<store>:<engine path>[?<parameter>=<value>&…]`: parameters make the
+ *  mint a POST with them as its body (PKI's common_name, ttl). */
+export function parseDynamic(name: string, raw: string): DynamicRequest {
+  if (raw.length > 2048) throw new Error('is longer than 2048 characters');
+  const m = /^(?:(ClusterSecretStore|SecretStore)\/)?([^:/\s]+):([^?\s]+)(?:\?(\S*))?$/.exec(raw.trim());
+  if (!m) throw new Error('must be "<store>:<engine path>" (for example "vault:database/creds/app"), optionally "ClusterSecretStore/<store>:…" and "?<parameter>=<value>&…"');
+  const store = m[2]!;
+  if (!isValidName(store, 'subdomain')) throw new Error(`${JSON.stringify(store.slice(0, 64))} is not a valid store name`);
+  const path = m[3]!.replace(/^\/+|\/+$/g, '');
+  if (!path || path.split('/').some((s) => s === '' || s === '.' || s === '..') || /^(sys|auth)(\/|$)/.test(path)) {
+    throw new Error('the engine path must be relative, without empty, "." or ".." segments, and not under sys/ or auth/');
+  }
+  const out: DynamicRequest = { name, storeKind: (m[1] as DynamicRequest['storeKind'] | undefined) ?? 'SecretStore', store, path };
+  if (m[4]) {
+    const params = new URLSearchParams(m[4]);
+    if ([...params.keys()].length > 32) throw new Error('at most 32 parameters');
+    out.parameters = Object.fromEntries(params);
+  }
+  return out;
+}
+
+export const DYNAMIC_ANNOTATION = {
+  name: `${DYNAMIC_PREFIX}<name>`,
+  type: 'store and engine path',
+  description: 'A credential minted for this pod alone (docs/dynamic-secrets.md), mounted as `<mount-path>/<name>/` and named `<name>` in templates: `vault:database/creds/app` (a SecretStore of the pod\'s namespace), `ClusterSecretStore/bao:pki/issue/web?common_name=app.example.com&ttl=24h` (parameters make it a POST). Renewed while the pod lives, rotated ahead of its max TTL, revoked when the pod ends. `native-sidecar` mode only; the store\'s provider must mint leases (vault, openBao).',
+};
 
 /** The one pattern annotation: a template per file. */
 export const TEMPLATE_ANNOTATION = {

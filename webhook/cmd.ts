@@ -2,7 +2,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { parseArgs } from 'node:util';
 import { fileTlsSource, selfManagedTlsSource, type TlsSource } from '../certs/index.js';
-import { loadKubeConfig, ownNamespace, positive } from '../src/cli/flags.js';
+import { loadKubeConfig, ownNamespace, positive } from '../src/flags.js';
 import { createLogger, type Logger } from '../src/log.js';
 import { WatchCaches } from './cache.js';
 import { webhookMetrics } from './metrics.js';

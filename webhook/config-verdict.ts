@@ -4,7 +4,7 @@
 // text, so the remembered verdict is the verdict; the memory is bounded by count and size
 // (docs/decisions/0049-admission-validation-memo.md).
 import { LRUCache } from 'lru-cache';
-import { agentConfigProblem } from '../src/agent-config-check.js';
+import { agentConfigProblem } from '../src/agent-config/check.js';
 
 /** ~2–4 KiB per text in practice: 256 distinct texts stay well under the size bound. */
 const verdicts = new LRUCache<string, string>({ max: 256, maxSize: 2 * 1024 * 1024, sizeCalculation: (_v, text) => Math.max(1, text.length) });

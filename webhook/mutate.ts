@@ -2,10 +2,10 @@
 // patch is the diff between the two (see admission.ts). Nothing here does I/O.
 import type { V1Container, V1Pod, V1PodSpec, V1SecurityContext, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
-import { AGENT_CONFIG_ENV, AGENT_CONFIG_VERSION, type AgentConfig, type AgentStore, type InjectionMode } from '../src/agent-config.js';
+import { AGENT_CONFIG_ENV, AGENT_CONFIG_VERSION, type AgentConfig, type AgentStore, type InjectionMode } from '../src/agent-config/types.js';
 import { INJECTED_ANNOTATION, type InjectionRequest } from './annotations.js';
 import type { Resolved, ResolvedStore } from './resolve.js';
-import { isDnsSubdomain } from '../src/kube/names.js';
+import { credentialRefProblems } from '../src/providers/spec-checks.js';
 
 export const AGENT_CONTAINER = 'esi-agent';
 export const AGENT_INIT_CONTAINER = 'esi-agent-init';
@@ -46,23 +46,14 @@ export const AGENT_INTERNAL_DIR = '/var/run/esi';
 
 const overlaps = (a: string, b: string) => a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
 
-/** A data key usable as a projected item path (names: src/kube/names.ts): what the
- *  apiserver itself would demand of the volumes we add. */
-const DATA_KEY = /^[-._a-zA-Z0-9]+$/;
-
-/** Credential references the agent's volumes would be built from, checked before use. */
+/** Credential references the agent's volumes would be built from, checked before use by
+ *  the rules every provider's spec check applies (src/providers/spec-checks.ts): a
+ *  provider that declares a reference without checking it still cannot name a path. */
 export function checkCredentials(resolved: Resolved): string[] {
   const problems: string[] = [];
   for (const store of resolved.stores.values()) {
     const what = `${store.kind} "${store.name}"`;
-    for (const c of store.credentials) {
-      if (!isDnsSubdomain(c.name)) {
-        problems.push(`${what}: ${c.path} references ${c.kind} ${JSON.stringify(String(c.name).slice(0, 64))}, which is not a valid ${c.kind} name`);
-      }
-      if (c.key !== undefined && (typeof c.key !== 'string' || c.key.length > 253 || !DATA_KEY.test(c.key) || c.key.startsWith('..') || c.key === '.')) {
-        problems.push(`${what}: ${c.path} key ${JSON.stringify(String(c.key).slice(0, 64))} is not a valid key (letters, digits, "-", "_", "."; not "." or starting with "..")`);
-      }
-    }
+    for (const c of store.credentials) problems.push(...credentialRefProblems(c).map((p) => `${what}: ${p}`));
   }
   return problems;
 }
@@ -206,6 +197,7 @@ export function agentConfig(pod: V1Pod, inputs: MutationInputs, mode: InjectionM
     stores,
     secrets: inputs.resolved.secrets,
     templates: request.templates,
+    ...(inputs.resolved.dynamicSecrets.length > 0 ? { dynamicSecrets: inputs.resolved.dynamicSecrets } : {}),
     ...(request.onChange ? { onChange: request.onChange } : {}),
   };
 }

@@ -5,8 +5,8 @@
 // handlebars' own parser, and values are quoted only in short.
 import { checkTemplateSyntax, TemplateSyntaxError } from '../src/templating/syntax.js';
 import {
-  ANNOTATIONS, FILE_NAME, INJECTED_ANNOTATION, PREFIX, TEMPLATE_PREFIX,
-  type AnnotationSpec, type InjectionRequest,
+  ANNOTATIONS, DYNAMIC_PREFIX, FILE_NAME, INJECTED_ANNOTATION, parseDynamic, PREFIX, TEMPLATE_PREFIX,
+  type AnnotationSpec, type DynamicRequest, type InjectionRequest,
 } from './annotations.js';
 
 export type ParseResult = { ok: true; request: InjectionRequest } | { ok: false; problems: string[] };
@@ -90,13 +90,44 @@ function parseTable(ann: Record<string, unknown>, out: Record<string, unknown>, 
   }
 }
 
-/** `esi.dev/template-*` and unknown `esi.dev/` names; template text is bounded per pod. */
-function parseRest(ann: Record<string, unknown>, problems: string[]): InjectionRequest['templates'] {
+/** At most this many dynamic secrets per pod (the agent configuration's own bound). */
+const MAX_DYNAMIC = 32;
+
+/** `esi.dev/dynamic-<name>`: a credential minted for the pod (docs/dynamic-secrets.md). */
+function dynamicEntry(name: string, value: unknown, dynamic: DynamicRequest[], problems: string[]): void {
+  const entry = name.slice(DYNAMIC_PREFIX.length);
+  if (!FILE_NAME.test(entry) || entry.startsWith('..')) {
+    problems.push(`${quoteShort(name).slice(1, -1)}: ${quoteShort(entry)} is not a valid name (letters, digits, ".", "_", "-")`);
+    return;
+  }
+  if (typeof value !== 'string') {
+    problems.push(`${name}: must be a string`);
+    return;
+  }
+  if (dynamic.length >= MAX_DYNAMIC) {
+    problems.push(`${name}: at most ${MAX_DYNAMIC} dynamic secrets per pod`);
+    return;
+  }
+  try {
+    dynamic.push(parseDynamic(entry, value));
+  } catch (err) {
+    problems.push(`${name}: ${(err as Error).message} (got ${quoteShort(value)})`);
+  }
+}
+
+/** `esi.dev/template-*`, `esi.dev/dynamic-*` and unknown `esi.dev/` names; template text
+ *  is bounded per pod. */
+function parseRest(ann: Record<string, unknown>, problems: string[]): { templates: InjectionRequest['templates']; dynamic: DynamicRequest[] } {
   const templates: InjectionRequest['templates'] = [];
+  const dynamic: DynamicRequest[] = [];
   let templateLength = 0;
   let unknown = 0;
   for (const [name, value] of Object.entries(ann)) {
     if (!name.startsWith(PREFIX) || KNOWN.has(name)) continue;
+    if (name.startsWith(DYNAMIC_PREFIX)) {
+      dynamicEntry(name, value, dynamic, problems);
+      continue;
+    }
     if (!name.startsWith(TEMPLATE_PREFIX)) {
       const hint = ++unknown <= MAX_HINTS ? closest(name) : undefined;
       problems.push(`${quoteShort(name).slice(1, -1)}: unknown annotation${hint ? `; did you mean ${hint}?` : ''} (see docs/annotations.md)`);
@@ -113,7 +144,7 @@ function parseRest(ann: Record<string, unknown>, problems: string[]): InjectionR
   if (templateLength > MAX_TEMPLATES_LENGTH) {
     problems.push(`${TEMPLATE_PREFIX}*: the templates total ${templateLength} characters; the limit is ${MAX_TEMPLATES_LENGTH}`);
   }
-  return templates;
+  return { templates, dynamic };
 }
 
 export function parseAnnotations(annotations: Record<string, unknown> | undefined): ParseResult {
@@ -122,14 +153,24 @@ export function parseAnnotations(annotations: Record<string, unknown> | undefine
   const problems: string[] = [];
   const out: Record<string, unknown> = {};
   parseTable(ann, out, problems);
-  const templates = parseRest(ann, problems);
-  if (!out.secrets && !problems.some((p) => p.startsWith('esi.dev/secrets'))) {
+  const { templates, dynamic } = parseRest(ann, problems);
+  if (!out.secrets && dynamic.length === 0 && !problems.some((p) => p.startsWith('esi.dev/secrets') || p.startsWith(DYNAMIC_PREFIX))) {
     problems.push('esi.dev/secrets: required: name the ExternalSecrets to mount, e.g. esi.dev/secrets: "db,api-keys"');
   }
   const secrets = (out.secrets as string[] | undefined) ?? [];
+  for (const d of dynamic) {
+    if (secrets.includes(d.name)) problems.push(`${DYNAMIC_PREFIX}${d.name}: the name clashes with ExternalSecret "${d.name}" in esi.dev/secrets`);
+    // The agent lives as long as the pod only as a native sidecar (docs/dynamic-secrets.md).
+    if (out.mode !== undefined && out.mode !== 'native-sidecar') {
+      problems.push(`${DYNAMIC_PREFIX}${d.name}: dynamic secrets need esi.dev/mode native-sidecar (${out.mode === 'init-only'
+        ? 'an init-only agent exits after rendering: nothing would renew the lease, and the end of its token would revoke it'
+        : 'in sidecar mode the init container and the sidecar would mint two credentials for one pod'})`);
+    }
+  }
   for (const t of templates) {
     if (secrets.includes(t.file)) problems.push(`${TEMPLATE_PREFIX}${t.file}: the file name clashes with the directory of ExternalSecret "${t.file}"`);
+    if (dynamic.some((d) => d.name === t.file)) problems.push(`${TEMPLATE_PREFIX}${t.file}: the file name clashes with the directory of ${DYNAMIC_PREFIX}${t.file}`);
   }
   if (problems.length) return { ok: false, problems };
-  return { ok: true, request: { ...(out as Omit<InjectionRequest, 'templates'>), templates } as InjectionRequest };
+  return { ok: true, request: { ...(out as Omit<InjectionRequest, 'templates' | 'dynamic'>), secrets, templates, dynamic } as InjectionRequest };
 }

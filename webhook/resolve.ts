@@ -1,20 +1,17 @@
 // Resolution at admission: from the pod's request to the ExternalSecrets and stores the
 // agent will use, applying every access rule. Reads only from an ObjectLookup (watch-
 // backed caches in the webhook, parsed files in `esi inject`); never does network I/O.
-import type { V1Namespace } from '@kubernetes/client-node';
-import type { AgentSecret } from '../src/agent-config.js';
-import { storeKey } from '../src/agent-config.js';
-import type { AnySecretStore, ClusterSecretStore, ExternalSecret, SecretStore, SecretStoreProvider } from '../src/api/types.js';
-import { admissionWarning, clusterStoreAdmits, podIdentity, referencedObjects, servesControllerClass, storeSpecProblems, type CredentialRef } from '../src/stores/access.js';
+import type { AgentDynamicSecret, AgentSecret } from '../src/agent-config/types.js';
+import { storeKey } from '../src/agent-config/types.js';
+import type { AnySecretStore, ExternalSecret, SecretStoreProvider } from '../src/api/types.js';
+import { admissionWarning, podIdentity, referencedObjects, servesControllerClass, storeSpecProblems, type CredentialRef } from '../src/stores/access.js';
+import { classNotServed, crossNamespaceCredentials, describeStoreRef, lookupStore, namespaceRefusal, storeNotFound, type StoreLookup } from '../src/stores/use.js';
 import { selectTemplateEngine, type TemplateEngineChoice } from '../src/templating/eso.js';
 import { describeSpecProblem, externalSecretSpecProblems } from '../src/externalsecret/checks.js';
 import type { InjectionRequest } from './annotations.js';
 
-export interface ObjectLookup {
+export interface ObjectLookup extends StoreLookup {
   externalSecret(namespace: string, name: string): ExternalSecret | undefined;
-  secretStore(namespace: string, name: string): SecretStore | undefined;
-  clusterSecretStore(name: string): ClusterSecretStore | undefined;
-  namespace(name: string): V1Namespace | undefined;
 }
 
 export interface ResolveOptions {
@@ -37,6 +34,8 @@ export interface ResolvedStore {
 
 export interface Resolved {
   secrets: AgentSecret[];
+  /** `esi.dev/dynamic-<name>` entries (docs/dynamic-secrets.md). */
+  dynamicSecrets: AgentDynamicSecret[];
   stores: Map<string, ResolvedStore>;
 }
 
@@ -47,10 +46,6 @@ interface PodFacts {
   serviceAccountName: string;
 }
 
-function describe(store: AnySecretStore, ns: string): string {
-  return store.kind === 'ClusterSecretStore' ? `ClusterSecretStore "${store.metadata.name}"` : `SecretStore "${ns}/${store.metadata.name}"`;
-}
-
 function findStore(es: ExternalSecret, ns: string, lookup: ObjectLookup, problems: string[]): AnySecretStore | undefined {
   const ref = es.spec.secretStoreRef;
   const where = `ExternalSecret "${es.metadata.name}"`;
@@ -58,12 +53,8 @@ function findStore(es: ExternalSecret, ns: string, lookup: ObjectLookup, problem
     problems.push(`${where}: spec.secretStoreRef.name is required by ESI (per-entry sourceRef stores are not supported)`);
     return undefined;
   }
-  const kind = ref.kind ?? 'SecretStore';
-  const store = kind === 'ClusterSecretStore' ? lookup.clusterSecretStore(ref.name) : lookup.secretStore(ns, ref.name);
-  if (!store) {
-    const scope = kind === 'ClusterSecretStore' ? '' : ` in namespace "${ns}"`;
-    problems.push(`${where}: ${kind} "${ref.name}" not found${scope}; create it or fix spec.secretStoreRef`);
-  }
+  const store = lookupStore(lookup, { kind: ref.kind, name: ref.name }, ns);
+  if (!store) problems.push(`${where}: ${storeNotFound({ kind: ref.kind, name: ref.name }, ns, 'spec.secretStoreRef')}`);
   return store;
 }
 
@@ -74,25 +65,18 @@ function checkEntries(es: ExternalSecret, problems: string[]): void {
 
 function checkStore(store: AnySecretStore, env: { pod: PodFacts; lookup: ObjectLookup; opts: ResolveOptions }, problems: string[]): ResolvedStore | undefined {
   const { pod, lookup, opts } = env;
-  const what = describe(store, pod.namespace);
+  const what = describeStoreRef(store.kind, store.metadata.name!, pod.namespace);
   const before = problems.length;
   // The provider's own spec rules, so a bad store is denied here, not found in the pod.
   for (const p of storeSpecProblems(store.spec.provider ?? {})) problems.push(`${what}: ${p}`);
-  if (!servesControllerClass(store, opts.storeClasses)) {
-    problems.push(`${what}: spec.controller "${store.spec.controller ?? ''}" is not served by this ESI instance (it serves: ${opts.storeClasses!.map((c) => `"${c}"`).join(', ')})`);
-  }
-  if (store.kind === 'ClusterSecretStore') {
-    const ns = lookup.namespace(pod.namespace);
-    const verdict = ns ? clusterStoreAdmits(store, ns) : { ok: false, why: `namespace "${pod.namespace}" is not in the webhook's cache yet; retry` };
-    if (!verdict.ok) problems.push(`${what} may not be used from namespace "${pod.namespace}": ${verdict.why}`);
-  }
+  if (!servesControllerClass(store, opts.storeClasses)) problems.push(classNotServed(store, opts.storeClasses!, pod.namespace));
+  const refused = namespaceRefusal(store, lookup, pod.namespace);
+  if (refused) problems.push(refused);
   const refs = referencedObjects(store.spec.provider ?? {});
   const credentials = refs.credentials.map((c) => ({ ...c, namespace: c.namespace ?? pod.namespace }));
-  for (const c of credentials) {
-    if (c.namespace !== pod.namespace) {
-      problems.push(`${what}: ${c.path} references ${c.kind} "${c.namespace}/${c.name}" in another namespace; ESI mounts static credentials only from the pod's own namespace "${pod.namespace}" — use pod identity or a SecretStore in "${pod.namespace}"`);
-    }
-  }
+  for (const p of crossNamespaceCredentials(store.spec.provider ?? {}, pod.namespace)) problems.push(`${what}: ${p}`);
+  // Stricter than the reconciler's rule (ServiceAccounts of the namespace the store is used
+  // from): the agent has only the pod's own token.
   for (const sa of refs.serviceAccounts) {
     if (sa.name !== pod.serviceAccountName || (sa.namespace && sa.namespace !== pod.namespace)) {
       problems.push(`${what}: ${sa.path} names ServiceAccount "${sa.namespace ?? pod.namespace}/${sa.name}" but the pod runs as "${pod.namespace}/${pod.serviceAccountName}"; ESI only uses the pod's own identity — set spec.serviceAccountName: ${sa.name} on the pod`);
@@ -107,6 +91,25 @@ function checkStore(store: AnySecretStore, env: { pod: PodFacts; lookup: ObjectL
     ...(identity.needed ? { identity: { audience: identity.audience } } : {}),
     ...(warning ? { warning } : {}),
   };
+}
+
+/** `esi.dev/dynamic-<name>` entries: their stores pass the same checks as an ExternalSecret's. */
+function resolveDynamic(request: InjectionRequest, env: { pod: PodFacts; lookup: ObjectLookup; opts: ResolveOptions }, stores: Map<string, ResolvedStore>, problems: string[]): AgentDynamicSecret[] {
+  const { pod, lookup } = env;
+  const dynamicSecrets: AgentDynamicSecret[] = [];
+  for (const d of request.dynamic ?? []) {
+    const store = d.storeKind === 'ClusterSecretStore' ? lookup.clusterSecretStore(d.store) : lookup.secretStore(pod.namespace, d.store);
+    if (!store) {
+      problems.push(`esi.dev/dynamic-${d.name}: ${d.storeKind} "${d.store}" not found${d.storeKind === 'SecretStore' ? ` in namespace "${pod.namespace}"` : ''}`);
+      continue;
+    }
+    const key = storeKey(store.kind, store.metadata.name!, pod.namespace);
+    const resolved = stores.get(key) ?? checkStore(store, env, problems);
+    if (!resolved) continue;
+    stores.set(key, resolved);
+    dynamicSecrets.push({ name: d.name, store: key, path: d.path, ...(d.parameters ? { method: 'POST' as const, parameters: d.parameters } : {}) });
+  }
+  return dynamicSecrets;
 }
 
 /** Resolves every ExternalSecret the request names; collects all problems. */
@@ -139,7 +142,8 @@ export function resolve(pod: PodFacts, request: InjectionRequest, lookup: Object
       ...(engine !== 'none' ? { template: es.spec.target!.template!, templateEngine: engine } : {}),
     });
   }
+  const dynamicSecrets = resolveDynamic(request, { pod, lookup, opts }, stores, problems);
   // A store that failed its checks is reported once per ExternalSecret using it; dedupe.
   const unique = [...new Set(problems)];
-  return unique.length ? { ok: false, problems: unique } : { ok: true, resolved: { secrets, stores } };
+  return unique.length ? { ok: false, problems: unique } : { ok: true, resolved: { secrets, dynamicSecrets, stores } };
 }

@@ -5,7 +5,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import fastJsonPatch from 'fast-json-patch';
 import { randomUUID } from 'node:crypto';
-import { AGENT_CONFIG_ENV } from '../../src/agent-config.js';
+import { AGENT_CONFIG_ENV } from '../../src/agent-config/types.js';
 import { AGENT_CONTAINER, SECRETS_VOLUME } from '../../webhook/mutate.js';
 import { serveParent } from '../lib/child.js';
 import { closedLoop, fixedRate, LoadClient, type Arrivals, type LoadRequest } from '../lib/load.js';

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AgentSecret, AgentStore } from '../../src/agent-config.js';
+import type { AgentSecret, AgentStore } from '../../src/agent-config/types.js';
 
 export interface Teardown {
   teardown(fn: () => unknown): void;

@@ -12,7 +12,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { AgentConfig } from '../../src/agent-config.js';
+import type { AgentConfig } from '../../src/agent-config/types.js';
 import { freePort, terminate } from '../../test/platform/processes.js';
 import { coresBusy, cpuSample, waitForQuiet } from '../lib/cpustat.js';
 import { machineInfo, machineMarkdown } from '../lib/machine.js';

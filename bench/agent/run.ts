@@ -10,7 +10,7 @@ import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { AgentConfig } from '../../src/agent-config.js';
+import type { AgentConfig } from '../../src/agent-config/types.js';
 import { waitForQuiet } from '../lib/cpustat.js';
 import { machineInfo, machineMarkdown } from '../lib/machine.js';
 import { markdownTable, textTable, writeSection } from '../lib/markdown.js';

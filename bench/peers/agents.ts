@@ -10,7 +10,7 @@ import { readFileSync, watch } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import type { AgentConfig } from '../../src/agent-config.js';
+import type { AgentConfig } from '../../src/agent-config/types.js';
 import { createToken, startVaultServer, writePolicy, type VaultServer } from '../../test/platform/backends/openbao.js';
 import { freePort, terminate } from '../../test/platform/processes.js';
 import { memorySampler, treeCpuMs, type Memory } from './procstat.js';

@@ -14,7 +14,7 @@ import { request } from 'node:https';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { Injector } from './pods.js';
-import { terminate } from '../../test/platform/processes.js';
+import { terminate, waitFor } from '../../test/platform/processes.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -70,16 +70,14 @@ function probe(url: string, ca: string): Promise<number> {
 }
 
 async function waitReady(name: string, url: string, ca: string, child: ChildProcess, output: () => string, timeoutMs = 120_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  const ok = async () => {
     const status = await probe(url, ca);
-    if (status >= 200 && status < 300) return;
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`${name} did not become ready (${url}): ${output().slice(-2000)}`);
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
+    return status >= 200 && status < 300;
+  };
+  await waitFor(`${name} (${url})`, ok, timeoutMs, child, output).catch((err: unknown) => {
+    child.kill('SIGKILL');
+    throw err;
+  });
 }
 
 /** The webhook's NODE_OPTIONS as the chart sets them (charts/esi/values.yaml webhook.nodeOptions). */

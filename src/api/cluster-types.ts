@@ -1,6 +1,7 @@
 // TypeScript shapes of the cluster-scoped kinds that provision namespaced objects:
 // ClusterExternalSecret (v1) and ClusterPushSecret (v1alpha1), with ESO's field names
-// (docs/controller.md). Re-exported by types.ts, so callers import from there.
+// (docs/controller.md). Imported from here: they build on types.ts, which does not
+// re-export them (no import cycle).
 import type { V1LabelSelector, V1ObjectMeta } from '@kubernetes/client-node';
 import type {
   Condition, Duration, EXTERNAL_SECRET_API_VERSION, ExternalSecretSpec, KIND_CLUSTER_EXTERNAL_SECRET, KIND_CLUSTER_PUSH_SECRET,

@@ -4,10 +4,13 @@
 // the CRD schemas in charts/esi/crds/ validate them. Provider specs live in providers.ts.
 // Optional fields stay optional: the CRDs set no defaults, the code applies them.
 import type { V1LabelSelector, V1ObjectMeta } from '@kubernetes/client-node';
+import type { Condition } from './condition.js';
 import type { SecretStoreProvider } from './providers.js';
 
 export * from './providers.js';
-export * from './cluster-types.js';
+export * from './condition.js';
+export * from './generators.js';
+// The cluster kinds (./cluster-types.ts) build on these types and are imported from there.
 
 export const API_GROUP = 'external-secrets.io';
 export const API_VERSION_V1 = 'v1';
@@ -32,17 +35,6 @@ export const RESOURCES = {
 
 // ---------------------------------------------------------------- shared
 
-/** A status condition (the shape of metav1.Condition, without observedGeneration required). */
-export interface Condition {
-  /** `Ready` on every kind; `Deleted` on ExternalSecrets. */
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason?: string;
-  message?: string;
-  /** RFC 3339 timestamp. */
-  lastTransitionTime?: string;
-}
-
 export type StoreKind = 'SecretStore' | 'ClusterSecretStore';
 
 /** A reference to a SecretStore (same namespace) or a ClusterSecretStore. */
@@ -52,7 +44,7 @@ export interface SecretStoreRef {
   kind?: StoreKind;
 }
 
-/** A reference to a generator resource (generators.external-secrets.io): accepted, not served by ESI. */
+/** A reference to a generator resource (generators.external-secrets.io, src/api/generators.ts). */
 export interface GeneratorRef {
   apiVersion?: string;
   kind: string;
@@ -127,7 +119,7 @@ export interface ExternalSecretRewriteTransform {
   template: string;
 }
 
-/** Merges fetched JSON values into one key (accepted; ESI refuses it at admission). */
+/** Merges the fetched JSON objects (src/externalsecret/rewrite-merge.ts). */
 export interface ExternalSecretRewriteMerge {
   conflictPolicy?: 'Ignore' | 'Error';
   into?: string;

@@ -27,6 +27,10 @@ const subcommands: Record<string, Subcommand> = {
     summary: 'offline preview: print the mutated pod for given manifests (-f FILE …)',
     load: async () => (await import('../../webhook/inject-cmd.js')).main,
   },
+  template: {
+    summary: "offline: render an ExternalSecret's template from given data and print the Secret (-f FILE …)",
+    load: async () => (await import('../controller/template-cmd.js')).main,
+  },
   version: { summary: 'print the version', load: async () => versionMain },
 };
 

@@ -18,6 +18,7 @@ import { TokenBucket } from './queue.js';
 import { nameProblem } from '../kube/names.js';
 import { CONFIG_MAPS, resourcePath, SECRETS, SERVICE_ACCOUNTS } from '../kube/paths.js';
 import { storeId } from '../stores/id.js';
+import { credentialElsewhere, serviceAccountElsewhere } from '../stores/use.js';
 
 /** Remote reads count against the store's rate limit (--store-qps); writes are paced by their reconcilers. */
 const RATE_LIMITED = new Set<ClientCall>(['getSecret', 'getSecretMap', 'getAllSecrets']);
@@ -50,6 +51,8 @@ export interface ClientCacheOptions {
   timeoutMs: number;
   /** Lend the controller's environment identity to ClusterSecretStores (off by default). */
   allowAmbientIdentity?: boolean;
+  /** Let SecretStores reached over HTTP call loopback/private addresses (off by default). */
+  allowPrivateStoreAddresses?: boolean;
   onProviderCall?: (store: string) => void;
   loadProvider?: (name: string) => Promise<Provider>;
 }
@@ -106,6 +109,15 @@ export class ClientCache {
     return controllerIdentityProblem(store, this.opts.allowAmbientIdentity ?? false);
   }
 
+  /** The context a provider would get for `store` used from `namespace` (same credential
+   *  rules), for calls outside the client contract (src/controller/generators.ts). */
+  providerContext(store: AnySecretStore, namespace: string): ProviderContext {
+    const id = storeId(store);
+    const refused = this.identityProblem(store);
+    if (refused) throw new ProviderError('Forbidden', id, refused);
+    return this.context(store, id, providerNameOf(store.spec.provider), namespace);
+  }
+
   get size(): number {
     return this.entries.size;
   }
@@ -159,7 +171,7 @@ export class ClientCache {
     const check = (kind: string, ref: SecretKeySelector) => {
       const ns = ref.namespace ?? namespace;
       if (ns !== namespace) {
-        throw new ProviderError('Forbidden', id, `${kind} "${ns}/${ref.name}" is in another namespace; ESI reads store credentials only from namespace "${namespace}"`);
+        throw new ProviderError('Forbidden', id, credentialElsewhere('the store', kind, { namespace: ns, name: ref.name }, namespace));
       }
       return ns;
     };
@@ -208,7 +220,7 @@ export class ClientCache {
           throw new ProviderError('AuthFailed', id, 'the store uses the workload identity; the reconciler does not lend its own: name a serviceAccountRef in the store');
         }
         const ns = sa.namespace ?? namespace;
-        if (ns !== namespace) throw new ProviderError('Forbidden', id, `ServiceAccount "${ns}/${sa.name}" is in another namespace; ESI requests tokens only in "${namespace}"`);
+        if (ns !== namespace) throw new ProviderError('Forbidden', id, serviceAccountElsewhere(sa.path, { namespace: ns, name: sa.name }, namespace));
         const audiences = audience ? [audience] : sa.audiences ?? [];
         try {
           const res = await rest.create<{ status: { token: string } }>(
@@ -222,6 +234,11 @@ export class ClientCache {
       }),
       logger: this.opts.logger.child({ store: id, provider: providerName }),
       timeoutMs: this.opts.timeoutMs,
+      // The controller's network position is not a tenant's to use (ADR 0056): a SecretStore
+      // reaches the cluster's private addresses only when the operator allows it.
+      addresses: store.kind === 'ClusterSecretStore' || this.opts.allowPrivateStoreAddresses
+        ? { privateAddresses: true }
+        : { privateAddresses: false, privateHint: 'a SecretStore may call it only when the operator starts the controller with --allow-private-store-addresses (chart: controller.allowPrivateStoreAddresses)' },
     };
   }
 }

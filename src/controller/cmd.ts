@@ -3,7 +3,7 @@
 // (default) only the holder of the class's Lease reconciles; the others stand by.
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { bool, loadKubeConfig, ownNamespace, positive } from '../cli/flags.js';
+import { bool, loadKubeConfig, ownNamespace, positive } from '../flags.js';
 import { isDnsSubdomain } from '../kube/names.js';
 import { KubeRest } from '../kube/rest.js';
 import { createLogger } from '../log.js';
@@ -41,6 +41,9 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
   --allow-ambient-identity BOOL  let ClusterSecretStores authenticate with the controller's
                              own environment identity (Azure managed identity, GCP ADC);
                              never SecretStores (default false, docs/controller.md)
+  --allow-private-store-addresses BOOL  let SecretStores reached over HTTP (webhook,
+                             onepassword, bitwardensecretsmanager) call loopback and private addresses;
+                             ClusterSecretStores always may (default false, ADR 0056)
   --listen ADDR --port N     probes and metrics (default 0.0.0.0:8080)
 `;
 
@@ -65,6 +68,7 @@ const OPTIONS = {
   'retry-period': { type: 'string', default: '2s' },
   'namespace-selector': { type: 'string' },
   'allow-ambient-identity': { type: 'string', default: 'false' },
+  'allow-private-store-addresses': { type: 'string', default: 'false' },
   listen: { type: 'string', default: '0.0.0.0' },
   port: { type: 'string', default: '8080' },
   help: { type: 'boolean', short: 'h' },
@@ -104,6 +108,7 @@ function flags(v: Values) {
     port: positive('port', v.port!),
     renderWorkers: positive('render-workers', v['render-workers']!),
     allowAmbientIdentity: bool('allow-ambient-identity', v['allow-ambient-identity']!),
+    allowPrivateStoreAddresses: bool('allow-private-store-addresses', v['allow-private-store-addresses']!),
     renderTimeoutMs: positive('render-timeout', String(parseGoDuration(v['render-timeout']!, '--render-timeout'))),
   };
 }
@@ -130,6 +135,7 @@ export async function main(argv: string[]): Promise<number> {
     kc, rest, logger, metrics, classes, namespace, namespaceSelector: f.namespaceSelector,
     workers: f.workers, windowMs: f.windowMs, storeQps: f.storeQps, storeBurst: f.storeBurst, providerTimeoutMs: f.providerTimeoutMs,
     renderWorkers: f.renderWorkers, renderTimeoutMs: f.renderTimeoutMs, allowAmbientIdentity: f.allowAmbientIdentity,
+    allowPrivateStoreAddresses: f.allowPrivateStoreAddresses,
   });
   const elect = f.elect;
   let started = false;

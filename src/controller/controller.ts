@@ -1,8 +1,7 @@
 // The reconciler assembled: informers feed the work queue (status-only updates are
 // ignored: only generation, label and annotation changes count), the timer heap feeds
-// refreshes and retries, workers run store and ExternalSecret reconciles.
-// Queue keys: `es/<ns>/<name>`, `ps/<ns>/<name>` (PushSecrets), `ss/<ns>/<name>`, `css/<name>`,
-// `ces/<name>` (ClusterExternalSecrets), `cps/<name>` (ClusterPushSecrets).
+// refreshes and retries, workers run store and ExternalSecret reconciles. Reconcilers return
+// when to run again; the queue alone retries and schedules (./queue.ts; keys: ./keys.ts).
 import type { KubeConfig, KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { AnySecretStore } from '../api/types.js';
@@ -17,7 +16,8 @@ import { EventRecorder } from './events.js';
 import { Informers, slim, type Kind } from './informers.js';
 import { EXTERNAL_SECRET_ANNOTATION } from './labels.js';
 import type { ControllerMetrics } from './metrics.js';
-import { WorkQueue } from './queue.js';
+import { keyOf, queueKey } from './keys.js';
+import { WorkQueue, type Requeue } from './queue.js';
 import { PushRecords } from './push/record.js';
 import { PushSecretReconciler } from './push/reconcile.js';
 import { pushSecretChanged } from './push/spec.js';
@@ -25,6 +25,7 @@ import { ExternalSecretReconciler } from './reconcile-es.js';
 import { Schedule } from './schedule.js';
 import { editedByHand } from './secret.js';
 import { StoreReconciler } from './stores.js';
+import { Generators } from './generators.js';
 import { storeIdOf } from '../stores/id.js';
 
 export interface ControllerOptions {
@@ -49,6 +50,8 @@ export interface ControllerOptions {
   renderTimeoutMs: number;
   /** Lend the controller's environment identity to ClusterSecretStores (--allow-ambient-identity). */
   allowAmbientIdentity?: boolean;
+  /** Let SecretStores reached over HTTP call loopback/private addresses (--allow-private-store-addresses). */
+  allowPrivateStoreAddresses?: boolean;
 }
 
 const metaChanged = (a: KubernetesObject | undefined, b: KubernetesObject): boolean =>
@@ -86,6 +89,7 @@ export class Controller {
     this.clients = new ClientCache({
       rest, logger, windowMs: o.windowMs, storeQps: o.storeQps, storeBurst: o.storeBurst, timeoutMs: o.providerTimeoutMs,
       allowAmbientIdentity: o.allowAmbientIdentity ?? false,
+      allowPrivateStoreAddresses: o.allowPrivateStoreAddresses ?? false,
       onProviderCall: (store) => metrics.providerCalls.inc({ store }),
     });
     this.informers = new Informers(o.kc, rest, {
@@ -100,30 +104,24 @@ export class Controller {
     });
     const events = new EventRecorder(rest, logger, { component: 'esi-controller', onDrop: () => metrics.eventsDropped.inc() });
     this.stores = new StoreReconciler({ rest, clients: this.clients, events, classes: o.classes, logger, onChange: (id) => this.requeueDependents(id) });
+    const generators = new Generators(rest, this.clients);
     this.es = new ExternalSecretReconciler({
-      informers: this.informers, stores: this.stores, clients: this.clients, rest, events, schedule: this.schedule,
+      informers: this.informers, stores: this.stores, clients: this.clients, generators, rest, events,
       renderer: this.renderer, logger, jitterMaxMs: o.windowMs / 2,
       uses: (key, store) => this.track(key, store),
-      retry: (key) => this.queue.retry(key),
-      later: (key, ms) => this.schedule.sooner(key, ms),
-      forget: (key) => this.queue.forget(key),
     });
     this.push = new PushSecretReconciler({
-      informers: this.informers, stores: this.stores, clients: this.clients, rest, events, schedule: this.schedule,
-      engine: new TemplateEngine(), logger, jitterMaxMs: o.windowMs / 2,
+      informers: this.informers, stores: this.stores, clients: this.clients, rest, events,
+      engine: new TemplateEngine(), generators, logger, jitterMaxMs: o.windowMs / 2,
       records: new PushRecords(rest, o.namespace, o.classes[0] ?? '', logger),
       metrics: {
         push: (result) => (result === 'equal' ? metrics.pushSkippedEqual.inc() : metrics.pushes.inc({ result })),
         deleted: (result) => metrics.pushDeletes.inc({ result }),
       },
-      retry: (key) => this.queue.retry(key),
-      forget: (key) => this.queue.forget(key),
     });
     this.cluster = new ClusterReconciler({
-      informers: this.informers, stores: this.stores, rest, events, schedule: this.schedule, logger,
+      informers: this.informers, stores: this.stores, rest, events, logger,
       inScope: (ns) => this.inScope(ns),
-      retry: (key) => this.queue.retry(key),
-      forget: (key) => this.queue.forget(key),
     });
   }
 
@@ -182,11 +180,11 @@ export class Controller {
     const changed = verb !== 'update' || metaChanged(old, obj);
     if (this.onClusterKinds(kind, obj, changed)) return;
     if (kind === 'externalsecrets') {
-      if (changed) this.queue.add(`es/${ns}/${name}`);
+      if (changed) this.queue.add(queueKey('es', ns, name));
     } else if (kind === 'secretstores' || kind === 'clustersecretstores') {
-      if (changed) this.queue.add(kind === 'secretstores' ? `ss/${ns}/${name}` : `css/${name}`);
+      if (changed) this.queue.add(queueKey(kind === 'secretstores' ? 'ss' : 'css', ns, name));
     } else if (kind === 'pushsecrets') {
-      if (verb !== 'update' || pushSecretChanged(old, obj)) this.queue.add(`ps/${ns}/${name}`);
+      if (verb !== 'update' || pushSecretChanged(old, obj)) this.queue.add(queueKey('ps', ns, name));
     } else if (kind === 'namespaces') {
       this.onNamespace(obj, old, verb);
     } else {
@@ -198,11 +196,11 @@ export class Controller {
    *  (by hand) queues its cluster object, which repairs it. True when `kind` is a cluster kind. */
   private onClusterKinds(kind: Kind, obj: KubernetesObject, changed: boolean): boolean {
     if (kind === 'clusterexternalsecrets' || kind === 'clusterpushsecrets') {
-      if (changed) this.queue.add(`${kind === 'clusterexternalsecrets' ? 'ces' : 'cps'}/${obj.metadata?.name ?? ''}`);
+      if (changed) this.queue.add(queueKey(kind === 'clusterexternalsecrets' ? 'ces' : 'cps', '', obj.metadata?.name ?? ''));
       return true;
     }
     const owner = changed && (kind === 'externalsecrets' || kind === 'pushsecrets') ? ownerName(OWNER_KINDS[kind], obj) : undefined;
-    if (owner) this.queue.add(`${OWNER_KINDS[kind as keyof typeof OWNER_KINDS].prefix}/${owner}`);
+    if (owner) this.queue.add(queueKey(OWNER_KINDS[kind as keyof typeof OWNER_KINDS].prefix, '', owner));
     return false;
   }
 
@@ -212,57 +210,50 @@ export class Controller {
     if (verb === 'update' && JSON.stringify(old?.metadata?.labels ?? {}) === JSON.stringify(obj.metadata?.labels ?? {}) &&
       !!old?.metadata?.deletionTimestamp === !!obj.metadata?.deletionTimestamp) return;
     const name = obj.metadata?.name ?? '';
-    for (const es of this.informers.externalSecrets(name)) this.queue.add(`es/${name}/${es.metadata.name}`);
+    for (const es of this.informers.externalSecrets(name)) this.queue.add(queueKey('es', name, es.metadata.name!));
     for (const key of this.cluster.keysFor()) this.queue.add(key);
   }
 
   /** Our own writes keep content and hash in step: only deletions and hand edits count. */
   private onSecret(obj: V1Secret, verb: string): void {
     const owner = obj.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION];
-    if (owner && (verb === 'delete' || editedByHand(obj))) this.queue.add(`es/${obj.metadata?.namespace}/${owner}`);
+    if (owner && (verb === 'delete' || editedByHand(obj))) this.queue.add(queueKey('es', obj.metadata?.namespace ?? '', owner));
   }
 
-  private async handle(key: string, requestedAt: number): Promise<void> {
-    const [kind, a, b] = key.split('/') as [string, string, string | undefined];
+  /** Runs the reconcile the key names and returns when to run it again (the queue applies it). */
+  private async handle(key: string, requestedAt: number): Promise<Requeue> {
+    const { kind, namespace, name } = keyOf(key);
     this.o.metrics.queueDepth.set(this.queue.depth);
     this.o.metrics.scheduled.set(this.schedule.size);
-    if (kind === 'ces' || kind === 'cps') {
-      await this.cluster.reconcile(kind, a);
-      return;
-    }
-    if (kind !== 'css' && !this.inScope(a)) return;
+    if (kind === 'ces' || kind === 'cps') return (await this.cluster.reconcile(kind, name)).requeue;
+    if (kind !== 'css' && !this.inScope(namespace)) return {};
     // With a namespace selector a ClusterSecretStore is validated only for its users.
-    if (kind === 'css' && this.o.namespaceSelector && !this.dependents.get(storeIdOf('ClusterSecretStore', a))?.size) return;
+    if (kind === 'css' && this.o.namespaceSelector && !this.dependents.get(storeIdOf('ClusterSecretStore', name))?.size) return {};
     if (kind === 'es') {
       const end = this.o.metrics.syncDuration.startTimer();
       try {
-        const out = await this.es.reconcile(a, b!, requestedAt);
+        const out = await this.es.reconcile(namespace, name, requestedAt);
         this.o.metrics.syncs.inc({ result: out.result, reason: out.reason });
+        return out.requeue;
       } catch (err) {
         this.o.metrics.syncs.inc({ result: 'error', reason: 'Internal' });
         throw err;
       } finally {
         end();
       }
-      return;
     }
-    if (kind === 'ps') {
-      await this.push.reconcile(a, b!);
-      return;
-    }
-    const store: AnySecretStore | undefined = kind === 'css' ? this.informers.clusterSecretStore(a) : this.informers.secretStore(a, b!);
-    const id = kind === 'css' ? storeIdOf('ClusterSecretStore', a) : storeIdOf('SecretStore', b!, a);
+    if (kind === 'ps') return (await this.push.reconcile(namespace, name)).requeue;
+    const store: AnySecretStore | undefined = kind === 'css' ? this.informers.clusterSecretStore(name) : this.informers.secretStore(namespace, name);
+    const id = kind === 'css' ? storeIdOf('ClusterSecretStore', name) : storeIdOf('SecretStore', name, namespace);
     if (!store || !this.stores.served(store)) {
       await this.stores.forget(id);
-      this.queue.forget(key);
       // One series per store lives as long as the store (a tenant creating and deleting
       // stores must not grow /metrics without bound).
       this.o.metrics.providerCalls.remove({ store: id });
-      return;
+      return {};
     }
     const st = await this.stores.revalidate(store);
     this.o.metrics.clients.set(this.clients.size);
-    if (st.ready) this.queue.forget(key);
-    else this.queue.retry(key);
+    return { backoff: !st.ready };
   }
 }

@@ -5,7 +5,8 @@
 // failure mode to avoid.
 import type { KubeConfig, KubernetesObject, V1Namespace, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { type ClusterExternalSecret, type ClusterPushSecret, type ClusterSecretStore, type ExternalSecret, type PushSecret, type SecretStore } from '../api/types.js';
+import type { ClusterSecretStore, ExternalSecret, PushSecret, SecretStore } from '../api/types.js';
+import type { ClusterExternalSecret, ClusterPushSecret } from '../api/cluster-types.js';
 import { RestartableInformer } from '../kube/informer.js';
 import { pagedList, trimObject } from '../kube/list.js';
 import { CLUSTER_EXTERNAL_SECRETS, CLUSTER_PUSH_SECRETS, CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, NAMESPACES, PUSH_SECRETS, resourcePath, SECRET_STORES, SECRETS, type Resource } from '../kube/paths.js';

@@ -23,6 +23,9 @@ export const MERGED_KEYS_ANNOTATION = 'esi.dev/merged-keys';
  *  put on the Secret, as JSON `{"labels":[…],"annotations":[…]}`: keys it no longer wants are
  *  removed, other keys (someone else's) are left alone. */
 export const METADATA_KEYS_ANNOTATION = 'esi.dev/metadata-keys';
+/** On a Secret ESI does not manage: the name of the ExternalSecret (same namespace) allowed
+ *  to take it over (docs/decisions/0057-adoption.md). Put there by whoever owns the Secret. */
+export const ADOPT_ANNOTATION = 'esi.dev/adopt';
 /** ESO's convention: a new value of this ExternalSecret annotation forces a refresh. */
 export const FORCE_SYNC_ANNOTATION = 'force-sync';
 

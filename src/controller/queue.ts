@@ -1,8 +1,20 @@
 // The work queue: each key (`<kind>/<namespace>/<name>`) is queued at most once, handled
 // by at most one worker at a time (an event arriving while it is being handled marks it
 // dirty and it runs once more afterwards), failures back off exponentially per key with a
-// cap, and rate limiters bound the calls toward the apiserver and each store.
+// cap, and rate limiters bound the calls toward the apiserver and each store. It is the one
+// loop that retries, forgets and schedules: reconcilers return a Requeue (or throw, which
+// backs off), as the reconcilers of Kubernetes' sample-controller do; keys: ./keys.ts.
 import type { Schedule } from './schedule.js';
+
+/** What one reconcile asks of the queue. */
+export interface Requeue {
+  /** Failed: run again after the key's exponential backoff. Otherwise the backoff is cleared. */
+  backoff?: boolean;
+  /** Run again in `after` ms without counting a failure (unless already due sooner). */
+  after?: number;
+  /** The next periodic run (ms since epoch), or 'cancel'; absent leaves the schedule as it is. */
+  next?: number | 'cancel';
+}
 
 /** A token bucket: `rate` tokens per second, up to `burst` saved. `take()` waits. */
 export class TokenBucket {
@@ -42,8 +54,9 @@ export interface QueueOptions {
   /** First retry delay and cap of the per-key exponential backoff, in ms. */
   baseDelayMs: number;
   maxDelayMs: number;
-  /** Runs the key (queued at `requestedAt`, ms); throwing requeues it with backoff. */
-  handle: (key: string, requestedAt: number) => Promise<void>;
+  /** Runs the key (queued at `requestedAt`, ms) and says when to run it again (none: a
+   *  success, the backoff is cleared); throwing requeues it with backoff. */
+  handle: (key: string, requestedAt: number) => Promise<Requeue | void>;
   schedule: Schedule;
   /** Observers for metrics: time a key waited in the queue, queue depth. */
   onDequeue?: (waitedMs: number) => void;
@@ -112,6 +125,16 @@ export class WorkQueue {
     await Promise.all(this.running);
   }
 
+  /** The one place a reconcile's result becomes a schedule: the next periodic run first
+   *  (it replaces an earlier one), then a retry, which only ever brings the run closer. */
+  private apply(key: string, r: Requeue): void {
+    if (r.next === 'cancel') this.opts.schedule.cancel(key);
+    else if (r.next !== undefined) this.opts.schedule.at(key, r.next);
+    if (r.backoff) this.retry(key);
+    else this.forget(key);
+    if (r.after !== undefined) this.opts.schedule.sooner(key, r.after);
+  }
+
   private next(): Promise<string | undefined> {
     if (this.stopped) return Promise.resolve(undefined);
     if (this.head < this.fifo.length) {
@@ -134,7 +157,7 @@ export class WorkQueue {
       this.processing.add(key);
       this.opts.onDequeue?.(Date.now() - since);
       try {
-        await this.opts.handle(key, since);
+        this.apply(key, (await this.opts.handle(key, since)) ?? {});
       } catch (err) {
         this.opts.onError?.(key, err);
         this.retry(key);

@@ -10,7 +10,7 @@ import { isKubeStatus, type KubeRest } from '../kube/rest.js';
 import { externalSecretSpecProblems } from '../externalsecret/checks.js';
 import { fetchExternalSecret } from '../externalsecret/fetch.js';
 import { ProviderError } from '../providers/types.js';
-import { clusterStoreAdmits, crossNamespaceRefs } from '../stores/access.js';
+import { crossNamespaceRefs, describeStore, lookupStore, namespaceRefusal, storeKindOf, storeNotFound } from '../stores/use.js';
 import { TemplateSourceError } from '../externalsecret/template-sources.js';
 import { selectTemplateEngine, type RenderedTemplate } from '../templating/index.js';
 import { RenderBusy, RenderFailed, type PooledRenderer } from '../templating/pool/index.js';
@@ -20,32 +20,31 @@ import type { EventRecorder } from './events.js';
 import type { Informers } from './informers.js';
 import { EXTERNAL_SECRET_ANNOTATION, FORCE_SYNC_ANNOTATION } from './labels.js';
 import { nextRefresh, phaseOf, refreshAfterRead, refreshSpec, type RefreshSpec } from './refresh.js';
-import type { Schedule } from './schedule.js';
+import { queueKey } from './keys.js';
+import type { Requeue } from './queue.js';
 import { desiredSecret, editedByHand, planSecret, type Plan } from './secret.js';
-import { describeStore, storePath, versionOf, type StoreReconciler } from './stores.js';
+import { storePath, versionOf, type StoreReconciler } from './stores.js';
 import { bounded, patchStatus, readyCondition, statusDiffers, syncedResourceVersion, withReady } from './status.js';
 import { nameProblem } from '../kube/names.js';
 import { EXTERNAL_SECRETS, resourcePath, SECRETS } from '../kube/paths.js';
 import { storeIdOf } from '../stores/id.js';
 import { applyPlan, readSecret } from './secret-io.js';
+import { describeSource, generatorsOnly, noStoreClient, sourceOf, type Generators } from './generators.js';
 
 export interface EsDeps {
   informers: Informers;
   stores: StoreReconciler;
   clients: ClientCache;
+  /** Runs `dataFrom[].sourceRef.generatorRef` generators (src/controller/generators.ts). */
+  generators: Generators;
   rest: KubeRest;
   events: EventRecorder;
-  schedule: Schedule;
   /** Renders off the main thread (src/templating/pool/, docs/decisions/0051-render-pool.md). */
   renderer: PooledRenderer;
   logger: Logger;
   jitterMaxMs: number;
   /** Called with the store id each ExternalSecret uses (dependents index). */
   uses(esKey: string, store: string | undefined): void;
-  retry(esKey: string): void;
-  /** Reconciles `esKey` again in `ms`, without counting a failure. */
-  later(esKey: string, ms: number): void;
-  forget(esKey: string): void;
 }
 
 /** What the reconciler remembers between reconciles of one ExternalSecret (no values). */
@@ -57,7 +56,8 @@ interface EsState {
   due?: number;
 }
 
-export type Outcome = { result: 'synced' | 'unchanged' | 'skipped' | 'error'; reason: string };
+/** What happened (metrics) and when to run again (the work queue, src/controller/queue.ts). */
+export type Outcome = { result: 'synced' | 'unchanged' | 'skipped' | 'error'; reason: string; requeue: Requeue };
 
 class Failure extends Error {
   constructor(readonly reason: string, message: string, readonly retry: boolean) {
@@ -65,12 +65,21 @@ class Failure extends Error {
   }
 }
 
-const esKey = (ns: string, name: string) => `es/${ns}/${name}`;
+const esKey = (ns: string, name: string) => queueKey('es', ns, name);
+const sourceVersion = (store: AnySecretStore | undefined) => (store ? versionOf(store) : 'generators');
 
 function rootCause(err: unknown): unknown {
   let e = err;
   while (e instanceof Error && e.cause && !(e instanceof ProviderError)) e = e.cause;
   return e;
+}
+
+/** ESO with no remote data: Delete deletes the Secret; Retain writes nothing, an existing
+ *  Secret kept as it is (e.g. a find that matches nothing); Merge writes what is left. */
+function nothingFetched(es: ExternalSecret, policy: string, values: Record<string, Uint8Array>): 'Delete' | 'Retain' | undefined {
+  if (Object.keys(values).length > 0) return undefined;
+  if (policy === 'Delete') return 'Delete';
+  return policy === 'Retain' && (es.spec.data?.length || es.spec.dataFrom?.length) ? 'Retain' : undefined;
 }
 
 export class ExternalSecretReconciler {
@@ -84,14 +93,13 @@ export class ExternalSecretReconciler {
     const es = this.d.informers.externalSecret(ns, name);
     if (!es) {
       this.state.delete(key);
-      this.d.schedule.cancel(key);
-      this.d.forget(key);
       this.d.uses(key, undefined);
-      return { result: 'skipped', reason: 'Deleted' };
+      return { result: 'skipped', reason: 'Deleted', requeue: { next: 'cancel' } };
     }
     const store = this.findStore(es);
     this.d.uses(key, store.id);
     try {
+      if (generatorsOnly(es.spec)) return await this.reconcileGenerated(es, requestedAt);
       if (store.invalid) throw new Failure('InvalidSpec', store.invalid, false);
       if (!store.obj) {
         // A cache miss is not proof: the store's add event can arrive after the
@@ -99,16 +107,12 @@ export class ExternalSecretReconciler {
         // StoreNotFound written from this lagging cache would overwrite the status its own
         // controller wrote (nothing would ever rewrite it). So only a store the API confirms
         // missing is reported; otherwise wait for the cache (the store's add event, or the retry).
-        if (store.path && (await this.d.rest.exists(store.path))) {
-          this.d.retry(key);
-          return { result: 'skipped', reason: 'StoreNotCached' };
-        }
-        throw new Failure('StoreNotFound', `${store.what} not found; create it or fix spec.secretStoreRef`, true); // retried with backoff
+        if (store.path && (await this.d.rest.exists(store.path))) return { result: 'skipped', reason: 'StoreNotCached', requeue: { backoff: true } };
+        throw new Failure('StoreNotFound', store.notFound, true); // retried with backoff
       }
       if (!this.d.stores.served(store.obj)) {
         this.state.delete(key);
-        this.d.schedule.cancel(key);
-        return { result: 'skipped', reason: 'OtherClass' };
+        return { result: 'skipped', reason: 'OtherClass', requeue: { next: 'cancel' } };
       }
       const refresh = this.check(es, store.obj);
       const st = await this.d.stores.ensure(store.obj);
@@ -117,41 +121,54 @@ export class ExternalSecretReconciler {
     } catch (err) {
       if (err instanceof RenderBusy) {
         // Not rendered at all (the pool holds this namespace to one render): no status, later.
-        this.d.later(key, err.retryAfterMs);
-        return { result: 'skipped', reason: 'RenderBusy' };
+        return { result: 'skipped', reason: 'RenderBusy', requeue: { after: err.retryAfterMs } };
       }
       if (!(err instanceof Failure)) throw err;
       await this.fail(es, err.reason, err.message);
-      if (err.retry) this.d.retry(key);
-      return { result: 'error', reason: err.reason };
+      return { result: 'error', reason: err.reason, requeue: { backoff: err.retry } };
     }
   }
 
-  private findStore(es: ExternalSecret): { id?: string; what: string; path?: string; obj?: AnySecretStore; invalid?: string } {
+  /** No store, only generators (ESO allows it): served by the generators' controller class. */
+  private async reconcileGenerated(es: ExternalSecret, requestedAt: number): Promise<Outcome> {
+    const key = esKey(es.metadata.namespace!, es.metadata.name!);
+    const classes = await Promise.all((es.spec.dataFrom ?? []).map((f) =>
+      this.d.generators.resolve(es.metadata.namespace!, f.sourceRef!.generatorRef!).then((g) => g.controller, () => '')));
+    if (!classes.every((c) => this.d.stores.servesClass(c))) {
+      this.state.delete(key);
+      return { result: 'skipped', reason: 'OtherClass', requeue: { next: 'cancel' } };
+    }
+    return this.sync(es, undefined, this.check(es, undefined), requestedAt);
+  }
+
+  private findStore(es: ExternalSecret): { id?: string; notFound: string; path?: string; obj?: AnySecretStore; invalid?: string } {
     const ref = es.spec.secretStoreRef;
     const ns = es.metadata.namespace!;
-    if (!ref?.name) return { what: 'spec.secretStoreRef.name (required by ESI: per-entry sourceRef stores are not supported)' };
+    if (!ref?.name) return { notFound: 'spec.secretStoreRef.name (required by ESI: per-entry sourceRef stores are not supported) not found; create it or fix spec.secretStoreRef' };
     const bad = nameProblem(ref.name, 'subdomain');
-    if (bad) return { what: 'spec.secretStoreRef.name', invalid: `ExternalSecret "${es.metadata.name}": spec.secretStoreRef.name ${bad}` };
-    const path = storePath(ref.kind ?? 'SecretStore', ns, ref.name);
-    if (ref.kind === 'ClusterSecretStore') {
-      return { id: storeIdOf('ClusterSecretStore', ref.name), what: `ClusterSecretStore "${ref.name}"`, path, obj: this.d.informers.clusterSecretStore(ref.name) };
-    }
-    return { id: storeIdOf('SecretStore', ref.name, ns), what: `SecretStore "${ns}/${ref.name}"`, path, obj: this.d.informers.secretStore(ns, ref.name) };
+    if (bad) return { notFound: '', invalid: `ExternalSecret "${es.metadata.name}": spec.secretStoreRef.name ${bad}` };
+    const kind = storeKindOf(ref);
+    return {
+      id: storeIdOf(kind, ref.name, ns),
+      notFound: storeNotFound(ref, ns, 'spec.secretStoreRef'),
+      path: storePath(kind, ns, ref.name),
+      obj: lookupStore(this.d.informers, ref, ns),
+    };
   }
 
   /** Access rules and spec checks that need no I/O; throws Failure. */
-  private check(es: ExternalSecret, store: AnySecretStore): RefreshSpec {
+  private check(es: ExternalSecret, store: AnySecretStore | undefined): RefreshSpec {
     const ns = es.metadata.namespace!;
-    const what = describeStore(store);
-    if (store.kind === 'ClusterSecretStore') {
-      const nsObj = this.d.informers.namespace(ns);
-      const verdict = nsObj ? clusterStoreAdmits(store, nsObj) : { ok: false, why: `namespace "${ns}" is not known yet` };
-      if (!verdict.ok) throw new Failure('AccessDenied', `${what} may not be used from namespace "${ns}": ${verdict.why}`, false);
+    const what = describeSource(es, store);
+    if (store) {
+      const notAdmitted = namespaceRefusal(store, this.d.informers, ns);
+      if (notAdmitted) throw new Failure('AccessDenied', notAdmitted, false);
+    }
+    if (store?.kind === 'ClusterSecretStore') {
       const cross = crossNamespaceRefs(store.spec.provider, ns);
       if (cross.length) throw new Failure('AccessDenied', `${what}: ${cross.join('; ')}`, false);
     }
-    const refused = this.d.clients.identityProblem(store);
+    const refused = store && this.d.clients.identityProblem(store);
     if (refused) throw new Failure('AccessDenied', `${what}: ${refused}`, false);
     // The webhook refuses the same features when a pod mounts the ExternalSecret.
     const problems = externalSecretSpecProblems(es.spec, 'reconciler').map((p) => p.message);
@@ -182,7 +199,7 @@ export class ExternalSecretReconciler {
   }
 
   /** Whether values must be fetched now. */
-  private needsFetch(es: ExternalSecret, store: AnySecretStore, refresh: RefreshSpec, seen: { st?: EsState; cur?: V1Secret }): boolean {
+  private needsFetch(es: ExternalSecret, store: AnySecretStore | undefined, refresh: RefreshSpec, seen: { st?: EsState; cur?: V1Secret }): boolean {
     const { st, cur } = seen;
     const ready = readyCondition(es.status?.conditions)?.status === 'True';
     const secretOk = this.secretOk(es, cur);
@@ -190,7 +207,7 @@ export class ExternalSecretReconciler {
     if (st && st.forceSync !== es.metadata.annotations?.[FORCE_SYNC_ANNOTATION]) return true;
     if (!ready || !secretOk || es.status?.syncedResourceVersion !== syncedResourceVersion(es)) return true;
     if (refresh.policy === 'OnChange' || refresh.intervalMs === 0) return false;
-    if (st) return st.storeVersion !== versionOf(store) || (st.due !== undefined && Date.now() >= st.due);
+    if (st) return st.storeVersion !== sourceVersion(store) || (st.due !== undefined && Date.now() >= st.due);
     return this.dueOnFirstSight(es, refresh);
   }
 
@@ -200,20 +217,20 @@ export class ExternalSecretReconciler {
     return Date.now() >= nextRefresh(refresh.intervalMs, phaseOf(es.metadata.uid ?? ''), this.d.jitterMaxMs, written);
   }
 
-  /** Schedules the next refresh: one interval after `readAt` when values were just read,
-   *  otherwise the refresh already due later (or the next slot). */
-  private schedule(es: ExternalSecret, refresh: RefreshSpec, st: EsState, readAt?: number): void {
+  /** The next refresh: one interval after `readAt` when values were just read, otherwise
+   *  the refresh already due later (or the next slot). */
+  private schedule(es: ExternalSecret, refresh: RefreshSpec, st: EsState, readAt?: number): Requeue {
     const key = esKey(es.metadata.namespace!, es.metadata.name!);
     this.state.set(key, st);
-    if (refresh.policy !== 'Periodic' || refresh.intervalMs === 0) return this.d.schedule.cancel(key);
+    if (refresh.policy !== 'Periodic' || refresh.intervalMs === 0) return { next: 'cancel' };
     const phase = phaseOf(es.metadata.uid ?? '');
     const now = Date.now();
     if (readAt !== undefined) st.due = refreshAfterRead(refresh.intervalMs, phase, this.d.jitterMaxMs, readAt);
     else if (st.due === undefined || st.due <= now) st.due = nextRefresh(refresh.intervalMs, phase, this.d.jitterMaxMs, now);
-    this.d.schedule.at(key, st.due);
+    return { next: st.due };
   }
 
-  private async sync(es: ExternalSecret, store: AnySecretStore, refresh: RefreshSpec, requestedAt: number): Promise<Outcome> {
+  private async sync(es: ExternalSecret, store: AnySecretStore | undefined, refresh: RefreshSpec, requestedAt: number): Promise<Outcome> {
     const ns = es.metadata.namespace!;
     const key = esKey(ns, es.metadata.name!);
     const target = this.targetName(es);
@@ -221,40 +238,35 @@ export class ExternalSecretReconciler {
     const prev = this.state.get(key);
     const st = prev?.uid === es.metadata.uid ? prev : undefined;
     const force = es.metadata.annotations?.[FORCE_SYNC_ANNOTATION];
-    const next = (): EsState => ({ uid: es.metadata.uid!, storeVersion: versionOf(store), forceSync: force });
+    const next = (): EsState => ({ uid: es.metadata.uid!, storeVersion: sourceVersion(store), forceSync: force });
     if (!this.needsFetch(es, store, refresh, { st, cur })) {
-      this.schedule(es, refresh, { ...next(), due: st?.due });
-      return { result: 'unchanged', reason: 'UpToDate' };
+      return { result: 'unchanged', reason: 'UpToDate', requeue: this.schedule(es, refresh, { ...next(), due: st?.due }) };
     }
     const fetched = await this.fetch(es, store, !!st && st.forceSync !== force, requestedAt);
     if ('gone' in fetched) {
-      const outcome = await this.remoteGone(es, cur);
-      this.d.forget(key);
-      this.schedule(es, refresh, next(), requestedAt);
-      return outcome;
+      const outcome = fetched.gone === 'Retain' ? await this.retained(es) : await this.remoteGone(es, cur);
+      return { ...outcome, requeue: this.schedule(es, refresh, next(), requestedAt) };
     }
     const { wrote, action, missing } = await this.write(es, store, fetched.rendered, cur);
     const statusWritten = await this.writeStatus(es, this.syncedStatus(es, store, wrote, Date.now(), missing));
     if (wrote) {
       const verb = action === 'create' ? 'Created' : 'Updated';
-      this.d.events.emit(this.regarding(es), 'Normal', verb, `${verb} Secret "${target}" from ${describeStore(store)}`);
+      this.d.events.emit(this.regarding(es), 'Normal', verb, `${verb} Secret "${target}" from ${describeSource(es, store)}`);
     }
-    this.d.forget(key);
-    this.schedule(es, refresh, next(), requestedAt);
-    return { result: wrote || statusWritten ? 'synced' : 'unchanged', reason: 'SecretSynced' };
+    return { result: wrote || statusWritten ? 'synced' : 'unchanged', reason: 'SecretSynced', requeue: this.schedule(es, refresh, next(), requestedAt) };
   }
 
   /** `missing`: creationPolicy Merge found no Secret to merge into (Ready=True, reason
    *  SecretMissing, as ESO: nothing failed, the keys are merged once the Secret exists). */
   // eslint-disable-next-line max-params -- the ExternalSecret, its store, and what the write did
-  private syncedStatus(es: ExternalSecret, store: AnySecretStore, wrote: boolean, now: number, missing?: string): ExternalSecretStatus {
+  private syncedStatus(es: ExternalSecret, store: AnySecretStore | undefined, wrote: boolean, now: number, missing?: string): ExternalSecretStatus {
     const none = es.spec.target?.creationPolicy === 'None' || !!missing;
     const target = this.targetName(es);
     const message = missing
       ? `${missing}; its keys are merged once it exists`
       : none
-        ? `values fetched from ${describeStore(store)} (creationPolicy None: no Secret written)`
-        : `Secret "${target}" is in sync with ${describeStore(store)}`;
+        ? `values fetched from ${describeSource(es, store)} (creationPolicy None: no Secret written)`
+        : `Secret "${target}" is in sync with ${describeSource(es, store)}`;
     return {
       conditions: withReady(es.status?.conditions, 'True', missing ? 'SecretMissing' : 'SecretSynced', message),
       // Only a write moves refreshTime: an idle refresh writes nothing, status included.
@@ -267,32 +279,16 @@ export class ExternalSecretReconciler {
   /** The ExternalSecret's values, rendered; `gone` when deletionPolicy Delete finds no
    *  remote data left. With deletionPolicy Delete or Merge an entry whose remote secret is
    *  gone is skipped (an Event names it), as ESO does; with Retain it fails the sync. */
-  private async fetch(es: ExternalSecret, store: AnySecretStore, fresh: boolean, requestedAt: number): Promise<{ rendered: RenderedTemplate } | { gone: true }> {
+  private async fetch(es: ExternalSecret, store: AnySecretStore | undefined, fresh: boolean, requestedAt: number): Promise<{ rendered: RenderedTemplate } | { gone: 'Delete' | 'Retain' }> {
     const ns = es.metadata.namespace!;
-    const id = storeId(store);
     const policy = es.spec.target?.deletionPolicy ?? 'Retain';
     const missing: string[] = [];
-    let values: Record<string, Uint8Array>;
-    try {
-      const client = await this.d.clients.get(store, ns);
-      values = await fetchExternalSecret(fresh ? client.fresh : client.sharedAsOf(requestedAt), {
-        name: es.metadata.name!, data: es.spec.data ?? [], dataFrom: es.spec.dataFrom ?? [],
-      }, {
-        transformKeys: (name, template, map) => this.d.renderer.transformKeys({ tenant: ns, key: esKey(ns, es.metadata.name!) }, name, template, map),
-        ...(policy === 'Retain' ? {} : { onMissing: (entry: string) => missing.push(entry) }),
-      });
-    } catch (err) {
-      const cause = rootCause(err);
-      if (cause instanceof RenderBusy) throw cause;
-      const code = cause instanceof ProviderError ? cause.code : undefined;
-      if (code === 'AuthFailed' || code === 'Forbidden') await this.d.clients.evict(id);
-      throw new Failure('SecretSyncedError', (err as Error).message, true);
-    }
+    const values = await this.values(es, store, { fresh, requestedAt, ...(policy === 'Retain' ? {} : { onMissing: (entry: string) => missing.push(entry) }) });
     if (missing.length) {
       this.d.events.emit(this.regarding(es), 'Normal', 'MissingProviderSecret', bounded(`remote secret gone, entry skipped (deletionPolicy ${policy}): ${missing.sort().join('; ')}`));
     }
-    // ESO: nothing left + Delete deletes the Secret; + Merge writes what is left (no keys).
-    if (policy === 'Delete' && Object.keys(values).length === 0) return { gone: true };
+    const gone = nothingFetched(es, policy, values);
+    if (gone) return { gone };
     // The same engine choice as the agent: ESO's Go templates, or handlebars when opted in.
     const template = es.spec.target?.template;
     const choice = selectTemplateEngine(es.metadata.name!, es.metadata.annotations, template);
@@ -305,6 +301,29 @@ export class ExternalSecretReconciler {
       // other template errors are the spec's and wait for it to change.
       const timedOut = err instanceof RenderFailed && err.timedOut;
       throw new Failure(timedOut ? 'TemplateTimeout' : 'TemplateError', (err as Error).message, timedOut);
+    }
+  }
+
+  /** The store's values and the generators' new ones (key → bytes); throws Failure. */
+  private async values(es: ExternalSecret, store: AnySecretStore | undefined, o: { fresh: boolean; requestedAt: number; onMissing?: (entry: string) => void }): Promise<Record<string, Uint8Array>> {
+    const ns = es.metadata.namespace!;
+    try {
+      const client = store ? await this.d.clients.get(store, ns) : undefined;
+      return await fetchExternalSecret(!client ? noStoreClient : o.fresh ? client.fresh : client.sharedAsOf(o.requestedAt), {
+        name: es.metadata.name!, data: es.spec.data ?? [], dataFrom: es.spec.dataFrom ?? [],
+      }, {
+        transformKeys: (name, template, map) => this.d.renderer.transformKeys({ tenant: ns, key: esKey(ns, es.metadata.name!) }, name, template, map),
+        generate: async (ref) => this.d.generators.run(ns, await this.d.generators.resolve(ns, ref)),
+        ...(o.onMissing ? { onMissing: o.onMissing } : {}),
+      });
+    } catch (err) {
+      const cause = rootCause(err);
+      if (cause instanceof RenderBusy) throw cause;
+      const code = cause instanceof ProviderError ? cause.code : undefined;
+      if (store && (code === 'AuthFailed' || code === 'Forbidden')) await this.d.clients.evict(storeId(store));
+      // Retried with backoff, generator spec errors included: generators are not watched, so
+      // a fixed generator is seen at the next retry.
+      throw new Failure('SecretSyncedError', (err as Error).message, true);
     }
   }
 
@@ -332,10 +351,10 @@ export class ExternalSecretReconciler {
 
   /** Writes the target Secret when it differs; throws Failure when refused. `missing`: no
    *  Secret to merge into (creationPolicy Merge), which is not a failure (ESO). */
-  private async write(es: ExternalSecret, store: AnySecretStore, rendered: RenderedTemplate, cached: V1Secret | undefined): Promise<{ wrote: boolean; action: Plan['action']; missing?: string }> {
+  private async write(es: ExternalSecret, store: AnySecretStore | undefined, rendered: RenderedTemplate, cached: V1Secret | undefined): Promise<{ wrote: boolean; action: Plan['action']; missing?: string }> {
     const ns = es.metadata.namespace!;
     const target = this.targetName(es);
-    const desired = desiredSecret(es, { kind: store.kind, name: store.metadata.name! }, rendered);
+    const desired = desiredSecret(es, sourceOf(es, store), rendered);
     const cur = !cached && desired.policy === 'Merge' ? await this.read(ns, target) : cached;
     const exists = (n: string) => !!this.d.informers.externalSecret(ns, n);
     let plan = planSecret(desired, es, cur, exists);
@@ -348,6 +367,9 @@ export class ExternalSecretReconciler {
       if (err instanceof Failure) throw err;
       throw new Failure('SecretWriteError', `cannot write Secret "${ns}/${target}": ${(err as Error).message}`, true);
     });
+    if ((plan.action === 'replace' || plan.action === 'recreate') && plan.adopted) {
+      this.d.events.emit(this.regarding(es), 'Normal', 'Adopted', `Took over Secret "${target}": ${plan.adopted}`);
+    }
     if (plan.action === 'refuse' && plan.reason === 'SecretMissing') return { wrote, action: plan.action, missing: plan.message };
     if (plan.action === 'refuse') throw new Failure(plan.reason, plan.message, false);
     return { wrote, action: plan.action };
@@ -361,7 +383,7 @@ export class ExternalSecretReconciler {
 
   /** deletionPolicy Delete with no remote data left (ESO): the Secret is deleted and Ready
    *  is True (reason SecretDeleted), the refresh goes on; only an Owner Secret is deleted. */
-  private async remoteGone(es: ExternalSecret, cur: V1Secret | undefined): Promise<Outcome> {
+  private async remoteGone(es: ExternalSecret, cur: V1Secret | undefined): Promise<Omit<Outcome, 'requeue'>> {
     const ns = es.metadata.namespace!;
     const target = this.targetName(es);
     const creation = es.spec.target?.creationPolicy ?? 'Owner';
@@ -385,6 +407,14 @@ export class ExternalSecretReconciler {
       syncedResourceVersion: syncedResourceVersion(es),
     });
     return { result: mine || written ? 'synced' : 'unchanged', reason: 'SecretDeleted' };
+  }
+
+  /** deletionPolicy Retain with no remote data (ESO): no Secret is written, Ready=True. */
+  private async retained(es: ExternalSecret): Promise<Omit<Outcome, 'requeue'>> {
+    const message = `no remote data: Secret "${this.targetName(es)}" is neither created nor changed (deletionPolicy Retain)`;
+    const conditions = withReady(es.status?.conditions, 'True', 'SecretSynced', message);
+    const written = await this.writeStatus(es, { ...es.status, conditions, syncedResourceVersion: syncedResourceVersion(es) });
+    return { result: written ? 'synced' : 'unchanged', reason: 'SecretSynced' };
   }
 
   private regarding(es: ExternalSecret) {

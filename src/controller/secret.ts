@@ -5,12 +5,13 @@
 //  - Orphan: ESI creates and updates it, without ownerReference;
 //  - Merge: the Secret must exist; ESI merges its keys into it and records which;
 //  - None: no Secret is written.
-// A Secret written by another ExternalSecret (ownerReference or annotation) or one that
-// ESI does not manage is never taken over.
+// A Secret written by another ExternalSecret (ownerReference or annotation) is never taken
+// over; one ESI does not manage only when its writer allows it (adoptedBy: ADR 0057).
 import type { V1OwnerReference, V1Secret } from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
 import { EXTERNAL_SECRET_API_VERSION, KIND_EXTERNAL_SECRET, type CreationPolicy, type ExternalSecret } from '../api/types.js';
 import {
+  ADOPT_ANNOTATION,
   DATA_HASH_ANNOTATION,
   EXTERNAL_SECRET_ANNOTATION,
   MANAGED_LABEL,
@@ -106,8 +107,8 @@ export function desiredSecret(
 export type Plan =
   | { action: 'none' }
   | { action: 'create'; body: V1Secret }
-  | { action: 'replace'; body: V1Secret }
-  | { action: 'recreate'; body: V1Secret }
+  | { action: 'replace'; body: V1Secret; adopted?: string }
+  | { action: 'recreate'; body: V1Secret; adopted?: string }
   | { action: 'refuse'; reason: string; message: string };
 
 /** Whether another ExternalSecret claims `secret`: its controller ownerReference, or the
@@ -117,6 +118,17 @@ export function claimedByOther(secret: V1Secret, es: ExternalSecret, esExists: (
   if (ctl && ctl.uid !== es.metadata.uid) return `ExternalSecret "${ctl.name}"`;
   const annotated = secret.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION];
   if (annotated && annotated !== es.metadata.name && esExists(annotated)) return `ExternalSecret "${annotated}"`;
+  return undefined;
+}
+
+/** Why ESI may take over `secret`, a Secret it does not manage, for `es`; undefined = it may
+ *  not. Its writer allows it in one of two ways: the Secret's controller ownerReference is
+ *  this very ExternalSecret (what ESO leaves when the ExternalSecret moves from ESO to ESI),
+ *  or the Secret carries `esi.dev/adopt: <this ExternalSecret's name>`. */
+export function adoptedBy(secret: V1Secret, es: ExternalSecret): string | undefined {
+  const ctl = secret.metadata?.ownerReferences?.find((o) => o.controller);
+  if (ctl && ctl.kind === KIND_EXTERNAL_SECRET && ctl.uid === es.metadata.uid) return 'its controller ownerReference is this ExternalSecret';
+  if (secret.metadata?.annotations?.[ADOPT_ANNOTATION] === es.metadata.name) return `it carries ${ADOPT_ANNOTATION}: ${es.metadata.name}`;
   return undefined;
 }
 
@@ -239,18 +251,19 @@ export function planSecret(d: Desired, es: ExternalSecret, cur: V1Secret | undef
     return { action: 'refuse', reason: 'SecretConflict', message: `${target} is owned by ${other}; ESI does not take it over (use another spec.target.name)` };
   }
   const managed = cur.metadata?.labels?.[MANAGED_LABEL] === 'true';
-  if (!managed && d.policy !== 'Merge') {
+  const adopted = !managed && d.policy !== 'Merge' ? adoptedBy(cur, es) : undefined;
+  if (!managed && d.policy !== 'Merge' && !adopted) {
     return {
       action: 'refuse', reason: 'SecretConflict',
-      message: `${target} exists and is not managed by ESI; delete it, choose another spec.target.name, or use creationPolicy Merge`,
+      message: `${target} exists and is not managed by ESI; delete it, choose another spec.target.name, use creationPolicy Merge, or annotate it ${ADOPT_ANNOTATION}=${es.metadata.name} to let this ExternalSecret take it over`,
     };
   }
   if (matches(d, cur)) return { action: 'none' };
   const typeChanged = (cur.type ?? 'Opaque') !== d.type;
   if (cur.immutable || typeChanged) {
-    if (d.policy === 'Owner') return { action: 'recreate', body: body(d) };
+    if (d.policy === 'Owner') return { action: 'recreate', body: body(d), ...(adopted ? { adopted } : {}) };
     const why = cur.immutable ? 'is immutable' : `has type "${cur.type}" (wanted "${d.type}"; a Secret's type cannot change)`;
     return { action: 'refuse', reason: 'SecretImmutable', message: `${target} ${why}; delete it so ESI can write it again` };
   }
-  return { action: 'replace', body: body(d, cur) };
+  return { action: 'replace', body: body(d, cur), ...(adopted ? { adopted } : {}) };
 }

@@ -9,7 +9,8 @@ import { EXTERNAL_SECRET_API_VERSION } from '../api/types.js';
 import type { KubeRest } from '../kube/rest.js';
 import { loadProvider, providerNameOf } from '../providers/registry.js';
 import type { Capabilities } from '../providers/types.js';
-import { crossNamespaceRefs, namespaceScoped, servesControllerClass } from '../stores/access.js';
+import { namespaceScoped, servesControllerClass } from '../stores/access.js';
+import { crossNamespaceRefs } from '../stores/use.js';
 import { storeId, type ClientCache } from './clients.js';
 import type { EventRecorder } from './events.js';
 import { bounded, readyCondition, withReady } from './status.js';
@@ -30,10 +31,6 @@ export interface StoreDeps {
   logger: Logger;
   /** Called when a store's readiness or version changed (re-queue its ExternalSecrets). */
   onChange(id: string): void;
-}
-
-export function describeStore(store: AnySecretStore): string {
-  return store.kind === 'ClusterSecretStore' ? `ClusterSecretStore "${store.metadata.name}"` : `SecretStore "${store.metadata.namespace}/${store.metadata.name}"`;
 }
 
 /** The API path of a store (`kind` SecretStore or ClusterSecretStore; `ns` for SecretStores). */
@@ -59,6 +56,11 @@ export class StoreReconciler {
 
   served(store: AnySecretStore): boolean {
     return servesControllerClass(store, this.deps.classes);
+  }
+
+  /** Whether this controller serves class `controller` ('' = unclassed), e.g. a generator's. */
+  servesClass(controller: string): boolean {
+    return this.deps.classes.includes(controller);
   }
 
   state(id: string): StoreState | undefined {

@@ -9,6 +9,7 @@ import type { ExternalSecretDataFromRemoteRef, ExternalSecretRewrite, ExternalSe
 import { compileGoRegexp } from '../providers/regexp.js';
 import { parseGoTemplates } from '../templating/go/index.js';
 import { nameProblem } from '../kube/names.js';
+import { generatorRefProblem } from '../generators/index.js';
 
 /** Bounds on the work one ExternalSecret asks of the agent and the reconciler. */
 export const MAX_DATA_ENTRIES = 1000;
@@ -25,14 +26,12 @@ export interface SpecProblem {
 /** Who serves the ExternalSecret: the agent writes files, the reconciler a Secret object. */
 export type Consumer = 'agent' | 'reconciler';
 
-const NUL_POLICY = 'Fail is not supported by ESI (values with NUL bytes are delivered as they are, like Ignore); remove it';
-
 type Add = (field: string, rest: string) => void;
 
 function checkRewrite(where: string, rw: ExternalSecretRewrite, add: Add, out: SpecProblem[]): void {
   const set = [rw.regexp && 'regexp', rw.transform && 'transform', rw.merge && 'merge'].filter(Boolean);
-  if (rw.merge) add(`${where}.merge`, 'is not supported by ESI; use regexp or transform rewrites');
-  else if (set.length !== 1) add(where, `must set exactly one of regexp or transform (has ${set.length ? set.join(', ') : 'neither'})`);
+  if (set.length !== 1) add(where, `must set exactly one of regexp, transform or merge (has ${set.length ? set.join(', ') : 'none'})`);
+  if (rw.merge?.strategy === 'JSON' && !rw.merge.into) add(`${where}.merge.into`, 'must name the key that receives the merged object (strategy JSON)');
   if (rw.regexp) {
     try {
       compileGoRegexp(rw.regexp.source);
@@ -49,19 +48,39 @@ function checkRewrite(where: string, rw: ExternalSecretRewrite, add: Add, out: S
   }
 }
 
-function checkDataFrom(where: string, d: ExternalSecretDataFromRemoteRef, add: Add, out: SpecProblem[]): void {
-  if (d.sourceRef) return add(`${where}.sourceRef`, '(generators, other stores) is not supported by ESI');
-  const set = [d.extract && 'extract', d.find && 'find'].filter(Boolean);
-  if (set.length !== 1) add(where, `must set exactly one of extract or find (has ${set.length ? set.join(', ') : 'neither'})`);
-  if (d.extract && !d.extract.key) add(`${where}.extract.key`, 'must not be empty');
-  if (d.extract?.nullBytePolicy === 'Fail') add(`${where}.extract.nullBytePolicy`, NUL_POLICY);
-  if (d.find && !d.find.name?.regexp && !d.find.path && !Object.keys(d.find.tags ?? {}).length) {
-    add(`${where}.find`, 'must set name.regexp, path or tags');
-  }
-  if (d.find?.nullBytePolicy === 'Fail') add(`${where}.find.nullBytePolicy`, NUL_POLICY);
+/** `dataFrom[].sourceRef`: a generator, served by the reconciler (docs/generators.md). */
+interface Sink {
+  consumer: Consumer;
+  add: Add;
+  out: SpecProblem[];
+}
+
+function checkSourceRef(where: string, d: ExternalSecretDataFromRemoteRef, { consumer, add, out }: Sink): void {
+  const ref = d.sourceRef!;
+  if (ref.storeRef) return add(`${where}.sourceRef.storeRef`, 'is not supported by ESI (one store per ExternalSecret); use spec.secretStoreRef');
+  if (!ref.generatorRef) return add(`${where}.sourceRef`, 'must set generatorRef');
+  if (consumer === 'agent') return add(`${where}.sourceRef.generatorRef`, 'is served by ESI\'s reconciler only (it writes a Secret); the agent mounts store values');
+  const problem = generatorRefProblem(ref.generatorRef);
+  if (problem) out.push({ field: `${where}.sourceRef.generatorRef`, message: `${where}.sourceRef.${problem}` });
+  if (d.extract || d.find) add(where, 'must set only one of extract, find or sourceRef.generatorRef');
+}
+
+function checkDataFrom(where: string, d: ExternalSecretDataFromRemoteRef, sink: Sink): void {
+  const { add, out } = sink;
+  if (d.sourceRef) checkSourceRef(where, d, sink);
+  else checkExtractFind(where, d, add);
   const rewrites = d.rewrite ?? [];
   if (rewrites.length > MAX_REWRITES) add(`${where}.rewrite`, `has ${rewrites.length} steps; ESI allows at most ${MAX_REWRITES}`);
   else rewrites.forEach((rw, j) => checkRewrite(`${where}.rewrite[${j}]`, rw, add, out));
+}
+
+function checkExtractFind(where: string, d: ExternalSecretDataFromRemoteRef, add: Add): void {
+  const set = [d.extract && 'extract', d.find && 'find'].filter(Boolean);
+  if (set.length !== 1) add(where, `must set exactly one of extract or find (has ${set.length ? set.join(', ') : 'neither'})`);
+  if (d.extract && !d.extract.key) add(`${where}.extract.key`, 'must not be empty');
+  if (d.find && !d.find.name?.regexp && !d.find.path && !Object.keys(d.find.tags ?? {}).length) {
+    add(`${where}.find`, 'must set name.regexp, path or tags');
+  }
 }
 
 /** Secret types the apiserver fills with credentials (a ServiceAccount token, a bootstrap
@@ -108,9 +127,8 @@ export function externalSecretSpecProblems(spec: ExternalSecretSpec | undefined,
   data.forEach((d, i) => {
     if (d.sourceRef) add(`spec.data[${i}].sourceRef`, 'is not supported by ESI; use spec.secretStoreRef');
     if (!d.remoteRef?.key) add(`spec.data[${i}].remoteRef.key`, 'must not be empty');
-    if (d.remoteRef?.nullBytePolicy === 'Fail') add(`spec.data[${i}].remoteRef.nullBytePolicy`, NUL_POLICY);
   });
-  dataFrom.forEach((d, i) => checkDataFrom(`spec.dataFrom[${i}]`, d, add, out));
+  dataFrom.forEach((d, i) => checkDataFrom(`spec.dataFrom[${i}]`, d, { consumer, add, out }));
   const storeName = s.secretStoreRef?.name;
   const badStore = storeName !== undefined ? nameProblem(storeName, 'subdomain') : undefined;
   if (badStore) add('spec.secretStoreRef.name', badStore);

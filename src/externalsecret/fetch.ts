@@ -11,6 +11,8 @@ import type {
   ExternalSecretData,
   ExternalSecretDataFromRemoteRef,
   ExternalSecretDataRemoteRef,
+  GeneratorRef,
+  NullBytePolicy,
 } from '../api/types.js';
 import { RemoteRefError } from '../providers/errors.js';
 import { emptySecretMap, ProviderError, type CallOptions, type FindRef, type RemoteRef, type SecretMap, type SecretsClient } from '../providers/types.js';
@@ -26,6 +28,9 @@ export interface FetchOptions extends CallOptions {
    *  ESO does the same (its MissingProviderSecret event); the caller decides what an empty
    *  result means (src/controller/reconcile-es.ts). */
   onMissing?: (entry: string) => void;
+  /** Runs the generator a `dataFrom[].sourceRef.generatorRef` names (the reconciler:
+   *  src/controller/generators.ts); without it such an entry is refused. */
+  generate?: (ref: GeneratorRef) => Promise<SecretMap>;
 }
 
 /** Whether `err` says the remote secret (or the property asked for) does not exist. */
@@ -68,13 +73,25 @@ export function describeData(i: number, d: ExternalSecretData): string {
 export function describeFrom(i: number, f: ExternalSecretDataFromRemoteRef): string {
   if (f.extract) return `dataFrom[${i}].extract (remote key "${f.extract.key}")`;
   if (f.find) return `dataFrom[${i}].find`;
+  const gen = f.sourceRef?.generatorRef;
+  if (gen) return `dataFrom[${i}].sourceRef.generatorRef (${String(gen.kind)} "${String(gen.name)}")`;
   return `dataFrom[${i}]`;
 }
 
 async function fetchData(client: SecretsClient, d: ExternalSecretData, opts: CallOptions): Promise<Uint8Array> {
   if (d.sourceRef) throw new RemoteRefError('sourceRef is not supported by ESI (one store per ExternalSecret)', 'Unsupported');
   if (!isValidSecretKey(d.secretKey)) throw new RemoteRefError('secretKey is not a valid key ([-._a-zA-Z0-9]+)', 'InvalidSpec');
-  return decodeValue(d.remoteRef.decodingStrategy, await client.getSecret(toRemoteRef(d.remoteRef), opts));
+  const value = decodeValue(d.remoteRef.decodingStrategy, await client.getSecret(toRemoteRef(d.remoteRef), opts));
+  return checkNulBytes(d.remoteRef.nullBytePolicy, { [d.secretKey]: value })[d.secretKey]!;
+}
+
+/** `nullBytePolicy: Fail` (ESO): a fetched value (after decoding) holding a NUL byte is an
+ *  error naming its key, the first in sorted order. */
+function checkNulBytes(policy: NullBytePolicy | undefined, map: SecretMap): SecretMap {
+  if (policy !== 'Fail') return map;
+  const bad = Object.keys(map).sort().find((k) => map[k]!.includes(0));
+  if (bad !== undefined) throw new RemoteRefError(`fetched secret value for key "${bad}" contains null bytes (nullBytePolicy Fail)`, 'InvalidSpec');
+  return map;
 }
 
 function checkKeys(map: SecretMap): SecretMap {
@@ -84,27 +101,40 @@ function checkKeys(map: SecretMap): SecretMap {
   return map;
 }
 
+/** A generator's values (ESO: new values at every call), rewritten like fetched keys. */
+async function generateFrom(f: ExternalSecretDataFromRemoteRef, opts: FetchOptions): Promise<SecretMap> {
+  const ref = f.sourceRef?.generatorRef;
+  if (f.sourceRef?.storeRef || !ref) throw new RemoteRefError('sourceRef.storeRef is not supported by ESI (one store per ExternalSecret)', 'Unsupported');
+  if (!opts.generate) throw new RemoteRefError('sourceRef.generatorRef is served by ESI\'s reconciler only', 'Unsupported');
+  const map = await opts.generate(ref);
+  return checkKeys(f.rewrite?.length ? await applyRewrites(f.rewrite, map, opts.transformKeys) : map);
+}
+
 async function fetchFrom(client: SecretsClient, f: ExternalSecretDataFromRemoteRef, opts: FetchOptions): Promise<SecretMap> {
-  if (f.sourceRef) throw new RemoteRefError('sourceRef (generators, store overrides) is not supported by ESI', 'Unsupported');
+  if (f.sourceRef) return generateFrom(f, opts);
   let map: SecretMap;
   let conversion: ConversionStrategy | undefined;
   let decoding: DecodingStrategy | undefined;
+  let nul: NullBytePolicy | undefined;
   if (f.extract) {
     map = await client.getSecretMap(toRemoteRef(f.extract), opts);
-    ({ conversionStrategy: conversion, decodingStrategy: decoding } = f.extract);
+    ({ conversionStrategy: conversion, decodingStrategy: decoding, nullBytePolicy: nul } = f.extract);
   } else if (f.find) {
     const find: FindRef = {};
     if (f.find.path) find.path = f.find.path;
     if (f.find.name) find.name = f.find.name;
     if (f.find.tags) find.tags = f.find.tags;
+    // Some providers convert found keys themselves, before any rewrite (as in ESO); absent
+    // means the CRD's default, Default, as convertKeys reads it below.
+    find.conversionStrategy = f.find.conversionStrategy ?? 'Default';
     map = await client.getAllSecrets(find, opts);
-    ({ conversionStrategy: conversion, decodingStrategy: decoding } = f.find);
+    ({ conversionStrategy: conversion, decodingStrategy: decoding, nullBytePolicy: nul } = f.find);
   } else {
     throw new RemoteRefError('needs one of extract or find', 'InvalidSpec');
   }
   // As ESO: an explicit rewrite replaces the default key conversion.
   map = f.rewrite?.length ? await applyRewrites(f.rewrite, map, opts.transformKeys) : convertKeys(conversion, map);
-  return decodeMap(decoding, checkKeys(map));
+  return checkNulBytes(nul, decodeMap(decoding, checkKeys(map)));
 }
 
 function wrap(secret: string, entry: string, err: unknown): ExternalSecretError {

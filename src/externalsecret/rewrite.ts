@@ -4,6 +4,7 @@ import type { ExternalSecretRewrite } from '../api/types.js';
 import { RemoteRefError } from '../providers/errors.js';
 import { compileGoRegexp, type GoRegexp } from '../providers/regexp.js';
 import { emptySecretMap, type SecretMap } from '../providers/types.js';
+import { rewriteMerge } from './rewrite-merge.js';
 
 /** Go's Regexp.Expand: `$1`, `${1}`, `$name`, `${name}`; `$$` is a dollar; a name
  *  is the longest run of letters, digits and `_`; unknown groups expand to nothing. */
@@ -33,6 +34,10 @@ export async function applyRewrites(rewrites: ExternalSecretRewrite[], map: Secr
       // A Go template (ESO engine v2) rendering each key, bound to `.value`.
       if (!transform) throw new RemoteRefError(`rewrite[${i}].transform needs a Go template engine, which this caller did not provide`, 'Unsupported');
       cur = await transform(`rewrite[${i}].transform`, rw.transform.template, cur);
+      continue;
+    }
+    if (rw.merge) {
+      cur = rewriteMerge(rw.merge, cur, `rewrite[${i}].merge`);
       continue;
     }
     if (!rw.regexp) throw new RemoteRefError(`rewrite[${i}] has no regexp`, 'InvalidSpec');

@@ -54,3 +54,10 @@ export function assertName(field: string, value: unknown, rule: NameRule): strin
   if (problem) throw new InvalidNameError(field, problem);
   return value as string;
 }
+
+/** A Secret or ConfigMap data key, as the apiserver checks it (apimachinery's
+ *  IsConfigMapKey): letters, digits, '-', '_' and '.', at most 253, not '.' and not
+ *  starting with '..'. It is also a projected item path, so a key is never a path. */
+export function isDataKey(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= MAX_SUBDOMAIN && /^[-._a-zA-Z0-9]+$/.test(value) && value !== '.' && !value.startsWith('..');
+}

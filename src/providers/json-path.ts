@@ -2,8 +2,9 @@
 // structured (JSON) remote value, for reads and for PushSecret writes.
 //
 // One meaning of `property`, two modes, chosen per provider as ESO does:
-//  - reads (every provider): an exact top-level key of that name first, else a dotted
-//    path (`a.b.0`; `\.` escapes a dot inside a name), as ESO's gjson lookups;
+//  - reads (every provider): an exact top-level key of that name first, else a gjson
+//    path (`a.b.0`, `\.` escapes, `#`, `#(...)` queries, wildcards, modifiers: gjson/),
+//    as ESO's gjson lookups;
 //  - writes: `path` (aws, gcpsm: ESO uses sjson, so `a.b` creates/edits a nested object)
 //    or `key` (vault, azurekv, kubernetes, fake, grpc: `a.b` is one flat key). Each
 //    provider declares its mode in `capabilities.pushProperty` (its meta.ts).
@@ -12,6 +13,7 @@
 // Errors are RemoteRefErrors that name the property, never the value.
 // Numbers keep the text they were written with, on reads and on writes (json-text.ts).
 import { guard, RemoteRefError } from './errors.js';
+import { gjsonGet } from './gjson/index.js';
 import { isJsonNumber, isJsonObject, numberText, parseJsonText, stringifyJson } from './json-text.js';
 import { emptySecretMap, type PropertyMode, type RemoteRef, type SecretMap } from './types.js';
 
@@ -69,17 +71,12 @@ function child(node: unknown, name: string): unknown {
 }
 
 /** The read meaning of `property` on a parsed JSON node: the exact top-level key first,
- *  else the dotted path. Undefined when absent. */
+ *  else the gjson path. Undefined when absent. */
 export function selectNode(root: unknown, property: string): unknown {
-  const parts = propertySegments(property, 'path');
+  propertySegments(property, 'path');
   const direct = child(root, property);
   if (direct !== undefined) return direct;
-  let node: unknown = root;
-  for (const part of parts) {
-    node = child(node, part);
-    if (node === undefined) return undefined;
-  }
-  return node;
+  return gjsonGet(root, property);
 }
 
 /** How ESO providers turn a JSON node into bytes: strings raw, `null` empty, numbers as

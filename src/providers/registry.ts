@@ -8,13 +8,17 @@
 import { providerName } from '../api/types.js';
 import { meta as aws } from './aws/meta.js';
 import { meta as azurekv } from './azurekv/meta.js';
+import { meta as bitwardensecretsmanager } from './bitwardensecretsmanager/meta.js';
+import { meta as doppler } from './doppler/meta.js';
 import { meta as fake } from './fake/meta.js';
 import { meta as gcpsm } from './gcpsm/meta.js';
 import { meta as grpc } from './grpc/meta.js';
 import { meta as kubernetes } from './kubernetes/meta.js';
+import { meta as onepassword } from './onepassword/meta.js';
 import { meta as openBao } from './openbao/meta.js';
 import type { Provider, ProviderMeta } from './types.js';
 import { meta as vault } from './vault/meta.js';
+import { meta as webhook } from './webhook/meta.js';
 
 /** A provider's meta and the import of the module exporting its `provider`. */
 export interface ProviderEntry {
@@ -31,6 +35,10 @@ const ENTRIES = new Map<string, ProviderEntry>([
   ['azurekv', { meta: azurekv, load: () => import('./azurekv/index.js') }],
   ['gcpsm', { meta: gcpsm, load: () => import('./gcpsm/index.js') }],
   ['grpc', { meta: grpc, load: () => import('./grpc/index.js') }],
+  ['webhook', { meta: webhook, load: () => import('./webhook/index.js') }],
+  ['onepassword', { meta: onepassword, load: () => import('./onepassword/index.js') }],
+  ['doppler', { meta: doppler, load: () => import('./doppler/index.js') }],
+  ['bitwardensecretsmanager', { meta: bitwardensecretsmanager, load: () => import('./bitwardensecretsmanager/index.js') }],
 ]);
 
 /** Names of the providers this build serves, in registry order. */

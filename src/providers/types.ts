@@ -53,6 +53,9 @@ export interface Capabilities {
    *  itself refuses to overwrite or delete unmarked entries. Without a mark, the
    *  reconciler touches only entries it recorded as written (docs/pushsecret.md). */
   ownershipMark: boolean;
+  /** The store mints credentials with a lease (`SecretsClient.leases`):
+   *  the agent's dynamic secrets and the reconciler's generators. Stores without leases leave it out. */
+  leases?: boolean;
 }
 
 /** Per-call options. `signal` carries the caller's deadline (the agent's refresh cycle,
@@ -72,6 +75,38 @@ export interface PushOptions extends CallOptions {
   metadata?: PushMetadata;
 }
 
+/** A lease on a credential the store minted for one consumer (a database user, a
+ *  certificate). The id is a secret handle: never logged, never in status or errors. */
+export interface Lease {
+  id: string;
+  /** Seconds the store granted at mint or at the last renewal. */
+  ttlSeconds: number;
+  renewable: boolean;
+}
+
+/** One mint: any engine path (database/creds/x, aws/creds/x, pki/issue/x), GET or POST. */
+export interface GenerateRequest {
+  path: string;
+  method?: 'GET' | 'POST';
+  parameters?: Readonly<Record<string, unknown>>;
+}
+
+/** What a mint returned: the data (JSON values as the store sent them), its lease if any, and
+ *  when the data itself stops being valid where the store says so (a certificate's notAfter). */
+export interface Generated {
+  data: Readonly<Record<string, unknown>>;
+  lease?: Lease;
+  expiresAt?: Date;
+}
+
+/** Lease-bearing operations, next to get/push/delete (capability `leases`). */
+export interface LeaseOperations {
+  generate(req: GenerateRequest, opts?: CallOptions): Promise<Generated>;
+  /** Renews; the store may grant less than asked (max TTL): the returned lease says. */
+  renew(lease: Lease, incrementSeconds?: number, opts?: CallOptions): Promise<Lease>;
+  revoke(lease: Lease, opts?: CallOptions): Promise<void>;
+}
+
 /** A connected client for one store. Created per store, cached and reused by callers. */
 export interface SecretsClient {
   /** One value: the key, narrowed by `property` and `version`. Throws ProviderError. */
@@ -87,6 +122,8 @@ export interface SecretsClient {
   secretExists(ref: PushRemoteRef, opts?: CallOptions): Promise<boolean>;
   /** Cheap check that configuration and credentials work (no value read). */
   validate(opts?: CallOptions): Promise<void>;
+  /** Present when `capabilities.leases`: mint, renew and revoke dynamic credentials. */
+  readonly leases?: LeaseOperations;
   /** Release connections, revoke tokens the client obtained. */
   close(): Promise<void>;
 }
@@ -120,6 +157,20 @@ export interface ProviderContext {
   logger: Logger;
   /** Per-call deadline in milliseconds. */
   timeoutMs: number;
+  /** Which addresses a store reached over HTTP whose host the spec names (webhook,
+   *  onepassword, bitwardensecretsmanager) may call.
+   *  Absent = any address (the agent: it calls from the pod's own network position). */
+  addresses?: AddressPolicy;
+}
+
+/** The address policy of HTTP-reached stores (src/providers/http-store.ts): link-local,
+ *  unspecified and multicast addresses are always refused; loopback and private ranges
+ *  only when `privateAddresses` is false (a tenant's SecretStore in the reconciler, unless
+ *  the operator allows them). docs/decisions/0056-saas-stores-over-documented-http-apis.md. */
+export interface AddressPolicy {
+  privateAddresses: boolean;
+  /** How to allow them, told in the refusal (the controller's flag). */
+  privateHint?: string;
 }
 
 /** A Secret or ConfigMap key (or a whole Secret) a store spec references: the webhook

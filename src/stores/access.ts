@@ -92,25 +92,6 @@ export function admissionWarning(provider: SecretStoreProvider): string | undefi
   return 'problem' in found ? undefined : found.meta.admissionWarning;
 }
 
-/** The credential and ServiceAccount references of a store that point outside `namespace`
- *  (the namespace the store is used from). ESI reads credentials and requests tokens only
- *  there, so each reference is a problem naming its spec path and the fix. */
-export function crossNamespaceRefs(provider: SecretStoreProvider, namespace: string): string[] {
-  const { credentials, serviceAccounts } = referencedObjects(provider);
-  const problems: string[] = [];
-  for (const c of credentials) {
-    if (c.namespace && c.namespace !== namespace) {
-      problems.push(`${c.path} references ${c.kind} "${c.namespace}/${c.name}" in another namespace; ESI reads store credentials only from namespace "${namespace}"`);
-    }
-  }
-  for (const sa of serviceAccounts) {
-    if (sa.namespace && sa.namespace !== namespace) {
-      problems.push(`${sa.path} names ServiceAccount "${sa.namespace}/${sa.name}" in another namespace; ESI requests tokens only for ServiceAccounts in namespace "${namespace}"`);
-    }
-  }
-  return problems;
-}
-
 /** Whether a store's client depends on the namespace it is used from (it reads credentials
  *  or requests tokens there): such a ClusterSecretStore needs one client per namespace. */
 export function namespaceScoped(provider: SecretStoreProvider): boolean {

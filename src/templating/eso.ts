@@ -11,6 +11,7 @@ import { secretScope } from './context.js';
 import { loadYaml } from './lazy.js';
 import { setMetadata, type MetadataTarget } from './metadata.js';
 import { parseGoTemplates, renderGoTemplates, type GoRenderJob, type GoTemplate } from './go/index.js';
+import { isDataKey } from '../kube/names.js';
 
 export const TEMPLATE_ENGINE_ANNOTATION = 'esi.dev/template-engine';
 export const HANDLEBARS = 'handlebars';
@@ -83,7 +84,6 @@ export function selectTemplateEngine(
 }
 
 const enc = new TextEncoder();
-const VALID_KEY = /^[-._a-zA-Z0-9]+$/;
 
 /** `templateFrom[].literal` renders to a YAML map of key → value (as ESO does). */
 function literalToMap(name: string, rendered: string): Record<string, string> {
@@ -107,7 +107,7 @@ function literalToMap(name: string, rendered: string): Record<string, string> {
 /** `rendered`: the key came out of a template and may hold a value, so it is never quoted. */
 function setKey(out: Record<string, Uint8Array>, at: { name: string; rendered: boolean }, key: string, value: string): void {
   const { name, rendered } = at;
-  if (!VALID_KEY.test(key) || key.length > 253 || key.startsWith('..') || key === '.') {
+  if (!isDataKey(key)) {
     const which = rendered ? 'a rendered output key' : `output key "${key}"`;
     throw new TemplateError(name, `${which} is not a valid key ([-._a-zA-Z0-9]+, at most 253 characters, not "." or starting with "..")`);
   }

@@ -10,7 +10,7 @@ import { renderFiles } from '../../injector/render.js';
 import { AtomicWriter } from '../../injector/write.js';
 import { startAgent } from '../../injector/agent.js';
 import { parseAgentConfig } from '../../injector/config.js';
-import type { AgentStore } from '../../src/agent-config.js';
+import type { AgentStore } from '../../src/agent-config/types.js';
 import { TemplateEngine } from '../../src/templating/index.js';
 import { assertNoCanary, CANARIES, CANARY_PASSWORD, captureLogger, fakeConfig, STORE, tempRoot } from '../injector/fixtures.js';
 

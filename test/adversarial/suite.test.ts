@@ -11,7 +11,7 @@ import pino from 'pino';
 import t from 'tap';
 import { Rng } from '../../bench/lib/rng.js';
 import { generateCa, issueServingCert } from '../../certs/pki.js';
-import { agentConfigProblem } from '../../src/agent-config-check.js';
+import { agentConfigProblem } from '../../src/agent-config/check.js';
 import { checkTemplateSyntax } from '../../src/templating/syntax.js';
 import { admit } from '../../webhook/admission.js';
 import { webhookMetrics } from '../../webhook/metrics.js';

@@ -1,6 +1,6 @@
 // Template bombs and leaks in the agent: bounded output and time per template, errors
 // that never quote rendered text, `lookup` as strict as a path.
-import type { AgentConfig } from '../../src/agent-config.js';
+import type { AgentConfig } from '../../src/agent-config/types.js';
 import t from 'tap';
 import { renderFiles } from '../../injector/render.js';
 import { applyExternalSecretTemplate, buildContext, TemplateEngine, TemplateError } from '../../src/templating/index.js';

@@ -64,17 +64,16 @@ export function esoBundleMissing(): string | undefined {
 
 let cache: RawCrd[] | undefined;
 
-/** ESO's CRDs of the external-secrets.io group (generators live in another group). */
-export function loadEsoCrds(): RawCrd[] {
-  if (cache) return cache;
+/** ESO's CRDs of the external-secrets.io group, or of `group` (e.g. generators.external-secrets.io). */
+export function loadEsoCrds(group = ESO_GROUP): RawCrd[] {
   const path = esoBundlePath();
   if (!existsSync(path)) {
     throw new Error(`ESO's CRD bundle not found at ${path}: it ships in shared/reference/ beside the repository; set ESO_CRDS to its path`);
   }
-  cache = parseAllDocuments(readFileSync(path, 'utf8'))
+  cache ??= parseAllDocuments(readFileSync(path, 'utf8'))
     .map((d) => d.toJS() as RawCrd | null)
-    .filter((c): c is RawCrd => c !== null && c.spec?.group === ESO_GROUP);
-  return cache;
+    .filter((c): c is RawCrd => c !== null);
+  return cache.filter((c) => c.spec?.group === group);
 }
 
 export function servedVersions(crd: RawCrd): RawVersion[] {
@@ -170,11 +169,12 @@ export function compareSchemas(eso: Schema, esi: Schema | undefined, path: strin
   descend(eso, esi, path, out);
 }
 
-/** Every way ESI's CRD set rejects what ESO's served versions accept (empty: superset). */
-export function supersetProblems(esi: RawCrd[]): string[] {
+/** Every way ESI's CRD set rejects what ESO's served versions accept (empty: superset);
+ *  `eso`: the ESO CRDs compared (those of the external-secrets.io group by default). */
+export function supersetProblems(esi: RawCrd[], eso: RawCrd[] = loadEsoCrds()): string[] {
   const out: string[] = [];
   const mine = new Map(esi.map((c) => [c.metadata.name, c]));
-  for (const crd of loadEsoCrds()) {
+  for (const crd of eso) {
     const esiCrd = mine.get(crd.metadata.name);
     if (!esiCrd) {
       out.push(`${crd.spec.names.kind}: no CRD ${crd.metadata.name}`);

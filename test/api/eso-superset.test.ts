@@ -4,6 +4,7 @@
 // default ESO lacks and no CEL rule ESO lacks. Catches drift when ESO's API grows.
 import t from 'tap';
 import { loadCrdManifests } from '../../src/api/crds.js';
+import { GENERATORS_GROUP } from '../../src/api/generators.js';
 import { compareSchemas, esoBundleMissing, loadEsoCrds, servedVersions, supersetProblems, type RawCrd, type Schema } from './eso-schema.js';
 
 const esi = (await loadCrdManifests()) as unknown as RawCrd[];
@@ -23,6 +24,14 @@ t.test('ESO bundle: the external-secrets.io kinds ESI must accept', { skip }, as
 
 t.test('every path ESO allows is allowed by ESI (structural superset)', { skip }, async (t) => {
   t.same(supersetProblems(esi), [], 'no ESO document is rejected or altered by ESI\'s schema');
+});
+
+t.test('the generators ESI serves accept everything ESO\'s accept', { skip }, async (t) => {
+  const served = new Set(esi.filter((c) => c.spec.group === GENERATORS_GROUP).map((c) => c.metadata.name));
+  t.same([...served].map((n) => n.split('.')[0]).sort(), ['clustergenerators', 'ecrauthorizationtokens', 'fakes', 'generatorstates', 'passwords', 'uuids', 'vaultdynamicsecrets']);
+  const eso = loadEsoCrds(GENERATORS_GROUP).filter((c) => served.has(c.metadata.name));
+  t.equal(eso.length, served.size, 'ESO defines every generator kind ESI ships');
+  t.same(supersetProblems(esi, eso), [], 'no ESO generator document is rejected or altered by ESI\'s schema');
 });
 
 t.test('the comparison catches what would reject ESO documents', async (t) => {

@@ -209,7 +209,8 @@ function suite(helm: Helm): void {
       'clusterexternalsecrets.external-secrets.io', 'clusterpushsecrets.external-secrets.io',
       'clustersecretstores.external-secrets.io', 'externalsecrets.external-secrets.io',
       'pushsecrets.external-secrets.io', 'secretstores.external-secrets.io',
-    ], 'crds/ holds the external-secrets.io CRDs');
+      ...['clustergenerators', 'ecrauthorizationtokens', 'fakes', 'generatorstates', 'passwords', 'uuids', 'vaultdynamicsecrets'].map((p) => `${p}.generators.external-secrets.io`),
+    ].sort(), 'crds/ holds the external-secrets.io and generators.external-secrets.io CRDs');
     t.equal(withCrds.length, plain.length + crds.length);
   });
 
@@ -244,6 +245,9 @@ function suite(helm: Helm): void {
     const sharded = ctl(await helm.template('esi', NS, ['--set', 'controller.class=team-a', '--set', 'controller.claimUnclassed=false']));
     t.match((one(sharded, 'Deployment') as typeof d).spec.template.spec.containers[0]!.args, ['controller', '--controller-class=team-a', '--claim-unclassed=false']);
     t.same(ctl(await helm.template('esi', NS, ['--set', 'controller.enabled=false'])), [], 'controller.enabled=false renders none of it');
+    t.ok(d.spec.template.spec.containers[0]!.args.includes('--allow-private-store-addresses=false'), 'SecretStores reach no private address by default (ADR 0056)');
+    const privateOk = ctl(await helm.template('esi', NS, ['--set', 'controller.allowPrivateStoreAddresses=true']));
+    t.ok((one(privateOk, 'Deployment') as typeof d).spec.template.spec.containers[0]!.args.includes('--allow-private-store-addresses=true'), 'controller.allowPrivateStoreAddresses');
   });
 
   t.test('controller: scheduling, extra env and its PodDisruptionBudget, as the webhook has them', async (t) => {

@@ -12,7 +12,7 @@ async function esi(...args: string[]) {
 t.test('esi --help lists every subcommand', async (t) => {
   const { code, out } = await esi('--help');
   t.equal(code, 0);
-  for (const cmd of ['webhook', 'agent', 'controller', 'inject', 'version']) t.match(out, new RegExp(`^  ${cmd}\\s+\\S`, 'm'));
+  for (const cmd of ['webhook', 'agent', 'controller', 'inject', 'template', 'version']) t.match(out, new RegExp(`^  ${cmd}\\s+\\S`, 'm'));
 });
 
 t.test('esi version prints the package version', async (t) => {

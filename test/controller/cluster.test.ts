@@ -4,7 +4,8 @@
 // Secrets; a namespace relabelled out loses its object, a name conflict is a failed
 // namespace, a deleted cluster object takes its objects along; status lists all of it.
 import t from 'tap';
-import type { ClusterExternalSecret, ClusterPushSecret, ExternalSecret } from '../../src/api/types.js';
+import type { ExternalSecret } from '../../src/api/types.js';
+import type { ClusterExternalSecret, ClusterPushSecret } from '../../src/api/cluster-types.js';
 import { createNamespace } from '../helpers/kube.js';
 import { controllerEnv, create, decoded, externalSecret, fakeStore, getES, getSecret, GROUP, startController, until } from './fixture.js';
 import { getPush } from './push-fixture.js';

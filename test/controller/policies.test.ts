@@ -23,8 +23,13 @@ t.test('refreshPolicy, immutable, and deletionPolicy when the remote secret is g
     create(env, ns, 'externalsecrets', externalSecret('imm', 'fake', { ...one('stay'), target: { immutable: true } })),
     create(env, ns, 'externalsecrets', externalSecret('once', 'fake', { ...one('stay'), refreshPolicy: 'CreatedOnce' })),
     create(env, ns, 'externalsecrets', externalSecret('onchange', 'fake', { ...one('stay'), refreshPolicy: 'OnChange' })),
+    // Retain and a find with no match (ESO): no Secret is written, Ready=True.
+    create(env, ns, 'externalsecrets', externalSecret('findnone', 'fake', { dataFrom: [{ find: { name: { regexp: '^nomatch' } } }] })),
+    create(env, ns, 'externalsecrets', externalSecret('findret', 'fake', { dataFrom: [{ find: { name: { regexp: '^temp$' } } }] })),
   ]);
-  for (const n of ['del', 'ret', 'mrg', 'imm', 'once', 'onchange']) await ready(env, ns, n, 'True');
+  for (const n of ['del', 'ret', 'mrg', 'imm', 'once', 'onchange', 'findnone', 'findret']) await ready(env, ns, n, 'True');
+  t.equal(await getSecret(env, ns, 'findnone'), undefined, 'Retain + a find with no match: no Secret (ESI used to write an empty one)');
+  t.same(decoded(await getSecret(env, ns, 'findret')), { temp: 'v1' });
   t.same(decoded(await getSecret(env, ns, 'host')), { own: 'x', merged: 'v1' });
   t.equal((await getSecret(env, ns, 'imm'))?.immutable, true);
 
@@ -39,6 +44,13 @@ t.test('refreshPolicy, immutable, and deletionPolicy when the remote secret is g
   const ret = await ready(env, ns, 'ret', 'False', 'SecretSyncedError');
   t.match(ret.status?.conditions?.[0]?.message, /ExternalSecret "ret" data\[0\] \(secretKey "v", remote key "temp2"\): SecretStore\/[^/]+\/fake key "temp2": secret not found/);
   t.same(decoded(await getSecret(env, ns, 'ret')), { v: 'v1' }, 'Retain keeps the Secret');
+  const findret = await until('findret: nothing found, Secret retained', async () => {
+    const es = await ready(env, ns, 'findret', 'True', 'SecretSynced');
+    return /deletionPolicy Retain/.test(es.status?.conditions?.find((c) => c.type === 'Ready')?.message ?? '') ? es : undefined;
+  });
+  t.ok(findret);
+  t.same(decoded(await getSecret(env, ns, 'findret')), { temp: 'v1' }, 'Retain + find with no match: the Secret is kept as it was');
+  t.equal(await getSecret(env, ns, 'findnone'), undefined);
 
   const imm = await until('immutable Secret recreated with the new value', async () => {
     const s = await getSecret(env, ns, 'imm');

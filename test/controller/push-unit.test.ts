@@ -34,7 +34,9 @@ t.test('spec checks name the field', async (t) => {
   t.equal(pushSpec(ps({ template: { data: { x: '{{ .k }}' } } })).spec?.engine, 'go', 'Go templates by default, as ESO');
   t.match(pushSpec(ps({ template: { data: { x: '{{ .k | nosuchfunc }}' } } })).problems.join(), /nosuchfunc/);
   t.equal(pushSpec(ps({ template: { data: { x: '{{k}}' } } }, { 'esi.dev/template-engine': 'handlebars' })).spec?.engine, 'handlebars');
-  t.match(pushSpec(ps({ selector: { generatorRef: { apiVersion: 'x', kind: 'Password', name: 'g' } } })).problems.join(), /generatorRef is not supported/);
+  t.match(pushSpec(ps({ selector: { generatorRef: { apiVersion: 'x', kind: 'Password', name: 'g' } } })).problems.join(), /spec\.selector\.generatorRef\.apiVersion must be generators\.external-secrets\.io\/v1alpha1/);
+  t.match(pushSpec(ps({ selector: { generatorRef: { kind: 'Password', name: 'g' }, secret: { name: 's' } } })).problems.join(), /set secret or generatorRef, not both/);
+  t.same(pushSpec(ps({ selector: { generatorRef: { apiVersion: 'generators.external-secrets.io/v1alpha1', kind: 'Password', name: 'g' } } })).problems, [], 'a generator is a source');
 });
 
 t.test('remote keys per source Secret; status entry keys; label selector query', async (t) => {

@@ -4,10 +4,12 @@ import type { V1Secret } from '@kubernetes/client-node';
 import t from 'tap';
 import type { ExternalSecret } from '../../src/api/types.js';
 import { parseGoDuration } from '../../src/duration.js';
-import { WorkQueue } from '../../src/controller/queue.js';
+import { keyOf, queueKey } from '../../src/controller/keys.js';
+import { WorkQueue, type Requeue } from '../../src/controller/queue.js';
 import { jitterSpan, nextRefresh, phaseOf, refreshAfterRead } from '../../src/controller/refresh.js';
 import { Schedule } from '../../src/controller/schedule.js';
 import { desiredSecret, editedByHand, planSecret } from '../../src/controller/secret.js';
+import { until } from '../platform/until.js';
 
 t.test('Schedule: one timer, earliest first, rescheduling supersedes', async (t) => {
   const fired: string[] = [];
@@ -55,6 +57,47 @@ t.test('WorkQueue: a key queued twice runs once; an event during a run runs it a
   schedule.stop();
 });
 
+t.test('WorkQueue: the one loop applies what a reconcile returns (next run, backoff, later, cancel)', async (t) => {
+  const results = new Map<string, Requeue[]>();
+  const runs: string[] = [];
+  const schedule = new Schedule((k) => q.add(k));
+  const q: WorkQueue = new WorkQueue({
+    workers: 1, baseDelayMs: 30, maxDelayMs: 1000, schedule,
+    handle: async (k) => {
+      runs.push(k);
+      return results.get(k)?.shift() ?? {};
+    },
+  });
+  const far = Date.now() + 3_600_000;
+  results.set('periodic', [{ next: far }]);
+  results.set('failing', [{ backoff: true }, { backoff: true }, {}]);
+  results.set('later', [{ after: 20 }, {}]);
+  results.set('cancelled', [{ next: far }, { next: 'cancel' }]);
+  for (const k of ['periodic', 'failing', 'later', 'cancelled']) q.add(k);
+  const ran = (k: string, n: number) => async () => runs.filter((r) => r === k).length >= n && !q.busy;
+  q.start();
+  await until('the first runs', ran('cancelled', 1), 30_000, 5);
+  t.equal(schedule.due('periodic'), far, 'next: the periodic run is scheduled');
+  t.equal(schedule.due('cancelled'), far);
+  q.add('cancelled');
+  await until('three runs of the failing key', ran('failing', 3), 30_000, 5);
+  await until('two runs of the later key, the second of cancelled', async () => (await ran('later', 2)()) && (await ran('cancelled', 2)()), 30_000, 5);
+  t.equal(runs.filter((k) => k === 'failing').length, 3, 'backoff: run again after its backoff, twice');
+  t.equal(q.failuresOf('failing'), 0, 'a run without backoff clears it');
+  t.equal(runs.filter((k) => k === 'later').length, 2, 'after: run again without counting a failure');
+  t.equal(schedule.due('cancelled'), undefined, "next: 'cancel' drops the periodic run");
+  await q.stop();
+  schedule.stop();
+});
+
+t.test('queue keys: built in one place, read back', async (t) => {
+  t.equal(queueKey('es', 'team-a', 'db'), 'es/team-a/db');
+  t.equal(queueKey('css', '', 'shared'), 'css/shared');
+  t.equal(queueKey('cps', 'ignored', 'x'), 'cps/x', 'cluster-scoped kinds have no namespace');
+  t.same(keyOf(queueKey('ps', 'team-a', 'push')), { kind: 'ps', namespace: 'team-a', name: 'push' });
+  t.same(keyOf(queueKey('ces', '', 'all')), { kind: 'ces', namespace: '', name: 'all' });
+});
+
 t.test('refresh grid: shared by every object of an interval, jitter bounded and stable', async (t) => {
   const hour = 3_600_000;
   const now = Date.UTC(2026, 0, 1, 10, 17);
@@ -89,6 +132,12 @@ t.test('Secret plan: create, no-op, repair, conflicts, Merge', async (t) => {
   const other = { ...body, metadata: { ...body.metadata, ownerReferences: [{ apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', name: 'x', uid: 'u2', controller: true }] } };
   t.match(planSecret(d, es, other, () => true), { action: 'refuse', reason: 'SecretConflict', message: /owned by ExternalSecret "x"/ });
   t.match(planSecret(d, es, { metadata: { name: 'db' }, data: {} }, () => false), { action: 'refuse', message: /not managed by ESI/ });
+  // Adoption (ADR 0057): the writer's ownerReference to this very ExternalSecret, or esi.dev/adopt naming it.
+  const esoWritten = { metadata: { name: 'db', ownerReferences: [{ apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', name: 'db', uid: 'u1', controller: true }] }, data: {} };
+  t.match(planSecret(d, es, esoWritten, () => true), { action: 'replace', adopted: /controller ownerReference is this ExternalSecret/ });
+  t.match(planSecret(d, es, { metadata: { name: 'db', annotations: { 'esi.dev/adopt': 'db' } }, data: {} }, () => false), { action: 'replace', adopted: /esi\.dev\/adopt: db/ });
+  t.match(planSecret(d, es, { metadata: { name: 'db', annotations: { 'esi.dev/adopt': 'other' } }, data: {} }, () => false), { action: 'refuse', reason: 'SecretConflict' });
+  t.notOk((planSecret(d, es, edited, () => false) as { adopted?: string }).adopted, 'a managed Secret is not adopted');
   const merge = desiredSecret({ ...es, spec: { target: { creationPolicy: 'Merge' } } }, { kind: 'SecretStore', name: 's' }, { data: { pw: new TextEncoder().encode('x') }, labels: {}, annotations: {} });
   t.match(planSecret(merge, es, undefined, () => false), { action: 'refuse', reason: 'SecretMissing' });
   const merged = planSecret(merge, es, { metadata: { name: 'db' }, data: { own: 'eA==' } }, () => false) as { body: { data: Record<string, string> } };

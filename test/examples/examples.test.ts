@@ -23,8 +23,9 @@ async function docs(file: string): Promise<{ kind: string; metadata: { name: str
 t.test('examples/ holds only what runs here: manifests for the fake store, the pod, the plugin', async (t) => {
   const files = (await readdir(EXAMPLES)).sort();
   // stores-as-sinks/ (PushSecret producer → consumer) is exercised by test/api/crds.test.ts
-  // and the reconciler's tests; grpc-plugin/ by the grpc provider tests.
-  t.same(files, ['externalsecrets.yaml', 'grpc-plugin', 'pod.yaml', 'pushsecret.yaml', 'stores-as-sinks', 'stores.yaml']);
+  // and the reconciler's tests; grpc-plugin/ by the grpc provider tests; generators.yaml by
+  // test/controller/generators.test.ts.
+  t.same(files, ['externalsecrets.yaml', 'generators.yaml', 'grpc-plugin', 'pod.yaml', 'pushsecret.yaml', 'stores-as-sinks', 'stores.yaml']);
   const stores = (await docs('stores.yaml')).filter((d) => d.kind.endsWith('SecretStore'));
   t.same(stores.map((s) => s.metadata.name), ['fake']);
   const pod = (await docs('pod.yaml'))[0]!;

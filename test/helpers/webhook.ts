@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { freePort, terminate } from '../platform/processes.js';
+import { until } from '../platform/until.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 export const ESI = [join(ROOT, 'node_modules', '.bin', 'tsx'), join(ROOT, 'src', 'cli', 'esi.ts')];
@@ -93,12 +94,5 @@ export async function registerWebhook(kc: KubeConfig, port: number, t: { teardow
 /** Waits until the webhook configuration carries a caBundle (patched by the webhook). */
 export async function waitForCaBundle(kc: KubeConfig, name: string, timeoutMs = 30_000): Promise<string> {
   const api = kc.makeApiClient(AdmissionregistrationV1Api);
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const cfg = await api.readMutatingWebhookConfiguration({ name });
-    const ca = cfg.webhooks?.[0]?.clientConfig.caBundle;
-    if (ca) return ca;
-    if (Date.now() > deadline) throw new Error(`caBundle of ${name} was never set`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  return until(`the caBundle of ${name}`, async () => (await api.readMutatingWebhookConfiguration({ name })).webhooks?.[0]?.clientConfig.caBundle, timeoutMs, 200);
 }

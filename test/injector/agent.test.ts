@@ -11,7 +11,8 @@ import { runAgent, startAgent } from '../../injector/agent.js';
 import { wrapClient } from '../../src/providers/client.js';
 import { provider as fakeProvider, type FakeClient } from '../../src/providers/fake/index.js';
 import { ProviderError, type Provider, type SecretsClient } from '../../src/providers/types.js';
-import { assertNoCanary, CANARY_PASSWORD, CANARY_TOKEN, captureLogger, fakeConfig, httpGet, STORE, tempRoot, until } from './fixtures.js';
+import { assertNoCanary, CANARY_PASSWORD, CANARY_TOKEN, captureLogger, fakeConfig, httpGet, STORE, tempRoot } from './fixtures.js';
+import { until } from '../platform/until.js';
 
 /** The real fake provider behind a gate, a failure switch and a call counter. */
 function controlled(): { state: { gate: Promise<void>; fail: boolean; calls: number; clients: FakeClient[] }; open: () => void; loadProvider: (n: string) => Promise<Provider> } {
@@ -95,19 +96,19 @@ t.test('refresh publishes changes and notifies; failures keep the last good file
   tt.same(reloads, [], 'the first render notifies nobody (the app is not started yet)');
   const NEW = 'CANARY-pw-rotated-1';
   await c.state.clients[0]!.pushSecret(new TextEncoder().encode(NEW), { remoteKey: 'db/creds', property: 'password' });
-  await until(async () => (await readFile(out(root, 'db/password'), 'utf8')) === NEW, 5000, 'rotated password');
+  await until('rotated password', async () => (await readFile(out(root, 'db/password'), 'utf8')) === NEW, 5000, 20);
   tt.match(await readFile(out(root, 'app.conf'), 'utf8'), NEW, 'templates re-rendered in the same generation');
-  await until(() => reloads.length === 1, 5000, 'reload request');
+  await until('reload request', async () => reloads.length === 1, 5000, 20);
   tt.same(reloads, ['POST /reload']);
 
   c.state.fail = true;
-  await until(async () => /esi_agent_refresh_total\{result="failure"\} [1-9]/.test((await httpGet(agent.port!, '/metrics')).body), 5000, 'a failed refresh');
+  await until('a failed refresh', async () => /esi_agent_refresh_total\{result="failure"\} [1-9]/.test((await httpGet(agent.port!, '/metrics')).body), 5000, 20);
   tt.equal(await readFile(out(root, 'db/password'), 'utf8'), NEW, 'last good files stay');
   tt.equal((await httpGet(agent.port!, '/readyz')).status, 200, 'still ready');
   tt.match(text(), /"secret":"db".*ExternalSecret \\"db\\" dataFrom\[0\]\.extract \(remote key \\"db\/creds\\"\): SecretStore\/team-a\/fake: store is down \[Unreachable\]/);
   tt.match((await httpGet(agent.port!, '/metrics')).body, /esi_agent_refresh_failures_total\{stage="fetch"\} [1-9]/);
   c.state.fail = false;
-  await until(() => /refresh recovered/.test(text()), 5000, 'recovery');
+  await until('recovery', async () => /refresh recovered/.test(text()), 5000, 20);
   tt.equal(reloads.length, 1, 'no notification without a change');
   agent.stop();
   tt.equal(await agent.done, 0);

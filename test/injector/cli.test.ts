@@ -6,9 +6,10 @@ import t from 'tap';
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AgentConfig } from '../../src/agent-config.js';
+import type { AgentConfig } from '../../src/agent-config/types.js';
 import { createToken, startVaultServer, writePolicy } from '../platform/backends/openbao.js';
-import { assertNoCanary, CANARY_PASSWORD, fakeConfig, httpGet, tempRoot, until } from './fixtures.js';
+import { assertNoCanary, CANARY_PASSWORD, fakeConfig, httpGet, tempRoot } from './fixtures.js';
+import { until } from '../platform/until.js';
 
 const REPO = join(import.meta.dirname, '../..');
 // The bundle bin/esi.js runs (npm run build), as the image does: what ships is what is tested.
@@ -77,12 +78,12 @@ t.test('native sidecar: ready after the first render, serves metrics, exits 0 on
   const run = agent(['--root', root], fakeConfig());
   tt.teardown(() => run.kill('SIGKILL'));
   let port = 0;
-  await until(() => {
+  await until('the agent to start', async () => {
     const m = /"port":(\d+)/.exec(run.stdout());
     if (m) port = Number(m[1]);
     return port > 0;
-  }, 20_000, 'the agent to start');
-  await until(async () => (await httpGet(port, '/readyz').catch(() => ({ status: 0 }))).status === 200, 10_000, 'readiness');
+  }, 20_000, 20);
+  await until('readiness', async () => (await httpGet(port, '/readyz').catch(() => ({ status: 0 }))).status === 200, 10_000, 20);
   tt.equal(await readFile(join(root, 'var/run/esi/secrets/db/password'), 'utf8'), CANARY_PASSWORD);
   const metrics = (await httpGet(port, '/metrics')).body;
   tt.match(metrics, /esi_agent_refresh_total\{result="success"\} 1/);

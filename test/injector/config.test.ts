@@ -3,7 +3,7 @@ import t, { type Test } from 'tap';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AgentConfig } from '../../src/agent-config.js';
+import type { AgentConfig } from '../../src/agent-config/types.js';
 import { ConfigError, fileNameProblem, parseAgentConfig, readAgentConfig, underRoot, validateAgentConfig } from '../../injector/config.js';
 import { parseArgs } from '../../injector/cmd.js';
 
@@ -75,6 +75,30 @@ t.test('each malformed field is named', async (tt) => {
     [(c) => (c.onChange = { type: 'http', url: 'http://localhost/reload', method: 'DELETE' }), 'onChange.method'],
     [(c) => (c.onChange = { type: 'signal', process: 'nginx', signal: 'SIGNOPE' }), 'onChange.signal'],
     [(c) => (c.onChange = { type: 'exec' }), 'onChange.type'],
+  ];
+  for (const [mutate, field, re] of cases) expectField(tt, mutate, field, re);
+});
+
+t.test('dynamic secrets: native-sidecar only, a store with leases, names apart', async (tt) => {
+  type C = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const BAO = 'SecretStore/ns/bao';
+  const withDynamic = (c: C, d: C = {}) => {
+    c.stores[BAO] = { kind: 'SecretStore', name: 'bao', provider: { vault: { server: 'http://127.0.0.1:8200', auth: { tokenSecretRef: { name: 't', key: 'token' } } } } };
+    c.dynamicSecrets = [{ name: 'pg', store: BAO, path: 'database/creds/app', ...d }];
+  };
+  const ok = JSON.parse(JSON.stringify(baseConfig())) as C;
+  withDynamic(ok, { method: 'POST', parameters: { ttl: '1h' }, overlapSeconds: 30, revokeOnExit: false });
+  tt.ok(validateAgentConfig(ok), 'a dynamic secret from a vault store in native-sidecar mode');
+  const cases: [(c: C) => void, string, RegExp?][] = [
+    [(c) => { withDynamic(c); c.mode = 'init-only'; }, 'dynamicSecrets[0]', /need mode native-sidecar: an init-only agent exits after rendering/],
+    [(c) => { withDynamic(c); c.mode = 'sidecar'; }, 'dynamicSecrets[0]', /two leases for one pod/],
+    [(c) => withDynamic(c, { store: 'SecretStore/ns/fake' }), 'dynamicSecrets[0].store', /mints no leases/],
+    [(c) => withDynamic(c, { store: 'nope' }), 'dynamicSecrets[0].store', /must be a key of stores/],
+    [(c) => withDynamic(c, { name: 'db' }), 'dynamicSecrets[0].name', /used twice/],
+    [(c) => withDynamic(c, { name: '..x' }), 'dynamicSecrets[0].name'],
+    [(c) => withDynamic(c, { method: 'GET', parameters: { a: 1 } }), 'dynamicSecrets[0].parameters', /need method POST/],
+    [(c) => withDynamic(c, { method: 'PUT' }), 'dynamicSecrets[0].method'],
+    [(c) => withDynamic(c, { lease: 'x' }), 'dynamicSecrets[0].lease', /not a field/],
   ];
   for (const [mutate, field, re] of cases) expectField(tt, mutate, field, re);
 });

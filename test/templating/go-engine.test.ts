@@ -3,7 +3,11 @@
 // target.template semantics, rewrite transforms, errors that name the template and line,
 // and the sandbox (no env, bounded output and time, no value in messages).
 import t from 'tap';
-import { createHash, generateKeyPairSync } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { constants, createHash, generateKeyPairSync, publicEncrypt } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { generate as selfsigned } from 'selfsigned';
 import {
   GO_RENDER_TIMEOUT_MS,
@@ -57,6 +61,44 @@ t.test('ESO helpers: PKCS#12, PEM filters, JWK', async (t) => {
     t.equal(render('{{ .k | jwkPublicKeyPem }}', { k: jwk }), pair.publicKey.export({ type: 'spki', format: 'pem' }), `${type}: jwkPublicKeyPem`);
     t.equal(render('{{ .k | jwkPrivateKeyPem }}', { k: jwk }), pair.privateKey.export({ type: 'pkcs8', format: 'pem' }), `${type}: jwkPrivateKeyPem`);
   }
+});
+
+// ESO's helper set is not upstream Sprig (issue 25): before, these were "not defined"
+// (hexdec, certSANs, rsaDecrypt, pemTruststoreToPKCS12*), getHostByName was served, and
+// filterPEM failed for an absent type and matched the type case-sensitively.
+t.test("ESO's own helpers: hexdec, certSANs, rsaDecrypt, pemTruststoreToPKCS12, filterPEM as ESO", async (t) => {
+  t.equal(render('{{ .h | hexdec }}', { h: Buffer.from('hé!').toString('hex') }), 'hé!');
+  t.throws(() => render('{{ .h | hexdec }}', { h: 'zz' }), /hexdec: the input is not hexadecimal/);
+  const dir = mkdtempSync(join(tmpdir(), 'esi-gotpl-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem'), '-days', '1',
+    '-subj', '/CN=esi.test', '-addext', 'subjectAltName=DNS:a.esi.test,DNS:b.esi.test,IP:10.0.0.1,email:ops@esi.test,URI:spiffe://td/w'], { stdio: 'ignore' });
+  const cert = readFileSync(join(dir, 'c.pem'), 'utf8');
+  const key = readFileSync(join(dir, 'k.pem'), 'utf8');
+  t.equal(render('{{ .c | certSANs | join "," }}', { c: `junk before\n${cert}` }), 'a.esi.test,b.esi.test,10.0.0.1,ops@esi.test,spiffe://td/w');
+  t.throws(() => render('{{ .c | certSANs }}', { c: 'no pem' }), /certSANs: failed to decode PEM block/);
+
+  const ct = (hash: string) => new Uint8Array(publicEncrypt({ key: cert, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: hash }, Buffer.from(CANARY)));
+  t.equal(render('{{ rsaDecrypt "RSA-OAEP" "SHA256" .ct .key }}', { ct: ct('sha256'), key }), CANARY);
+  t.equal(render('{{ rsaDecrypt "RSA-OAEP" "SHA1" .ct .key }}', { ct: ct('sha1'), key }), CANARY);
+  t.equal(render('{{ rsaDecrypt "None" "" .v .key }}', { v: 'as-is', key }), 'as-is');
+  t.throws(() => render('{{ rsaDecrypt "RSA-OAEP" "SHA512" .ct .key }}', { ct: ct('sha256'), key }), /rsaDecrypt: error decrypting data with RSA/);
+  t.throws(() => render('{{ rsaDecrypt "PKCS1" "SHA256" .ct .key }}', { ct: ct('sha256'), key }), /decryption scheme PKCS1 is not supported/);
+
+  const store = (tpl: string) => Buffer.from(render(tpl, { c: cert + cert }), 'base64');
+  const certsIn = (p12: Buffer, pass: string) => {
+    writeFileSync(join(dir, 's.p12'), p12);
+    return execFileSync('openssl', ['pkcs12', '-in', join(dir, 's.p12'), '-nokeys', '-passin', `pass:${pass}`], { stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+  };
+  t.equal(certsIn(store('{{ .c | pemTruststoreToPKCS12 }}'), '').match(/BEGIN CERTIFICATE/g)?.length, 2, 'a trust store of both certificates');
+  t.match(certsIn(store('{{ pemTruststoreToPKCS12Pass .c "pw" }}'), 'pw'), /BEGIN CERTIFICATE/);
+
+  const bundle = `${key}\n${cert}`;
+  t.equal(render('{{ .b | filterPEM "certificate" }}', { b: bundle }).trim(), cert.trim(), 'the type matches case-insensitively');
+  t.equal(render('{{ .b | filterPEM "EC PRIVATE KEY" }}', { b: bundle }), '', 'no block of the type: empty, not an error');
+  t.equal(render('{{ .b | filterPEM "CERTIFICATE" }}', { b: `-----BEGIN CERTIFICATE-----\n!!notbase64!!\n-----END CERTIFICATE-----\n${cert}` }).trim(), cert.trim(), 'an undecodable block is skipped');
+  t.throws(() => render('{{ .b | filterPEM "CERTIFICATE" }}', { b: 'just text' }), /filterPEM: found junk/);
+  t.same(parseGoTemplates([{ name: 'h', source: '{{ getHostByName "localhost" }}' }]).map((e) => e.reason), ['function "getHostByName" not defined'], 'removed by ESO for safety');
 });
 
 t.test('ExternalSecret target.template with the Go engine', async (t) => {

@@ -6,10 +6,12 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { crdDirectory, loadCrdManifests, loadCrds, packageRoot } from '../../src/api/crds.js';
-import { API_GROUP, OTHER_PROVIDER_NAMES, providerName } from '../../src/api/types.js';
+import { API_GROUP, GENERATOR_RESOURCES, GENERATORS_GROUP, OTHER_PROVIDER_NAMES, providerName } from '../../src/api/types.js';
 import { PROVIDER_NAMES } from '../../src/providers/registry.js';
 
-const crds = await loadCrds();
+const all = await loadCrds();
+const crds = all.filter((c) => c.spec.group === API_GROUP);
+const generators = all.filter((c) => c.spec.group === GENERATORS_GROUP);
 const byKind = new Map(crds.map((c) => [c.spec.names.kind, c]));
 
 /** A schema node as written in the YAML (the client model renames the x-kubernetes-* keys). */
@@ -25,6 +27,7 @@ interface RawSchema {
 interface RawCrd {
   spec: { names: { kind: string }; versions: { schema: { openAPIV3Schema: RawSchema } }[] };
 }
+/** Every CRD of charts/esi/crds/, both groups. */
 const raw = (await loadCrdManifests()) as unknown as RawCrd[];
 const rawByKind = new Map(raw.map((c) => [c.spec.names.kind, c]));
 
@@ -87,6 +90,18 @@ t.test('six CRDs of the external-secrets.io group', async (t) => {
     ExternalSecret: ['es'], SecretStore: ['ss'], ClusterSecretStore: ['css'], PushSecret: ['ps'],
     ClusterExternalSecret: ['ces'], ClusterPushSecret: undefined,
   });
+});
+
+t.test('the generators.external-secrets.io CRDs: ESO\'s kinds, v1alpha1, ClusterGenerator cluster-scoped', async (t) => {
+  t.same(generators.map((c) => c.spec.names.kind).sort(), [...Object.keys(GENERATOR_RESOURCES), 'GeneratorState'].sort());
+  for (const crd of generators) {
+    const kind = crd.spec.names.kind;
+    t.equal(crd.metadata?.name, `${crd.spec.names.plural}.${GENERATORS_GROUP}`);
+    t.same(crd.spec.names.categories, ['external-secrets', 'external-secrets-generators'], `${kind} categories`);
+    t.same(crd.spec.versions.map((v) => [v.name, v.served, v.storage]), [['v1alpha1', true, true]], `${kind} version`);
+    t.equal(crd.spec.scope, kind === 'ClusterGenerator' ? 'Cluster' : 'Namespaced', `${kind} scope`);
+    if (kind in GENERATOR_RESOURCES) t.equal(crd.spec.names.plural, GENERATOR_RESOURCES[kind as keyof typeof GENERATOR_RESOURCES]);
+  }
 });
 
 t.test('served versions: v1 (v1alpha1 for PushSecret and ClusterPushSecret), each storage, status subresource and printer columns', async (t) => {

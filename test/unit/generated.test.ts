@@ -11,8 +11,9 @@ const files = await generatedFiles();
 t.same([...files.keys()].sort(), [
   'charts/esi/crds/external-secrets.io_clusterexternalsecrets.yaml',
   'charts/esi/crds/external-secrets.io_clusterpushsecrets.yaml',
+  ...['clustergenerators', 'ecrauthorizationtokens', 'fakes', 'generatorstates', 'passwords', 'uuids', 'vaultdynamicsecrets'].map((p) => `charts/esi/crds/generators.external-secrets.io_${p}.yaml`),
   'docs/annotations.md',
-  'src/agent-config-validator.generated.ts',
+  'src/agent-config/validator.generated.ts',
 ], 'what npm run generate writes');
 
 for (const [path, text] of files) {

@@ -3,7 +3,7 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { CoreV1Api } from '@kubernetes/client-node';
 import t, { type Test } from 'tap';
-import type { AgentConfig } from '../../src/agent-config.js';
+import type { AgentConfig } from '../../src/agent-config/types.js';
 import { CANARY, labelledPod, setupWebhook } from './fixture.js';
 
 const fx = await setupWebhook(t);

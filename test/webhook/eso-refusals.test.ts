@@ -29,10 +29,6 @@ function refused(t: Test, what: string, spec: Record<string, unknown>, expected:
 t.test('each unsupported feature is a denial naming the field and the alternative', async (t) => {
   refused(t, 'syncWindows', { data, syncWindows: { kind: 'allow', windows: [{ schedule: '0 2 * * *', duration: '1h' }] } },
     /ExternalSecret "es": spec\.syncWindows is not supported by ESI \(the agent refreshes on spec\.refreshInterval/);
-  refused(t, 'rewrite merge', { dataFrom: [{ extract: { key: 'k' }, rewrite: [{ merge: { into: 'all', strategy: 'JSON' } }] }] },
-    /spec\.dataFrom\[0\]\.rewrite\[0\]\.merge is not supported by ESI; use regexp or transform rewrites/);
-  refused(t, 'nullBytePolicy Fail', { data: [{ secretKey: 'k', remoteRef: { key: 'k', nullBytePolicy: 'Fail' } }] },
-    /spec\.data\[0\]\.remoteRef\.nullBytePolicy Fail is not supported by ESI .* remove it/);
   refused(t, 'templateFrom configMap', { data, target: { template: { templateFrom: [{ configMap: { name: 'tpl', items: [{ key: 'a' }] } }] } } },
     /spec\.target\.template\.templateFrom\[0\]\.configMap is not supported by ESI .* inline the template as templateFrom\[0\]\.literal/);
   refused(t, 'templateFrom secret', { data, target: { template: { templateFrom: [{ secret: { name: 'tpl', items: [{ key: 'a' }] } }] } } },
@@ -40,7 +36,7 @@ t.test('each unsupported feature is a denial naming the field and the alternativ
   refused(t, 'engineVersion v1', { data, target: { template: { engineVersion: 'v1', data: { a: '{{ .k | toString }}' } } } },
     /engineVersion v1 .* is not supported by ESI; use engineVersion v2/);
   refused(t, 'generator sourceRef', { dataFrom: [{ sourceRef: { generatorRef: { kind: 'Password', name: 'p' } } }] },
-    /spec\.dataFrom\[0\]\.sourceRef \(generators, other stores\) is not supported by ESI/);
+    /spec\.dataFrom\[0\]\.sourceRef\.generatorRef is served by ESI's reconciler only \(it writes a Secret\)/);
   refused(t, 'per-entry store', { data: [{ secretKey: 'k', remoteRef: { key: 'k' }, sourceRef: { storeRef: { name: 'other' } } }] },
     /spec\.data\[0\]\.sourceRef is not supported by ESI; use spec\.secretStoreRef/);
   refused(t, 'no store', { secretStoreRef: undefined, data }, /spec\.secretStoreRef\.name is required by ESI/);
@@ -51,7 +47,9 @@ t.test('checks ESO leaves to its controller are made at admission', async (t) =>
   refused(t, 'dataFrom with two sources', { dataFrom: [{ extract: { key: 'a' }, find: { path: 'p' } }] }, /spec\.dataFrom\[0\] must set exactly one of extract or find \(has extract, find\)/);
   refused(t, 'empty find', { dataFrom: [{ find: {} }] }, /spec\.dataFrom\[0\]\.find must set name\.regexp, path or tags/);
   refused(t, 'rewrite with both', { dataFrom: [{ extract: { key: 'a' }, rewrite: [{ regexp: { source: 'a', target: 'b' }, transform: { template: '{{ .value }}' } }] }] },
-    /rewrite\[0\] must set exactly one of regexp or transform \(has regexp, transform\)/);
+    /rewrite\[0\] must set exactly one of regexp, transform or merge \(has regexp, transform\)/);
+  refused(t, 'merge JSON without into', { dataFrom: [{ extract: { key: 'a' }, rewrite: [{ merge: { strategy: 'JSON' } }] }] },
+    /rewrite\[0\]\.merge\.into must name the key that receives the merged object/);
   refused(t, 'bad rewrite regexp', { dataFrom: [{ extract: { key: 'a' }, rewrite: [{ regexp: { source: '(', target: 'b' } }] }] }, /rewrite\[0\]\.regexp\.source: invalid rewrite regexp/);
   refused(t, 'neither data nor dataFrom', {}, /has neither spec\.data nor spec\.dataFrom/);
 });
@@ -75,6 +73,11 @@ t.test('served features resolve, with the engine the agent will use', async (t) 
   const hb = verdict({ data, target: { template: { data: { conf: 'k={{k}}' } } } }, { 'esi.dev/template-engine': 'handlebars' });
   t.ok(hb.ok, 'handlebars opt-in');
   if (hb.ok) t.equal(hb.resolved.secrets[0]?.templateEngine, 'handlebars');
+  // Refused before ESI served them (issue 25), as ESO documents them.
+  const merge = verdict({ dataFrom: [{ extract: { key: 'k' }, rewrite: [{ merge: { into: 'all', strategy: 'JSON' } }] }] });
+  t.ok(merge.ok, 'rewrite merge');
+  const nul = verdict({ data: [{ secretKey: 'k', remoteRef: { key: 'k', nullBytePolicy: 'Fail' } }], dataFrom: [{ find: { path: 'p', nullBytePolicy: 'Fail' } }] });
+  t.ok(nul.ok, 'nullBytePolicy Fail');
   const plain = verdict({ data, target: { manifest: { apiVersion: 'v1', kind: 'ConfigMap' }, creationPolicy: 'CreateOrMerge' } });
   t.ok(plain.ok, 'target fields describe the reconciler\'s object; the agent writes files regardless');
 });

@@ -17,7 +17,7 @@ const objects = [
   { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'vault-bad', namespace: NS },
     spec: { provider: { vault: { server: 'ftp://v', auth: { tokenSecretRef: { name: 'approle', key: 'token' } } } } } },
   { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'other', namespace: NS },
-    spec: { provider: { onepassword: { connectHost: 'https://op' } } } },
+    spec: { provider: { akeyless: { akeylessGWApiURL: 'https://ak' } } } },
   { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'fake', namespace: NS },
     spec: { provider: { fake: { data: [{ key: 'k', value: 'v' }] } } } },
   { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'dev-only', namespace: NS },
@@ -117,7 +117,7 @@ t.test('resolution rules', async (t) => {
   t.equal(admit(pod({ 'esi.dev/secrets': 'es-dev-only' }), ctx()).kind, 'mutated', 'by default every class is served');
   t.match(deny({ 'esi.dev/secrets': 'es-vault-bad' }), /SecretStore "team-a\/vault-bad": spec\.provider\.vault\.server must use https:\/\/ or http:\/\//,
     'the provider\'s own spec rules deny at admission, naming the field');
-  t.match(deny({ 'esi.dev/secrets': 'es-other' }), /spec\.provider\.onepassword is not supported by ESI \(supported: fake, kubernetes, vault, openBao, aws, azurekv, gcpsm, grpc\)/);
+  t.match(deny({ 'esi.dev/secrets': 'es-other' }), /spec\.provider\.akeyless is not supported by ESI \(supported: fake, kubernetes, vault, openBao, aws, azurekv, gcpsm, grpc, webhook, onepassword, doppler, bitwardensecretsmanager\)/);
   const fake = admit(pod({ 'esi.dev/secrets': 'es-fake' }), ctx());
   t.match(fake.kind === 'mutated' ? fake.warnings : [], [/uses the fake provider/], 'the fake provider comes with a warning');
   const aws = admit(pod({ 'esi.dev/secrets': 'es-prod', 'esi.dev/token-audience': 'custom' }), ctx());
@@ -158,4 +158,33 @@ t.test('the agent starts after a mesh proxy that follows its own init container'
   p.spec!.initContainers = [{ name: 'istio-init', image: 'i' }, { name: 'istio-proxy', image: 'p', restartPolicy: 'Always' }, { name: 'migrate', image: 'm' }];
   const out = admit(p, ctx());
   t.same(out.kind === 'mutated' ? out.pod.spec!.initContainers!.map((c) => c.name) : [], ['istio-init', 'istio-proxy', 'esi-agent', 'migrate']);
+});
+
+t.test('esi.dev/dynamic-<name>: a per-pod credential in the agent configuration; refused outside native-sidecar mode', async (t) => {
+  const configOf = (ann: Record<string, string>) => {
+    const r = admit(pod(ann), ctx());
+    if (r.kind !== 'mutated') return r;
+    const agent = [...(r.pod.spec!.initContainers ?? []), ...r.pod.spec!.containers].find((c) => c.name === 'esi-agent');
+    return JSON.parse(agent!.env!.find((e) => e.name === 'ESI_AGENT_CONFIG')!.value!) as Record<string, unknown>;
+  };
+  const c = configOf({ 'esi.dev/dynamic-db': 'vault:database/creds/app', 'esi.dev/dynamic-tls': 'vault:pki/issue/web?common_name=app.example.test&ttl=24h' }) as { dynamicSecrets?: unknown[]; secrets?: unknown[]; stores?: Record<string, unknown> };
+  t.same(c.dynamicSecrets, [
+    { name: 'db', store: 'SecretStore/team-a/vault', path: 'database/creds/app' },
+    { name: 'tls', store: 'SecretStore/team-a/vault', path: 'pki/issue/web', method: 'POST', parameters: { common_name: 'app.example.test', ttl: '24h' } },
+  ], 'a dynamic secret alone is enough to inject; parameters make a POST');
+  t.same(c.secrets, []);
+  t.ok(c.stores?.['SecretStore/team-a/vault'], 'its store is in the configuration');
+
+  const deny = (ann: Record<string, string>) => {
+    const r = admit(pod(ann), ctx());
+    return r.kind === 'denied' ? r.message : `not denied: ${r.kind}`;
+  };
+  t.match(deny({ 'esi.dev/dynamic-db': 'vault:database/creds/app', 'esi.dev/mode': 'init-only' }), /esi\.dev\/dynamic-db: dynamic secrets need esi\.dev\/mode native-sidecar \(an init-only agent exits after rendering/);
+  t.match(deny({ 'esi.dev/dynamic-db': 'vault:database/creds/app', 'esi.dev/mode': 'sidecar' }), /two credentials for one pod/);
+  t.match(deny({ 'esi.dev/dynamic-db': 'fake:database/creds/app' }), /dynamicSecrets\[0\]\.store: provider fake mints no leases/);
+  t.match(deny({ 'esi.dev/dynamic-db': 'nope:database/creds/app' }), /esi\.dev\/dynamic-db: SecretStore "nope" not found in namespace "team-a"/);
+  t.match(deny({ 'esi.dev/dynamic-db': 'vault:sys/leases/lookup' }), /not under sys\/ or auth\//);
+  t.match(deny({ 'esi.dev/dynamic-db': 'database/creds/app' }), /must be "<store>:<engine path>"/);
+  t.match(deny({ 'esi.dev/dynamic-db': 'vault:database/creds/app', 'esi.dev/secrets': 'db' }), /clashes with ExternalSecret "db"/);
+  t.match(deny({ 'esi.dev/dynamic-db': 'vault:database/creds/app', 'esi.dev/template-db': 'x' }), /esi\.dev\/template-db: the file name clashes with the directory of esi\.dev\/dynamic-db/);
 });

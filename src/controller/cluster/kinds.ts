@@ -3,10 +3,8 @@
 // selects, the namespaced object it wants in each, and which stores decide its controller.
 // Pure: no I/O, no cache.
 import type { KubernetesObject, V1LabelSelector, V1Namespace } from '@kubernetes/client-node';
-import {
-  API_GROUP, EXTERNAL_SECRET_API_VERSION, PUSH_SECRET_API_VERSION,
-  type ClusterExternalSecret, type ClusterPushSecret, type NamespaceFailure, type TemplatedObjectMetadata,
-} from '../../api/types.js';
+import { API_GROUP, EXTERNAL_SECRET_API_VERSION, PUSH_SECRET_API_VERSION } from '../../api/types.js';
+import type { ClusterExternalSecret, ClusterPushSecret, NamespaceFailure, TemplatedObjectMetadata } from '../../api/cluster-types.js';
 import { matchesLabelSelector } from '../../stores/access.js';
 import { labelValue } from '../labels.js';
 import { resourceOf, resourcePath, type PathOptions } from '../../kube/paths.js';

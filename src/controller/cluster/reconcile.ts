@@ -10,13 +10,15 @@
 // serves unclassed stores. A cluster object whose stores are another class is left alone.
 import type { KubernetesObject, V1Namespace } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { AnySecretStore, Condition, NamespaceFailure } from '../../api/types.js';
+import type { AnySecretStore, Condition } from '../../api/types.js';
+import type { NamespaceFailure } from '../../api/cluster-types.js';
 import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
 import { matchesLabelSelector } from '../../stores/access.js';
 import { refreshIntervalMs } from '../refresh.js';
 import type { EventRecorder } from '../events.js';
 import type { Informers } from '../informers.js';
-import type { Schedule } from '../schedule.js';
+import { queueKey, type QueueKey } from '../keys.js';
+import type { Requeue } from '../queue.js';
 import { bounded, patchStatus, withReady } from '../status.js';
 import type { StoreReconciler } from '../stores.js';
 import {
@@ -29,15 +31,13 @@ export interface ClusterDeps {
   stores: Pick<StoreReconciler, 'served'>;
   rest: KubeRest;
   events: EventRecorder;
-  schedule: Schedule;
   logger: Logger;
   /** Whether the controller serves namespace `ns` (its namespace selector). */
   inScope(ns: string): boolean;
-  retry(key: string): void;
-  forget(key: string): void;
 }
 
-export type ClusterOutcome = { result: 'synced' | 'unchanged' | 'skipped' | 'error'; reason: string };
+/** What happened (metrics) and when to run again (the work queue, src/controller/queue.ts). */
+export type ClusterOutcome = { result: 'synced' | 'unchanged' | 'skipped' | 'error'; reason: string; requeue: Requeue };
 
 /** ESO's default: the namespace selection is re-evaluated every minute. */
 const DEFAULT_REFRESH_MS = 60_000;
@@ -67,23 +67,17 @@ export class ClusterReconciler {
   }
 
   private async run(k: ClusterKind, name: string): Promise<ClusterOutcome> {
-    const key = `${k.prefix}/${name}`;
     const c = this.object(k, name);
     const existing = this.children(k, name);
     if (!c) {
       // Gone: its objects go too (the garbage collector would, where one runs).
-      this.d.schedule.cancel(key);
-      this.d.forget(key);
       for (const o of existing) await this.remove(k, undefined, o);
-      return { result: existing.length ? 'synced' : 'skipped', reason: 'Deleted' };
+      return { result: existing.length ? 'synced' : 'skipped', reason: 'Deleted', requeue: { next: 'cancel' } };
     }
     const namespaces = this.d.informers.namespaces();
     const selected = selectedNamespaces(k, c, namespaces).filter((ns) => this.d.inScope(ns));
     const considered = new Set([...selected, ...existing.map((o) => o.metadata!.namespace!)]);
-    if (!this.served(k, c, [...considered])) {
-      this.d.schedule.cancel(key);
-      return { result: 'skipped', reason: 'OtherClass' };
-    }
+    if (!this.served(k, c, [...considered])) return { result: 'skipped', reason: 'OtherClass', requeue: { next: 'cancel' } };
     const childName = k.childName(c);
     let changed = false;
     const provisioned: string[] = [];
@@ -104,11 +98,9 @@ export class ClusterReconciler {
       }
     }
     const wroteStatus = await this.writeStatus(k, c, { name: childName, provisioned, failed });
-    if (failed.length) this.d.retry(key);
-    else this.d.forget(key);
-    this.scheduleRefresh(k, c, key);
-    if (failed.length) return { result: 'error', reason: 'NamespacesFailed' };
-    return { result: changed || wroteStatus ? 'synced' : 'unchanged', reason: 'Provisioned' };
+    const requeue: Requeue = { next: this.nextRefresh(k, c), backoff: failed.length > 0 };
+    if (failed.length) return { result: 'error', reason: 'NamespacesFailed', requeue };
+    return { result: changed || wroteStatus ? 'synced' : 'unchanged', reason: 'Provisioned', requeue };
   }
 
   /** Creates or updates the object in `ns`; true when written; throws a user-facing Error. */
@@ -202,7 +194,8 @@ export class ClusterReconciler {
     return patchStatus(this.d.rest, kindPath(k.apiVersion, k.plural, { name: c.metadata.name!, subresource: 'status' }), status);
   }
 
-  private scheduleRefresh(k: ClusterKind, c: ClusterObject, key: string): void {
+  /** When the namespace selection is evaluated again. */
+  private nextRefresh(k: ClusterKind, c: ClusterObject): Requeue['next'] {
     let ms = DEFAULT_REFRESH_MS;
     const raw = k.refreshTime(c);
     if (raw) {
@@ -212,8 +205,7 @@ export class ClusterReconciler {
         this.d.logger.warn({ [k.kind]: c.metadata.name, err: (err as Error).message }, 'refreshTime ignored');
       }
     }
-    if (ms > 0) this.d.schedule.at(key, Date.now() + ms);
-    else this.d.schedule.cancel(key);
+    return ms > 0 ? Date.now() + ms : 'cancel';
   }
 
   private regarding(k: ClusterKind, c: ClusterObject) {
@@ -222,10 +214,10 @@ export class ClusterReconciler {
 
   /** The cluster objects that may select namespace `ns` (all of them: a label change can
    *  add or remove it), as queue keys. */
-  keysFor(_ns?: V1Namespace): string[] {
+  keysFor(_ns?: V1Namespace): QueueKey[] {
     return [
-      ...this.d.informers.clusterExternalSecrets().map((c) => `ces/${c.metadata.name}`),
-      ...this.d.informers.clusterPushSecrets().map((c) => `cps/${c.metadata.name}`),
+      ...this.d.informers.clusterExternalSecrets().map((c) => queueKey('ces', '', c.metadata.name!)),
+      ...this.d.informers.clusterPushSecrets().map((c) => queueKey('cps', '', c.metadata.name!)),
     ];
   }
 }

@@ -5,15 +5,20 @@
 // ClusterSecretStore whose conditions no longer admit the namespace: the access rules are
 // checked at every write, deletion included (src/stores/access.ts).
 import type { PushSecret } from '../../api/types.js';
-import { clusterStoreAdmits } from '../../stores/access.js';
 import { storeId, type ClientCache } from '../clients.js';
 import type { EventRecorder } from '../events.js';
 import type { Informers } from '../informers.js';
-import { describeStore, type StoreReconciler } from '../stores.js';
+import type { StoreReconciler } from '../stores.js';
+import { describeStore, namespaceRefusal } from '../../stores/use.js';
 import { deleteEntry, type KeyedMutex } from './remote.js';
-import type { PushMetrics } from './reconcile.js';
 import { regarding, type Synced } from './status.js';
 import { storeByKey } from './targets.js';
+
+export interface PushMetrics {
+  /** One per entry and reconcile: written | equal | exists | error. */
+  push(result: string): void;
+  deleted(result: 'deleted' | 'error'): void;
+}
 
 export interface CleanupDeps {
   informers: Informers;
@@ -36,10 +41,9 @@ export async function cleanup(d: CleanupDeps, ps: PushSecret, recorded: Synced):
       d.events.emit(regarding(ps), 'Warning', 'DeleteSkipped', `${sk} no longer exists or is served by another controller; its ${Object.keys(entries).length} remote entries were not deleted`);
       return;
     }
-    const nsObj = d.informers.namespace(ns);
-    const verdict = store.kind !== 'ClusterSecretStore' ? { ok: true } : nsObj ? clusterStoreAdmits(store, nsObj) : { ok: false, why: `namespace "${ns}" is not known` };
-    if (!verdict.ok) {
-      d.events.emit(regarding(ps), 'Warning', 'DeleteSkipped', `${describeStore(store)} may not be used from namespace "${ns}" (${verdict.why}); its ${Object.keys(entries).length} remote entries were not deleted`);
+    const notAdmitted = namespaceRefusal(store, d.informers, ns);
+    if (notAdmitted) {
+      d.events.emit(regarding(ps), 'Warning', 'DeleteSkipped', `${notAdmitted}; its ${Object.keys(entries).length} remote entries were not deleted`);
       return;
     }
     let client;

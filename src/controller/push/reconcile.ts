@@ -19,9 +19,10 @@ import { storeId, type ClientCache } from '../clients.js';
 import type { EventRecorder } from '../events.js';
 import type { Informers } from '../informers.js';
 import { nextRefresh, phaseOf } from '../refresh.js';
-import type { Schedule } from '../schedule.js';
-import { describeStore, type StoreReconciler } from '../stores.js';
-import { cleanup, type CleanupDeps } from './cleanup.js';
+import type { Requeue } from '../queue.js';
+import type { StoreReconciler } from '../stores.js';
+import { describeStore } from '../../stores/use.js';
+import { cleanup, type CleanupDeps, type PushMetrics } from './cleanup.js';
 import type { PushRecords } from './record.js';
 import { deleteEntry, KeyedMutex, NotOwned, pushEntry, sameMetadata } from './remote.js';
 import { entryKey, forSource, MAX_SOURCES, PUSH_FINALIZER, pushSpec, selectorQuery, type PushSpec } from './spec.js';
@@ -29,12 +30,7 @@ import { countEntries, psPath, regarding, writePushStatus, type Outcome, type Sy
 import { concern, loopProblems, resolveStores, statusStoreKey, storeProblems } from './targets.js';
 import { entryValue, MissingKey, sourceValues } from './values.js';
 import { resourcePath, SECRETS } from '../../kube/paths.js';
-
-export interface PushMetrics {
-  /** One per entry and reconcile: written | equal | exists | error. */
-  push(result: string): void;
-  deleted(result: 'deleted' | 'error'): void;
-}
+import type { Generators } from '../generators.js';
 
 export interface PushDeps {
   informers: Informers;
@@ -42,15 +38,14 @@ export interface PushDeps {
   clients: ClientCache;
   rest: KubeRest;
   events: EventRecorder;
-  schedule: Schedule;
   engine: TemplateEngine;
+  /** Runs `spec.selector.generatorRef` (src/controller/generators.ts). */
+  generators: Generators;
   logger: Logger;
   metrics: PushMetrics;
   /** What each PushSecret wrote, as this controller recorded it. */
   records: PushRecords;
   jitterMaxMs: number;
-  retry(key: string): void;
-  forget(key: string): void;
 }
 
 interface Wanted {
@@ -61,9 +56,8 @@ interface Wanted {
   metadata?: PushMetadata;
 }
 
-export type PushOutcome = { result: 'synced' | 'unchanged' | 'skipped' | 'error'; reason: string };
-
-const psKey = (ns: string, name: string) => `ps/${ns}/${name}`;
+/** What happened (metrics) and when to run again (the work queue, src/controller/queue.ts). */
+export type PushOutcome = { result: 'synced' | 'unchanged' | 'skipped' | 'error'; reason: string; requeue: Requeue };
 
 class Refusal extends Error {
   constructor(readonly problems: string[], readonly retry: boolean, readonly reason: 'Errored' | 'AccessDenied' = 'Errored') {
@@ -81,13 +75,10 @@ export class PushSecretReconciler {
   }
 
   async reconcile(ns: string, name: string): Promise<PushOutcome> {
-    const key = psKey(ns, name);
     const ps = this.d.informers.pushSecret(ns, name);
     if (!ps) {
       await this.d.records.drop({ namespace: ns, name });
-      this.d.schedule.cancel(key);
-      this.d.forget(key);
-      return { result: 'skipped', reason: 'Deleted' };
+      return { result: 'skipped', reason: 'Deleted', requeue: { next: 'cancel' } };
     }
     const { spec, problems } = pushSpec(ps);
     const targets = spec ? resolveStores(ps, this.d.informers, this.d.stores, this.d.clients) : undefined;
@@ -95,14 +86,8 @@ export class PushSecretReconciler {
     // Never status.syncedPushSecrets: a tenant may write it (record.ts).
     const recorded = await this.d.records.load(ps);
     const whose = targets ? await concern(ps, targets, recorded, this.d) : 'mine';
-    if (whose === 'other') {
-      this.d.schedule.cancel(key);
-      return { result: 'skipped', reason: 'OtherClass' };
-    }
-    if (whose === 'wait') {
-      this.d.retry(key);
-      return { result: 'skipped', reason: 'StoreNotCached' };
-    }
+    if (whose === 'other') return { result: 'skipped', reason: 'OtherClass', requeue: { next: 'cancel' } };
+    if (whose === 'wait') return { result: 'skipped', reason: 'StoreNotCached', requeue: { backoff: true } };
     if (ps.metadata.deletionTimestamp) return this.finalize(ps, spec, recorded);
     try {
       if (!spec || !targets) throw new Refusal(problems, false);
@@ -113,9 +98,7 @@ export class PushSecretReconciler {
       if (!(err instanceof Refusal)) throw err;
       await writePushStatus(this.d.rest, ps, { ready: 'False', reason: err.reason, message: `nothing pushed: ${err.message}`, synced: recorded, wrote: false });
       this.d.events.emit(regarding(ps), 'Warning', err.reason, `nothing pushed: ${err.message}`);
-      if (spec) this.scheduleNext(ps, spec);
-      if (err.retry) this.d.retry(key);
-      return { result: 'error', reason: err.reason };
+      return { result: 'error', reason: err.reason, requeue: { ...(spec ? { next: this.nextRun(ps, spec) } : {}), backoff: err.retry } };
     }
   }
 
@@ -130,16 +113,13 @@ export class PushSecretReconciler {
 
   /** Deleted PushSecret: deletionPolicy Delete removes what it wrote, then the finalizer goes. */
   private async finalize(ps: PushSecret, spec: PushSpec | undefined, recorded: Synced): Promise<PushOutcome> {
-    const key = psKey(ps.metadata.namespace!, ps.metadata.name!);
-    this.d.schedule.cancel(key);
-    if (!ps.metadata.finalizers?.includes(PUSH_FINALIZER)) return { result: 'skipped', reason: 'Deleting' };
+    if (!ps.metadata.finalizers?.includes(PUSH_FINALIZER)) return { result: 'skipped', reason: 'Deleting', requeue: { next: 'cancel' } };
     const policy = spec?.deletionPolicy ?? ps.spec.deletionPolicy ?? 'None';
     const left = policy === 'Delete' ? await cleanup(this.cleanupDeps(), ps, recorded) : { synced: {}, failures: [] };
     if (left.failures.length) {
       await this.record(ps, left.synced, left.failures);
       await writePushStatus(this.d.rest, ps, { ready: 'False', reason: 'Errored', message: `deleting: ${left.failures.join('; ')}`, synced: left.synced, wrote: false }).catch(() => undefined);
-      this.d.retry(key);
-      return { result: 'error', reason: 'DeleteFailed' };
+      return { result: 'error', reason: 'DeleteFailed', requeue: { next: 'cancel', backoff: true } };
     }
     // The record goes first: should the finalizer patch fail, the retry finds nothing to delete.
     await this.d.records.drop({ namespace: ps.metadata.namespace!, name: ps.metadata.name!, uid: ps.metadata.uid });
@@ -149,16 +129,26 @@ export class PushSecretReconciler {
     } catch (err) {
       if (!isKubeStatus(err, 404)) throw err;
     }
-    this.d.forget(key);
     this.d.events.forget(regarding(ps));
-    return { result: 'synced', reason: 'Deleted' };
+    return { result: 'synced', reason: 'Deleted', requeue: { next: 'cancel' } };
   }
 
-  /** The source Secrets: the named one (undefined when missing) or every label-selected one. */
+  /** The source Secrets: the named one (undefined when missing) or every label-selected one,
+   *  or the values a generator produces now (as one Secret named after the generator). */
   private async sources(ps: PushSecret): Promise<V1Secret[] | undefined> {
     const ns = ps.metadata.namespace!;
+    const ref = ps.spec.selector.generatorRef;
+    if (ref) {
+      try {
+        const values = await this.d.generators.run(ns, await this.d.generators.resolve(ns, ref));
+        const data = Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
+        return [{ metadata: { name: ref.name, namespace: ns }, data }];
+      } catch (err) {
+        // Retried with backoff: generators are not watched, a fixed one is seen at the next try.
+        throw new Refusal([`spec.selector.generatorRef: ${(err as Error).message}`], true);
+      }
+    }
     const sel = ps.spec.selector.secret!;
-    
     try {
       if (sel.name) return [await this.d.rest.get<V1Secret>(resourcePath(SECRETS, { namespace: ns, name: sel.name }))];
       let query: string;
@@ -233,7 +223,6 @@ export class PushSecretReconciler {
 
   private async sync(ps: PushSecret, spec: PushSpec, targets: { stores: AnySecretStore[]; problems: string[] }, recorded: Synced): Promise<PushOutcome> {
     const ns = ps.metadata.namespace!;
-    const key = psKey(ns, ps.metadata.name!);
     const { stores, problems } = targets;
     problems.push(...(await storeProblems(stores, this.d.stores)));
     if (problems.length) throw new Refusal(problems, true);
@@ -301,15 +290,11 @@ export class PushSecretReconciler {
       : { ready: 'False', reason: 'Errored', message: failures.join('; '), synced, wrote };
     if (wrote && ok) this.d.events.emit(regarding(ps), 'Normal', 'Synced', outcome.message);
     await writePushStatus(this.d.rest, ps, outcome);
-    this.scheduleNext(ps, spec);
-    if (ok) this.d.forget(key);
-    else this.d.retry(key);
-    return { result: ok ? (wrote ? 'synced' : 'unchanged') : 'error', reason: outcome.reason };
+    return { result: ok ? (wrote ? 'synced' : 'unchanged') : 'error', reason: outcome.reason, requeue: { next: this.nextRun(ps, spec), backoff: !ok } };
   }
 
   /** The named source Secret is gone: Delete removes what was pushed from it, None keeps it. */
   private async sourceDeleted(ps: PushSecret, spec: PushSpec, recorded: Synced): Promise<PushOutcome> {
-    const key = psKey(ps.metadata.namespace!, ps.metadata.name!);
     const secret = `Secret "${ps.metadata.namespace}/${ps.spec.selector.secret!.name}"`;
     const had = countEntries(recorded);
     if (!had) throw new Refusal([`${secret} not found; create it or fix spec.selector.secret.name`], true);
@@ -319,9 +304,7 @@ export class PushSecretReconciler {
     const message = `${secret} was deleted; ${done}${left.failures.length ? `; ${left.failures.join('; ')}` : ''}`;
     await writePushStatus(this.d.rest, ps, { ready: 'False', reason: 'SourceDeleted', message, synced: left.synced, wrote: false });
     this.d.events.emit(regarding(ps), 'Warning', 'SourceDeleted', message);
-    this.scheduleNext(ps, spec);
-    if (left.failures.length) this.d.retry(key);
-    return { result: 'error', reason: 'SourceDeleted' };
+    return { result: 'error', reason: 'SourceDeleted', requeue: { next: this.nextRun(ps, spec), backoff: left.failures.length > 0 } };
   }
 
   /** Records what `ps` wrote; a failure to keep the record is one more failure (retried:
@@ -343,10 +326,9 @@ export class PushSecretReconciler {
     return msg;
   }
 
-  private scheduleNext(ps: PushSecret, spec: PushSpec): void {
-    const key = psKey(ps.metadata.namespace!, ps.metadata.name!);
-    if (spec.intervalMs === 0) return this.d.schedule.cancel(key);
-    // The ExternalSecrets' shared epoch-anchored grid (src/controller/refresh.ts).
-    this.d.schedule.at(key, nextRefresh(spec.intervalMs, phaseOf(ps.metadata.uid ?? ''), this.d.jitterMaxMs, Date.now()));
+  /** The next refresh, on the ExternalSecrets' shared epoch-anchored grid (src/controller/refresh.ts). */
+  private nextRun(ps: PushSecret, spec: PushSpec): Requeue['next'] {
+    if (spec.intervalMs === 0) return 'cancel';
+    return nextRefresh(spec.intervalMs, phaseOf(ps.metadata.uid ?? ''), this.d.jitterMaxMs, Date.now());
   }
 }

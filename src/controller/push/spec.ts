@@ -7,6 +7,7 @@ import type { PushSecret, PushSecretData } from '../../api/types.js';
 import { selectTemplateEngine, type TemplateEngineChoice } from '../../templating/index.js';
 import { DEFAULT_REFRESH_INTERVAL, refreshIntervalMs } from '../refresh.js';
 import { nameProblem } from '../../kube/names.js';
+import { generatorRefProblem } from '../../generators/index.js';
 
 /** Held while remote entries this PushSecret wrote may still need deleting (deletionPolicy Delete). */
 export const PUSH_FINALIZER = 'esi.dev/pushsecret-cleanup';
@@ -35,8 +36,13 @@ export function pushSecretChanged(a: KubernetesObject | undefined, b: Kubernetes
 function refProblems(s: PushSecret['spec']): string[] {
   const problems: string[] = [];
   const sel = s.selector?.secret;
-  if (s.selector?.generatorRef) problems.push('spec.selector.generatorRef is not supported by ESI; select a Secret with spec.selector.secret');
-  else if (!sel || (!sel.name && !sel.selector)) problems.push('spec.selector.secret needs name or selector (the Secret(s) to push, in this namespace)');
+  const gen = s.selector?.generatorRef;
+  if (gen) {
+    // A generator's values are the source (docs/generators.md): new values at every push.
+    const bad = generatorRefProblem(gen);
+    if (bad) problems.push(`spec.selector.${bad}`);
+    if (sel) problems.push('spec.selector: set secret or generatorRef, not both');
+  } else if (!sel || (!sel.name && !sel.selector)) problems.push('spec.selector.secret needs name or selector (the Secret(s) to push, in this namespace)');
   else if (sel.name && sel.selector) problems.push('spec.selector.secret: set name or selector, not both');
   const badSource = sel?.name ? nameProblem(sel.name, 'subdomain') : undefined;
   if (badSource) problems.push(`spec.selector.secret.name ${badSource}`);

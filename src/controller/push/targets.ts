@@ -6,12 +6,13 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import type { AnySecretStore, PushSecret } from '../../api/types.js';
 import { loadProvider, providerNameOf } from '../../providers/registry.js';
-import { clusterStoreAdmits, matchesLabelSelector } from '../../stores/access.js';
+import { matchesLabelSelector } from '../../stores/access.js';
 import type { Informers } from '../informers.js';
 import { SOURCE_STORE_ANNOTATION, STORE_KIND_LABEL, STORE_LABEL, labelValue } from '../labels.js';
 import type { KubeRest } from '../../kube/rest.js';
 import type { ClientCache } from '../clients.js';
-import { describeStore, storePath, type StoreReconciler } from '../stores.js';
+import { storePath, type StoreReconciler } from '../stores.js';
+import { describeStore, lookupStore, namespaceRefusal, storeNotFound } from '../../stores/use.js';
 import type { Synced } from './status.js';
 
 /** `SecretStore/<name>` or `ClusterSecretStore/<name>`: the store key of status.syncedPushSecrets. */
@@ -35,8 +36,8 @@ export function resolveStores(ps: PushSecret, informers: Informers, stores: Stor
   (ps.spec.secretStoreRefs ?? []).forEach((ref, i) => {
     const kind = ref.kind ?? 'SecretStore';
     if (ref.name) {
-      const store = kind === 'ClusterSecretStore' ? informers.clusterSecretStore(ref.name) : informers.secretStore(ns, ref.name);
-      if (!store) problems.push(`spec.secretStoreRefs[${i}]: ${kind === 'ClusterSecretStore' ? `ClusterSecretStore "${ref.name}"` : `SecretStore "${ns}/${ref.name}"`} not found`);
+      const store = lookupStore(informers, { kind, name: ref.name }, ns);
+      if (!store) problems.push(storeNotFound({ kind, name: ref.name }, ns, `spec.secretStoreRefs[${i}]`));
       else if (stores.served(store)) out.set(statusStoreKey(store), store);
       return;
     }
@@ -47,10 +48,8 @@ export function resolveStores(ps: PushSecret, informers: Informers, stores: Stor
   for (const store of out.values()) {
     const refused = clients.identityProblem(store);
     if (refused) denied.push(`${describeStore(store)}: ${refused}`);
-    if (store.kind !== 'ClusterSecretStore') continue;
-    const nsObj = informers.namespace(ns);
-    const verdict = nsObj ? clusterStoreAdmits(store, nsObj) : { ok: false, why: `namespace "${ns}" is not known yet` };
-    if (!verdict.ok) problems.push(`${describeStore(store)} may not be used from namespace "${ns}": ${verdict.why}`);
+    const notAdmitted = namespaceRefusal(store, informers, ns);
+    if (notAdmitted) problems.push(notAdmitted);
   }
   return { stores: [...out.values()], problems, denied };
 }

@@ -81,7 +81,7 @@ class StsClients {
 
   make(credentials: AwsCredentialIdentityProvider): StsModule.STSClient {
     const c = new this.sts.STSClient(commonConfig({
-      region: this.spec.region, endpoint: endpointFromEnv('sts'), credentials, timeoutMs: this.ctx.timeoutMs,
+      region: this.spec.region, service: 'sts', endpoint: endpointFromEnv('sts'), credentials, timeoutMs: this.ctx.timeoutMs,
     }));
     this.all.push(c);
     return c;

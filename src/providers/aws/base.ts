@@ -35,7 +35,7 @@ export function serviceClient<C extends SdkClient & { middlewareStack: unknown }
   store: { ctx: ProviderContext; spec: AWSProvider; creds: Credentials },
 ): C {
   const { ctx, spec, creds } = store;
-  const client = new Client(commonConfig({ region: spec.region, endpoint: endpointFromEnv(service), credentials: creds.provider, timeoutMs: ctx.timeoutMs }));
+  const client = new Client(commonConfig({ region: spec.region, service, endpoint: endpointFromEnv(service), credentials: creds.provider, timeoutMs: ctx.timeoutMs }));
   addXmlErrorRewrite(client);
   return client;
 }

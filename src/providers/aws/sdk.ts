@@ -2,6 +2,8 @@
 // credentials (never the SDK's ambient chain or shared config files), short timeouts and
 // few attempts derived from the caller's deadline, and a per-call abort signal.
 import type { Logger } from 'pino';
+import type { Agent } from 'node:http';
+import { proxyAgent } from '../proxy.js';
 
 /** The SDK's credential identity (structurally; the SDK's own type lives in a transitive
  *  package this project does not depend on directly). */
@@ -27,7 +29,7 @@ export interface CommonConfig {
   endpoint?: string;
   credentials: AwsCredentialIdentityProvider;
   maxAttempts: number;
-  requestHandler: { connectionTimeout: number; requestTimeout: number };
+  requestHandler: { connectionTimeout: number; requestTimeout: number; httpAgent?: Agent; httpsAgent?: Agent };
   logger: { debug(): void; info(): void; warn(): void; error(): void };
 }
 
@@ -37,6 +39,8 @@ const silent = { debug() {}, info() {}, warn() {}, error() {} };
  *  refresh loop, reconciler) retry with backoff and jitter themselves. */
 export function commonConfig(opts: {
   region: string;
+  /** The endpoint prefix (`secretsmanager`, `ssm`, `sts`): where the proxy decision looks. */
+  service: string;
   endpoint?: string;
   credentials: AwsCredentialIdentityProvider;
   timeoutMs: number;
@@ -47,10 +51,17 @@ export function commonConfig(opts: {
     ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
     credentials: opts.credentials,
     maxAttempts: 2,
-    requestHandler: { connectionTimeout: Math.min(timeoutMs, 5000), requestTimeout: timeoutMs },
+    requestHandler: { connectionTimeout: Math.min(timeoutMs, 5000), requestTimeout: timeoutMs, ...proxied(opts.endpoint ?? `https://${opts.service}.${opts.region}.amazonaws.com`) },
     // SDK log lines may include request parameters (names, values of PutSecretValue).
     logger: silent,
   };
+}
+
+/** The SDK's agents for the environment's proxy, when one applies to `endpoint`. */
+function proxied(endpoint: string): { httpAgent?: Agent; httpsAgent?: Agent } {
+  const agent = proxyAgent(endpoint);
+  if (!agent) return {};
+  return new URL(endpoint).protocol === 'https:' ? { httpsAgent: agent } : { httpAgent: agent };
 }
 
 /** Options of one `client.send`: the whole call, retries included, ends by the deadline. */

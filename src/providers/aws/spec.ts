@@ -2,6 +2,7 @@
 // settings read from the environment of the process that runs the provider (the agent
 // container, the reconciler). Nothing here does I/O.
 import type { AWSProvider } from '../../api/types.js';
+import { secretKeyProblems, serviceAccountProblems } from '../spec-checks.js';
 
 export type AwsService = 'SecretsManager' | 'ParameterStore';
 export const SERVICES: readonly AwsService[] = ['SecretsManager', 'ParameterStore'];
@@ -13,10 +14,12 @@ export const STS_AUDIENCE = 'sts.amazonaws.com';
 /** Endpoint overrides, first match wins: ESO's variables (so an existing ESO deployment's
  *  settings carry over), then the AWS SDKs' standard service-specific variable, then the
  *  SDKs' global `AWS_ENDPOINT_URL`. None of them comes from a tenant's object. */
-export const ENDPOINT_ENV: Readonly<Record<'secretsmanager' | 'ssm' | 'sts', readonly string[]>> = {
+export const ENDPOINT_ENV: Readonly<Record<'secretsmanager' | 'ssm' | 'sts' | 'ecr', readonly string[]>> = {
   secretsmanager: ['AWS_SECRETSMANAGER_ENDPOINT', 'AWS_ENDPOINT_URL_SECRETS_MANAGER', 'AWS_ENDPOINT_URL'],
   ssm: ['AWS_SSM_ENDPOINT', 'AWS_ENDPOINT_URL_SSM', 'AWS_ENDPOINT_URL'],
   sts: ['AWS_STS_ENDPOINT', 'AWS_ENDPOINT_URL_STS', 'AWS_ENDPOINT_URL'],
+  /** The ECRAuthorizationToken generator (src/providers/aws/ecr.ts). */
+  ecr: ['AWS_ECR_ENDPOINT', 'AWS_ENDPOINT_URL_ECR', 'AWS_ENDPOINT_URL'],
 };
 
 /** The endpoint override for one service, or undefined for AWS's regional endpoint. */
@@ -33,11 +36,9 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]+$/;
 const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
 
-function selectorProblem(v: unknown, path: string, required: boolean): string | undefined {
-  if (v === undefined) return required ? `${path} is required` : undefined;
-  if (!isObject(v) || typeof v.name !== 'string' || v.name === '') return `${path}.name must be a non-empty string`;
-  if (typeof v.key !== 'string' || v.key === '') return `${path}.key must be a non-empty string`;
-  return undefined;
+function selectorProblems(v: unknown, path: string, required: boolean): string[] {
+  if (v === undefined) return required ? [`${path} is required`] : [];
+  return secretKeyProblems(path, v);
 }
 
 function roleProblem(v: unknown, path: string): string | undefined {
@@ -54,11 +55,13 @@ function authProblems(auth: unknown): string[] {
     if (!isObject(auth.secretRef)) return [...problems, 'aws.auth.secretRef must be an object'];
     const ref = auth.secretRef;
     for (const [field, required] of [['accessKeyIDSecretRef', true], ['secretAccessKeySecretRef', true], ['sessionTokenSecretRef', false]] as const) {
-      const p = selectorProblem(ref[field], `aws.auth.secretRef.${field}`, required);
-      if (p) problems.push(p);
+      problems.push(...selectorProblems(ref[field], `aws.auth.secretRef.${field}`, required));
     }
   }
   if (auth.jwt !== undefined && !isObject(auth.jwt)) problems.push('aws.auth.jwt must be an object');
+  else if (isObject(auth.jwt) && auth.jwt.serviceAccountRef !== undefined) {
+    problems.push(...serviceAccountProblems('aws.auth.jwt.serviceAccountRef', auth.jwt.serviceAccountRef));
+  }
   const unknown = Object.keys(auth).filter((k) => k !== 'secretRef' && k !== 'jwt');
   if (unknown.length) problems.push(`aws.auth.${unknown[0]} is not supported by ESI (secretRef or jwt)`);
   return problems;

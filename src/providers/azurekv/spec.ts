@@ -3,6 +3,7 @@
 // `environmentType`, whether a vault host is an Azure Key Vault endpoint, and which
 // operator-level environment variables widen what the provider accepts.
 import type { AzureAuthType, AzureEnvironmentType, AzureKVProvider } from '../../api/types.js';
+import { secretKeyProblems, serviceAccountProblems } from '../spec-checks.js';
 
 export const AUTH_TYPES: readonly AzureAuthType[] = ['ServicePrincipal', 'ManagedIdentity', 'WorkloadIdentity'];
 
@@ -47,13 +48,6 @@ export const ENV = {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function selectorProblem(v: unknown, path: string): string | undefined {
-  if (v === undefined) return undefined;
-  if (!isObject(v) || typeof v.name !== 'string' || v.name === '') return `${path}.name must be a non-empty string`;
-  if (typeof v.key !== 'string' || v.key === '') return `${path}.key must be a non-empty string`;
-  return undefined;
-}
-
 function vaultUrlProblems(url: unknown): string[] {
   if (typeof url !== 'string' || url === '') return ['azurekv.vaultUrl is required'];
   let u: URL;
@@ -87,8 +81,7 @@ function authProblems(p: Record<string, unknown>, authType: AzureAuthType): stri
   const ref: Ref = isObject(p.authSecretRef) ? p.authSecretRef : undefined;
   if (p.authSecretRef !== undefined && !ref) problems.push('azurekv.authSecretRef must be an object');
   for (const f of ['clientId', 'clientSecret', 'clientCertificate', 'tenantId'] as const) {
-    const problem = selectorProblem(ref?.[f], `azurekv.authSecretRef.${f}`);
-    if (problem) problems.push(problem);
+    if (ref?.[f] !== undefined) problems.push(...secretKeyProblems(`azurekv.authSecretRef.${f}`, ref[f]));
   }
   if (authType === 'ServicePrincipal') return [...problems, ...servicePrincipalProblems(p, ref)];
   if (ref?.clientSecret || ref?.clientCertificate) {
@@ -117,10 +110,7 @@ export function validateSpec(spec: unknown): string[] {
     if (REFUSED_ENVIRONMENTS[env]) problems.push(REFUSED_ENVIRONMENTS[env]!);
     else if (!AUTHORITY_HOSTS[env]) problems.push(`azurekv.environmentType "${String(env)}" is unknown`);
   }
-  const sa = spec.serviceAccountRef;
-  if (sa !== undefined && (!isObject(sa) || typeof sa.name !== 'string' || sa.name === '')) {
-    problems.push('azurekv.serviceAccountRef.name must be a non-empty string');
-  }
+  if (spec.serviceAccountRef !== undefined) problems.push(...serviceAccountProblems('azurekv.serviceAccountRef', spec.serviceAccountRef));
   return problems;
 }
 

@@ -9,6 +9,7 @@ import { deleteProperty, hasProperty, jsonToSecretMap, selectProperty, setProper
 import { findNameTest } from '../regexp.js';
 import { meta, validateSpec } from './meta.js';
 import { emptySecretMap, ProviderError, type FindRef, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
+import { convertFoundKeys } from '../key-conversion.js';
 
 interface Entry {
   value: string;
@@ -84,7 +85,8 @@ export class FakeClient implements SecretsClient {
       if (!re(key)) continue;
       out[key] = enc.encode(entry.value);
     }
-    return out;
+    // ESO's fake provider converts found keys itself: a rewrite sees converted keys.
+    return convertFoundKeys(find.conversionStrategy, out);
   }
 
   async pushSecret(value: Uint8Array, ref: PushRemoteRef): Promise<void> {

@@ -17,6 +17,7 @@ import { emptySecretMap, ProviderError, type FindRef, type ProviderContext, type
 import { classifyGcpsm, Code, CredentialFailure, grpcCode, withRetries, type CallPolicy } from './errors.js';
 import { isFullName, parentName, secretIdOf, secretName, versionName, type Scope } from './names.js';
 import { sameMap, wantedMap, type GcpsmPushMetadata } from './push-metadata.js';
+import { convertFoundKeys } from '../key-conversion.js';
 
 type ISecret = protos.google.cloud.secretmanager.v1.ISecret;
 
@@ -159,7 +160,8 @@ export class GcpsmClient implements SecretsClient {
         else this.ctx.logger.debug({ key: id }, 'gcpsm find: secret has no accessible version, skipped');
       });
     }
-    return out;
+    // ESO's gcpsm provider converts found keys itself: a rewrite sees converted keys.
+    return convertFoundKeys(find.conversionStrategy, out);
   }
 
   /** Creates the secret, labelled as managed, with the push metadata. */

@@ -1,6 +1,7 @@
 // The gcpsm store spec without I/O or SDKs: validation and the workload identity
 // federation plan (which token the pod presents, for which STS audience).
 import type { GCPWorkloadIdentity } from '../../api/types.js';
+import { secretKeyProblems, serviceAccountProblems } from '../spec-checks.js';
 
 /** A workload identity pool provider of IAM (non-GKE clusters federate through one). */
 const WIF_PROVIDER = /^(?:https:)?(\/\/iam\.googleapis\.com\/projects\/\d+\/locations\/global\/workloadIdentityPools\/[^/]+\/providers\/[^/]+)$/;
@@ -44,14 +45,15 @@ function validateAuth(auth: unknown, projectID: unknown): string[] {
   if (auth === undefined) return [];
   if (!isObj(auth)) return ['gcpsm.auth must be an object'];
   const problems: string[] = [];
-  const key = isObj(auth.secretRef) ? auth.secretRef.secretAccessKeySecretRef : undefined;
-  if (auth.secretRef !== undefined && !(isObj(key) && typeof key.name === 'string' && key.name && typeof key.key === 'string' && key.key)) {
-    problems.push('gcpsm.auth.secretRef.secretAccessKeySecretRef needs name and key');
+  if (auth.secretRef !== undefined) {
+    const key = isObj(auth.secretRef) ? auth.secretRef.secretAccessKeySecretRef : undefined;
+    problems.push(...secretKeyProblems('gcpsm.auth.secretRef.secretAccessKeySecretRef', key));
   }
   const wi = auth.workloadIdentity;
   if (wi !== undefined) {
-    if (!isObj(wi) || !isObj(wi.serviceAccountRef) || typeof wi.serviceAccountRef.name !== 'string' || !wi.serviceAccountRef.name) {
-      problems.push('gcpsm.auth.workloadIdentity.serviceAccountRef.name is required');
+    const saProblems = serviceAccountProblems('gcpsm.auth.workloadIdentity.serviceAccountRef', isObj(wi) ? wi.serviceAccountRef : undefined);
+    if (saProblems.length > 0) {
+      problems.push(...saProblems);
     } else {
       const plan = federationPlan(wi as never, typeof projectID === 'string' ? projectID : undefined);
       if (Array.isArray(plan)) problems.push(`gcpsm.auth.workloadIdentity needs ${plan.join(', ')} (or serviceAccountRef.audiences[0] naming an IAM workload identity pool provider)`);

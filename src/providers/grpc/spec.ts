@@ -5,6 +5,7 @@
 //        http://host[:port]  plaintext, only when written so explicitly (port 80 by default)
 //   tlsSecretRef: {name, namespace?}   a Secret with ca.crt and/or tls.crt + tls.key
 import type { GRPCProvider } from '../../api/types.js';
+import { secretKeyProblems } from '../spec-checks.js';
 
 export interface Endpoint {
   /** The gRPC target, `host:port` (IPv6 hosts in brackets). */
@@ -62,10 +63,8 @@ export function validateSpec(spec: unknown): string[] {
   if (s.tlsSecretRef !== undefined) {
     const ref = s.tlsSecretRef as Partial<GRPCProvider['tlsSecretRef']> | null;
     if (ref === null || typeof ref !== 'object') problems.push('grpc.tlsSecretRef must be an object {name, namespace}');
-    else {
-      if (typeof ref.name !== 'string' || ref.name === '') problems.push('grpc.tlsSecretRef.name must name a Secret holding ca.crt and/or tls.crt + tls.key');
-      if (ref.namespace !== undefined && typeof ref.namespace !== 'string') problems.push('grpc.tlsSecretRef.namespace must be a string');
-    }
+    else if (typeof ref.name !== 'string' || ref.name === '') problems.push('grpc.tlsSecretRef.name must name a Secret holding ca.crt and/or tls.crt + tls.key');
+    else problems.push(...secretKeyProblems('grpc.tlsSecretRef', ref, { key: false }));
     if (typeof endpoint !== 'string' && !endpoint.tls) {
       problems.push(`grpc.url "${endpoint.display}" is plaintext (http://) but tlsSecretRef is set: use https:// or host:port, or remove tlsSecretRef`);
     }

@@ -18,6 +18,7 @@ import { Agent, request } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { ProviderError } from '../types.js';
 import type { Connection } from './connection.js';
+import { proxyAgent, tunnelIdentity } from '../proxy.js';
 
 export type Verb = 'get' | 'list' | 'create' | 'update' | 'delete';
 
@@ -74,15 +75,21 @@ export class KubeApi {
     this.agent = KubeApi.agentFor(conn);
   }
 
-  static agentFor(conn: Connection): Agent {
-    return new Agent({
-      keepAlive: true,
-      maxSockets: 8,
+  /** What verifies the API server: given to the agent and, for a CONNECT tunnel through the
+   *  environment's proxy (src/providers/proxy.ts), with each request. */
+  static tlsFor(conn: Connection) {
+    return {
       rejectUnauthorized: true,
       ...(conn.ca ? { ca: conn.ca } : {}),
       ...(conn.servername ? { servername: conn.servername } : {}),
       ...(conn.cert && conn.key ? { cert: conn.cert, key: conn.key } : {}),
-    });
+      ...tunnelIdentity(conn.url),
+    };
+  }
+
+  static agentFor(conn: Connection): Agent {
+    const pool = { keepAlive: true, maxSockets: 8 };
+    return (proxyAgent(conn.url, pool) as Agent | undefined) ?? new Agent({ ...pool, ...KubeApi.tlsFor(conn) });
   }
 
   get identity(): string {
@@ -157,7 +164,7 @@ export class KubeApi {
         clearTimeout(timer);
         reject(err);
       };
-      const req = request(`${a.conn.url}${path}`, { method, agent: a.agent, headers }, (res) => {
+      const req = request(`${a.conn.url}${path}`, { method, agent: a.agent, headers, ...KubeApi.tlsFor(a.conn) }, (res) => {
         readBody(res).then(
           (raw) => {
             if (settled) return;

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { rootCertificates } from 'node:tls';
 import type { KubernetesProvider } from '../../api/types.js';
 import { ProviderError, type ProviderContext, type SecretKeySelector } from '../types.js';
+import { caBundlePem } from '../spec-checks.js';
 import { parseKubeconfig } from './kubeconfig.js';
 
 /** The CA of the cluster a pod runs in, mounted by the kubelet with the default token. */
@@ -40,10 +41,11 @@ function pemOf(storeId: string, bytes: Uint8Array | string, what: string): strin
   return text;
 }
 
-/** `caBundle` is base64 of PEM (ESO); a raw PEM is accepted too. */
+/** `caBundle` is base64 of PEM (ESO); a raw PEM is accepted too (src/providers/spec-checks.ts). */
 function decodeCaBundle(storeId: string, caBundle: string): string {
-  if (caBundle.includes(PEM)) return caBundle;
-  return pemOf(storeId, Buffer.from(caBundle, 'base64'), 'kubernetes.server.caBundle');
+  const pem = caBundlePem(caBundle);
+  if (!pem) throw new ProviderError('InvalidSpec', storeId, 'kubernetes.server.caBundle holds no PEM certificate');
+  return pem;
 }
 
 function inClusterUrl(storeId: string): string {

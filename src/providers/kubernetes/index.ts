@@ -16,6 +16,7 @@ import { resolveConnection } from './connection.js';
 import { dataOf, labelSelector, mapOf, mapToJson, valueOf, withPushMetadata, type KubePushMetadata, type KubeSecret } from './secret.js';
 import { meta } from './meta.js';
 import { validateSpec } from './spec.js';
+import { convertFoundKeys } from '../key-conversion.js';
 
 export { validateSpec };
 
@@ -99,7 +100,8 @@ export class KubernetesClient implements SecretsClient {
       if (!re(name)) continue;
       out[name] = mapToJson(dataOf(secret));
     }
-    return out;
+    // ESO's kubernetes provider converts found keys itself: a rewrite sees converted keys.
+    return convertFoundKeys(find.conversionStrategy, out);
   }
 
   /** Every Secret of the namespace matching the label selector, page by page. */

@@ -2,19 +2,11 @@
 // and the reconciler call this to report a broken store before anything dials out.
 import type { KubernetesProvider } from '../../api/types.js';
 import { isDnsLabel } from '../../kube/names.js';
+import { caBundleProblems, caProviderProblems, secretKeyProblems, serviceAccountProblems } from '../spec-checks.js';
 
 type Json = Record<string, unknown>;
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function selectorProblems(where: string, sel: unknown, needKey = true): string[] {
-  if (!isObject(sel)) return [`${where} must be an object with name and key`];
-  const out: string[] = [];
-  if (typeof sel.name !== 'string' || sel.name === '') out.push(`${where}.name must be a non-empty string`);
-  if (needKey && (typeof sel.key !== 'string' || sel.key === '')) out.push(`${where}.key must be a non-empty string`);
-  if (sel.namespace !== undefined && typeof sel.namespace !== 'string') out.push(`${where}.namespace must be a string`);
-  return out;
-}
 
 function serverProblems(server: unknown): string[] {
   if (server === undefined) return [];
@@ -29,18 +21,7 @@ function serverProblems(server: unknown): string[] {
     }
     if (url && url.protocol !== 'https:') out.push('kubernetes.server.url must use https (ESI always verifies TLS)');
   }
-  if (server.caBundle !== undefined && (typeof server.caBundle !== 'string' || server.caBundle === '')) {
-    out.push('kubernetes.server.caBundle must be a base64-encoded PEM bundle');
-  }
-  if (server.caProvider !== undefined) {
-    const cp = server.caProvider;
-    if (!isObject(cp)) {
-      out.push('kubernetes.server.caProvider must be an object');
-    } else {
-      if (cp.type !== 'Secret' && cp.type !== 'ConfigMap') out.push('kubernetes.server.caProvider.type must be Secret or ConfigMap');
-      out.push(...selectorProblems('kubernetes.server.caProvider', cp));
-    }
-  }
+  out.push(...caBundleProblems('kubernetes.server.caBundle', server.caBundle), ...caProviderProblems('kubernetes.server.caProvider', server.caProvider));
   return out;
 }
 
@@ -52,22 +33,15 @@ function authProblems(auth: unknown): string[] {
   if (set.length > 1) out.push(`kubernetes.auth must set one of token, serviceAccount, cert (found ${set.join(', ')})`);
   if (auth.token != null) {
     if (!isObject(auth.token)) out.push('kubernetes.auth.token must be an object');
-    else out.push(...selectorProblems('kubernetes.auth.token.bearerToken', auth.token.bearerToken));
+    else out.push(...secretKeyProblems('kubernetes.auth.token.bearerToken', auth.token.bearerToken));
   }
-  if (auth.serviceAccount != null) {
-    const sa = auth.serviceAccount;
-    if (!isObject(sa) || typeof sa.name !== 'string' || sa.name === '') {
-      out.push('kubernetes.auth.serviceAccount.name must be a non-empty string');
-    } else if (sa.audiences !== undefined && (!Array.isArray(sa.audiences) || sa.audiences.some((a) => typeof a !== 'string'))) {
-      out.push('kubernetes.auth.serviceAccount.audiences must be a list of strings');
-    }
-  }
+  if (auth.serviceAccount != null) out.push(...serviceAccountProblems('kubernetes.auth.serviceAccount', auth.serviceAccount));
   if (auth.cert != null) {
     if (!isObject(auth.cert)) {
       out.push('kubernetes.auth.cert must be an object');
     } else {
-      out.push(...selectorProblems('kubernetes.auth.cert.clientCert', auth.cert.clientCert));
-      out.push(...selectorProblems('kubernetes.auth.cert.clientKey', auth.cert.clientKey));
+      out.push(...secretKeyProblems('kubernetes.auth.cert.clientCert', auth.cert.clientCert));
+      out.push(...secretKeyProblems('kubernetes.auth.cert.clientKey', auth.cert.clientKey));
     }
   }
   return out;
@@ -82,7 +56,7 @@ export function validateSpec(spec: unknown): string[] {
   }
   problems.push(...serverProblems(spec.server), ...authProblems(spec.auth));
   if (spec.authRef != null) {
-    problems.push(...selectorProblems('kubernetes.authRef', spec.authRef));
+    problems.push(...secretKeyProblems('kubernetes.authRef', spec.authRef));
     if (spec.auth != null && isObject(spec.auth) && Object.values(spec.auth).some((v) => v != null)) {
       problems.push('kubernetes.authRef (a kubeconfig) and kubernetes.auth are exclusive');
     }

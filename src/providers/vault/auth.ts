@@ -4,6 +4,10 @@
 // login when it cannot be renewed any more (not renewable, capped by its max TTL, or the
 // renewal failed) — the replaced token is revoked at once — and revoked on close(). So a
 // long-running agent holds exactly one token per store, however many refreshes it does.
+// Except one case: Vault revokes every lease a token created when the token is revoked, so
+// a token that minted live leases (dynamic secrets, src/providers/vault/leases.ts) is held:
+// a re-login keeps it (it is revoked when its last lease is), close() leaves it alone, and
+// a failed renewal of it is retried instead of replacing it (docs/decisions/0054-dynamic-secrets.md).
 import type { Logger } from 'pino';
 import type { SecretKeySelector as ApiSelector, VaultAuth } from '../../api/types.js';
 import { toProviderError, type Classified } from '../errors.js';
@@ -117,6 +121,8 @@ export class TokenSource {
   private pending: Promise<Current> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Live leases per token that minted them (held tokens are not revoked). */
+  private readonly holds = new Map<string, number>();
   /** Logins performed (tests and metrics read it). */
   logins = 0;
   renewals = 0;
@@ -134,6 +140,28 @@ export class TokenSource {
     const c = this.current;
     if (c && (c.leaseSeconds === 0 || Date.now() < c.expiresAt - 1000)) return c.token;
     return (await this.obtain()).token;
+  }
+
+  /** Marks `token` as the minter of one more live lease: it is not revoked while held. */
+  hold(token: string): void {
+    this.holds.set(token, (this.holds.get(token) ?? 0) + 1);
+  }
+
+  /** One lease of `token` ended; a held token that is no longer the current one (replaced
+   *  by a re-login, or the client closed) is revoked with its last lease. */
+  release(token: string): void {
+    const n = (this.holds.get(token) ?? 0) - 1;
+    if (n > 0) {
+      this.holds.set(token, n);
+      return;
+    }
+    this.holds.delete(token);
+    if (this.owned && (this.closed || this.current?.token !== token)) void this.revoke(token);
+  }
+
+  /** Tokens held for live leases (tests read it). */
+  get heldTokens(): number {
+    return this.holds.size;
   }
 
   /** Forgets a token Vault no longer accepts (revoked, expired early); the next call logs in. */
@@ -162,7 +190,10 @@ export class TokenSource {
     const previous = this.current;
     const now = Date.now();
     this.current = { ...grant, obtainedAt: now, expiresAt: now + grant.leaseSeconds * 1000, capped: false };
-    if (previous && this.owned && previous.token !== grant.token) void this.revoke(previous.token);
+    if (previous && this.owned && previous.token !== grant.token) {
+      if (this.holds.has(previous.token)) this.opts.logger.info('vault: keeping the replaced token until the leases it minted are revoked (revoking it would revoke them)');
+      else void this.revoke(previous.token);
+    }
     this.schedule();
     return this.current;
   }
@@ -187,13 +218,19 @@ export class TokenSource {
     if (!c || this.closed) return;
     if (c.renewable && !c.capped && (await this.renew(c))) return;
     if (this.closed || this.current !== c) return;
+    const left = c.expiresAt - Date.now();
+    if (c.renewable && !c.capped && this.holds.has(c.token) && left > 5000) {
+      // Its leases end with it: retry the renewal while it lasts rather than replace it.
+      this.timer = setTimeout(() => void this.maintain(), Math.min(30_000, left / 3));
+      this.timer.unref();
+      return;
+    }
     try {
       await this.obtain();
     } catch (err) {
       if (this.closed) return;
       // Keep the old token while it lasts; try again soon.
       this.opts.logger.warn({ err: (err as Error).message }, 'vault: could not log in again; retrying');
-      const left = c.expiresAt - Date.now();
       this.timer = setTimeout(() => void this.maintain(), Math.max(1000, Math.min(30_000, left / 2)));
       this.timer.unref();
     }
@@ -226,7 +263,8 @@ export class TokenSource {
     }
   }
 
-  /** Stops renewing and revokes the owned token. A static token is left alone. */
+  /** Stops renewing and revokes the owned token, unless it minted leases still live (their
+   *  owner revokes them first, or hands them on). A static token is left alone. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -234,6 +272,6 @@ export class TokenSource {
     await this.pending?.catch(() => undefined);
     const c = this.current;
     this.current = undefined;
-    if (c && this.owned) await this.revoke(c.token);
+    if (c && this.owned && !this.holds.has(c.token)) await this.revoke(c.token);
   }
 }

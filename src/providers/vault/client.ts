@@ -8,6 +8,7 @@ import { findNameTest } from '../regexp.js';
 import { emptySecretMap, ProviderError, type FindRef, type PushOptions, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 import { classifyVault, type TokenSource } from './auth.js';
 import { VaultCallError, type Method, type VaultHttp } from './http.js';
+import { VaultLeases } from './leases.js';
 import { goJson, metadataMap, MANAGED_BY, valueBytes, type DataMap, type KvLayout } from './kv.js';
 
 const FIND_CONCURRENCY = 8;
@@ -21,6 +22,8 @@ interface CallSpec {
   key?: string;
   /** What the call does, for error messages ("read", "list", …). */
   what: string;
+  /** Handles in the body (a lease id): redacted from Vault's error text. */
+  secrets?: readonly string[];
 }
 
 export class VaultClient implements SecretsClient {
@@ -28,12 +31,15 @@ export class VaultClient implements SecretsClient {
   private readonly tokens: TokenSource;
   private readonly kv: KvLayout;
   private readonly logger: Logger;
+  /** Dynamic secrets (capability `leases`): src/providers/vault/leases.ts. */
+  readonly leases: VaultLeases;
 
   constructor(
     private readonly storeId: string,
     parts: { http: VaultHttp; tokens: TokenSource; kv: KvLayout; logger: Logger },
   ) {
     ({ http: this.http, tokens: this.tokens, kv: this.kv, logger: this.logger } = parts);
+    this.leases = new VaultLeases(storeId, (method, path, spec) => this.callWithToken(method, path, spec), this.tokens);
   }
 
   /** Logins and renewals of this client's token so far (tests and metrics read it). */
@@ -46,19 +52,24 @@ export class VaultClient implements SecretsClient {
   /** One authenticated call. A 403 is told apart: a token Vault no longer knows (an
    *  owned one is replaced by a new login and the call retried once) is AuthFailed; a
    *  valid token without the policy for this path is Forbidden. 404 resolves undefined. */
-  private async call(method: Method, path: string, spec: CallSpec, retried = false): Promise<DataMap | undefined> {
+  private async call(method: Method, path: string, spec: CallSpec): Promise<DataMap | undefined> {
+    return (await this.callWithToken(method, path, spec)).body;
+  }
+
+  /** call(), also saying which token answered (a mint holds it: leases.ts). */
+  private async callWithToken(method: Method, path: string, spec: CallSpec, retried = false): Promise<{ body: DataMap | undefined; token: string }> {
     const token = await this.tokens.token();
     try {
-      return await this.http.call(method, path, { token, body: spec.body, query: spec.query });
+      return { body: await this.http.call(method, path, { token, body: spec.body, query: spec.query, secrets: spec.secrets }), token };
     } catch (err) {
       if (!(err instanceof VaultCallError)) throw toProviderError(err, { storeId: this.storeId, op: spec.what, key: spec.key }, classifyVault);
-      if (err.status === 404) return undefined;
+      if (err.status === 404) return { body: undefined, token };
       if (err.status !== 403 && err.status !== 401) throw toProviderError(err, { storeId: this.storeId, op: spec.what, key: spec.key }, classifyVault);
       if (await this.tokenValid(token)) {
         throw new ProviderError('Forbidden', this.storeId, `${spec.what} of ${path} denied by Vault policy (403)`, spec.key);
       }
       this.tokens.invalidate(token);
-      if (this.tokens.owned && !retried) return this.call(method, path, spec, true);
+      if (this.tokens.owned && !retried) return this.callWithToken(method, path, spec, true);
       throw new ProviderError('AuthFailed', this.storeId, `Vault refused the token (invalid, expired or revoked) on ${spec.what}`, spec.key);
     }
   }

@@ -3,6 +3,7 @@
 // certificates. Built on node-vault; loaded only by processes whose stores use it.
 import type { SecretKeySelector as ApiSelector, VaultProvider } from '../../api/types.js';
 import { defineProvider } from '../define.js';
+import { caBundlePem } from '../spec-checks.js';
 import { ProviderError, type ProviderContext, type SecretKeySelector } from '../types.js';
 import { credential, loginFor, TokenSource } from './auth.js';
 import { VaultClient } from './client.js';
@@ -29,11 +30,13 @@ async function pem(ctx: ProviderContext, ref: ApiSelector, what: string, from: '
   return v;
 }
 
-/** The CA bundle that verifies the server: caBundle (base64 PEM) and/or caProvider (a
+/** The CA bundle that verifies the server: caBundle (base64 PEM, or raw PEM) and/or caProvider (a
  *  Secret key mounted like a credential, or a ConfigMap key). */
 async function caOf(ctx: ProviderContext, spec: VaultProvider): Promise<string | undefined> {
   const parts: string[] = [];
-  if (spec.caBundle) parts.push(Buffer.from(spec.caBundle, 'base64').toString('utf8'));
+  // A validated spec's caBundle holds a certificate (src/providers/spec-checks.ts).
+  const bundle = caBundlePem(spec.caBundle);
+  if (bundle) parts.push(bundle);
   if (spec.caProvider) parts.push(await pem(ctx, spec.caProvider, 'vault.caProvider', spec.caProvider.type));
   return parts.length ? parts.join('\n') : undefined;
 }

@@ -9,7 +9,8 @@ export const meta: ProviderMeta = {
   name: 'vault',
   // Tags are KV v2 custom_metadata (KV v1 reports find-by-tags Unsupported); a pushed
   // property is one key of the KV data map, as ESO.
-  capabilities: capabilities(['name', 'tags', 'path'], { versions: true, pushProperty: 'key', ownershipMark: true }),
+  // Leases: dynamic secrets at any engine path (src/providers/vault/leases.ts).
+  capabilities: { ...capabilities(['name', 'tags', 'path'], { versions: true, pushProperty: 'key', ownershipMark: true }), leases: true },
   validateSpec,
   // Push metadata: KV v2 custom_metadata (the managed-by mark is always added).
   validatePushMetadata: metadataChecker('vault', { customMetadata: stringMap }),

@@ -1,6 +1,7 @@
 // Static checks of a `spec.provider.vault` object (ESO v1 field names), without I/O.
 // Every problem names the field and what to fix; a spec with problems gets no client.
-import type { SecretKeySelector, VaultAuth, VaultProvider } from '../../api/types.js';
+import type { VaultAuth, VaultProvider } from '../../api/types.js';
+import { caBundleProblems, caProviderProblems, secretKeyProblems, serviceAccountProblems } from '../spec-checks.js';
 
 /** Auth methods ESI implements, in the order the docs list them. */
 export const AUTH_METHODS = ['tokenSecretRef', 'appRole', 'kubernetes', 'jwt'] as const;
@@ -14,16 +15,6 @@ const RESERVED_HEADERS = ['x-vault-token', 'x-vault-namespace', 'x-vault-request
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isNonEmpty = (v: unknown): v is string => typeof v === 'string' && v.trim() !== '';
-
-function checkSelector(v: unknown, field: string, problems: string[]): void {
-  if (!isObject(v)) {
-    problems.push(`${field} must be an object with name and key`);
-    return;
-  }
-  const sel = v as Partial<SecretKeySelector>;
-  if (!isNonEmpty(sel.name)) problems.push(`${field}.name must be a non-empty string`);
-  if (!isNonEmpty(sel.key)) problems.push(`${field}.key must be a non-empty string (the key inside the Secret)`);
-}
 
 function checkOptionalString(v: unknown, field: string, problems: string[]): void {
   if (v !== undefined && !isNonEmpty(v)) problems.push(`${field} must be a non-empty string when set`);
@@ -43,16 +34,7 @@ function checkServer(server: unknown, problems: string[]): void {
 }
 
 function checkCa(p: Partial<VaultProvider>, problems: string[]): void {
-  if (p.caBundle !== undefined) {
-    const pem = typeof p.caBundle === 'string' ? Buffer.from(p.caBundle, 'base64').toString('utf8') : '';
-    if (!pem.includes('-----BEGIN CERTIFICATE-----')) problems.push('vault.caBundle must be a base64-encoded PEM certificate bundle');
-  }
-  if (p.caProvider !== undefined) {
-    const ca = p.caProvider as unknown;
-    if (!isObject(ca) || (ca.type !== 'Secret' && ca.type !== 'ConfigMap')) problems.push('vault.caProvider.type must be Secret or ConfigMap');
-    if (!isObject(ca) || !isNonEmpty(ca.name)) problems.push('vault.caProvider.name must be a non-empty string');
-    if (!isObject(ca) || !isNonEmpty(ca.key)) problems.push('vault.caProvider.key must name the key holding the PEM bundle');
-  }
+  problems.push(...caBundleProblems('vault.caBundle', p.caBundle), ...caProviderProblems('vault.caProvider', p.caProvider));
 }
 
 function checkAppRole(a: Record<string, unknown>, problems: string[]): void {
@@ -61,17 +43,15 @@ function checkAppRole(a: Record<string, unknown>, problems: string[]): void {
   const hasRef = a.roleRef !== undefined;
   if (hasId === hasRef) problems.push('vault.auth.appRole needs exactly one of roleId or roleRef');
   if (hasId) checkOptionalString(a.roleId, 'vault.auth.appRole.roleId', problems);
-  if (hasRef) checkSelector(a.roleRef, 'vault.auth.appRole.roleRef', problems);
-  checkSelector(a.secretRef, 'vault.auth.appRole.secretRef', problems);
+  if (hasRef) problems.push(...secretKeyProblems('vault.auth.appRole.roleRef', a.roleRef));
+  problems.push(...secretKeyProblems('vault.auth.appRole.secretRef', a.secretRef));
 }
 
 function checkKubernetes(k: Record<string, unknown>, problems: string[]): void {
   checkOptionalString(k.mountPath, 'vault.auth.kubernetes.mountPath', problems);
   if (!isNonEmpty(k.role)) problems.push('vault.auth.kubernetes.role must name the Vault role');
-  if (k.secretRef !== undefined) checkSelector(k.secretRef, 'vault.auth.kubernetes.secretRef', problems);
-  if (k.serviceAccountRef !== undefined && !(isObject(k.serviceAccountRef) && isNonEmpty(k.serviceAccountRef.name))) {
-    problems.push('vault.auth.kubernetes.serviceAccountRef.name must be a non-empty string');
-  }
+  if (k.secretRef !== undefined) problems.push(...secretKeyProblems('vault.auth.kubernetes.secretRef', k.secretRef));
+  if (k.serviceAccountRef !== undefined) problems.push(...serviceAccountProblems('vault.auth.kubernetes.serviceAccountRef', k.serviceAccountRef));
   if (k.secretRef !== undefined && k.serviceAccountRef !== undefined) {
     problems.push('vault.auth.kubernetes: set secretRef or serviceAccountRef, not both');
   }
@@ -83,12 +63,10 @@ function checkJwt(j: Record<string, unknown>, problems: string[]): void {
   const hasSecret = j.secretRef !== undefined;
   const hasSa = j.kubernetesServiceAccountToken !== undefined;
   if (hasSecret === hasSa) problems.push('vault.auth.jwt needs exactly one of secretRef or kubernetesServiceAccountToken');
-  if (hasSecret) checkSelector(j.secretRef, 'vault.auth.jwt.secretRef', problems);
+  if (hasSecret) problems.push(...secretKeyProblems('vault.auth.jwt.secretRef', j.secretRef));
   if (hasSa) {
     const k = j.kubernetesServiceAccountToken;
-    if (!isObject(k) || !isObject(k.serviceAccountRef) || !isNonEmpty(k.serviceAccountRef.name)) {
-      problems.push('vault.auth.jwt.kubernetesServiceAccountToken.serviceAccountRef.name must be a non-empty string');
-    }
+    problems.push(...serviceAccountProblems('vault.auth.jwt.kubernetesServiceAccountToken.serviceAccountRef', isObject(k) ? k.serviceAccountRef : undefined));
   }
 }
 
@@ -109,7 +87,7 @@ function checkAuth(auth: unknown, problems: string[]): void {
   const known = set.filter((k) => (AUTH_METHODS as readonly string[]).includes(k));
   if (known.length === 0 && unsupported.length === 0) problems.push(`vault.auth must set one of ${AUTH_METHODS.join(', ')}`);
   if (known.length > 1) problems.push(`vault.auth must set exactly one method, found ${known.join(', ')}`);
-  if (auth.tokenSecretRef != null) checkSelector(auth.tokenSecretRef, 'vault.auth.tokenSecretRef', problems);
+  if (auth.tokenSecretRef != null) problems.push(...secretKeyProblems('vault.auth.tokenSecretRef', auth.tokenSecretRef));
   const methods = { appRole: checkAppRole, kubernetes: checkKubernetes, jwt: checkJwt } as const;
   for (const [name, check] of Object.entries(methods)) {
     const v = auth[name];
@@ -140,8 +118,8 @@ function checkTls(tls: unknown, problems: string[]): void {
   if ((tls.certSecretRef === undefined) !== (tls.keySecretRef === undefined)) {
     problems.push('vault.tls needs both certSecretRef and keySecretRef for a client certificate');
   }
-  if (tls.certSecretRef !== undefined) checkSelector(tls.certSecretRef, 'vault.tls.certSecretRef', problems);
-  if (tls.keySecretRef !== undefined) checkSelector(tls.keySecretRef, 'vault.tls.keySecretRef', problems);
+  if (tls.certSecretRef !== undefined) problems.push(...secretKeyProblems('vault.tls.certSecretRef', tls.certSecretRef));
+  if (tls.keySecretRef !== undefined) problems.push(...secretKeyProblems('vault.tls.keySecretRef', tls.keySecretRef));
 }
 
 export function validateSpec(spec: unknown): string[] {

@@ -7,6 +7,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { parseJsonText, stringifyJson } from '../json-text.js';
+import { proxyAgent, tunnelIdentity } from '../proxy.js';
 
 /** What node-vault hands its transport (the fields of request-promise it uses). */
 export interface TransportRequest {
@@ -62,11 +63,13 @@ function once(url: URL, req: TransportRequest, body: Buffer | undefined, tls: Tr
     headers['Content-Type'] ??= 'application/json';
     headers['Content-Length'] = body.length;
   }
+  const verify = url.protocol === 'https:' ? { ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: true, ...tunnelIdentity(url) } : {};
   const options: https.RequestOptions = {
     method: req.method, headers, signal,
-    // One connection per call, as node-vault's https.Agent did when a CA was set.
-    agent: false,
-    ...(url.protocol === 'https:' ? { ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: true } : {}),
+    // One connection per call, as node-vault's https.Agent did when a CA was set; through the
+    // environment's proxy when one applies to this address (src/providers/proxy.ts).
+    agent: proxyAgent(url) ?? false,
+    ...verify,
   };
   return new Promise((resolve, reject) => {
     const r = (url.protocol === 'https:' ? https : http).request(url, options, (res) => {

@@ -2,6 +2,7 @@
 // coreutils `timeout`, its last output is kept for error messages, and stop() ends it
 // (SIGTERM, then SIGKILL after 5 s). Shared by the backend starters.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { waitFor } from '../processes.js';
 
 export interface BoundedProcess {
   child: ChildProcess;
@@ -10,8 +11,12 @@ export interface BoundedProcess {
   stop(): Promise<void>;
 }
 
-export function spawnBounded(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; limitSeconds?: number } = {}): BoundedProcess {
-  const child = spawn('timeout', [String(opts.limitSeconds ?? 1200), cmd, ...args], {
+/** `stopSignal` (default SIGTERM): what stop() and the time limit send first (PostgreSQL
+ *  shuts down at once on SIGINT, but waits for its clients on SIGTERM). */
+export function spawnBounded(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; limitSeconds?: number; stopSignal?: NodeJS.Signals } = {}): BoundedProcess {
+  const signal = opts.stopSignal ?? 'SIGTERM';
+  const limit = [...(opts.stopSignal ? ['-s', signal] : []), String(opts.limitSeconds ?? 1200)];
+  const child = spawn('timeout', [...limit, cmd, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'], ...(opts.env ? { env: opts.env } : {}), ...(opts.cwd ? { cwd: opts.cwd } : {}),
   });
   let log = '';
@@ -23,7 +28,7 @@ export function spawnBounded(cmd: string, args: string[], opts: { env?: NodeJS.P
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null || spawnError) return;
     const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
+    child.kill(signal);
     const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
     await exited;
     clearTimeout(timer);
@@ -35,16 +40,8 @@ export function spawnBounded(cmd: string, args: string[], opts: { env?: NodeJS.P
   };
 }
 
-/** Polls `ready` every 100 ms; throws with the output tail when the process exits or
- *  `timeoutMs` passes. A `ready` that throws counts as not ready yet. */
+/** Waits for `ready` while the process lives (waitFor, test/platform/processes.ts); a `ready`
+ *  that throws counts as not ready yet. */
 export async function waitUntilReady(p: BoundedProcess, name: string, ready: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (p.child.exitCode !== null || p.child.signalCode !== null) {
-      throw new Error(`${name} exited (${p.child.exitCode ?? p.child.signalCode}):\n${p.log()}`);
-    }
-    if (await ready().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`${name} not ready within ${timeoutMs / 1000} s:\n${p.log()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitFor(name, ready, timeoutMs, p.child, () => p.log());
 }

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# OPTIONAL (test/platform/install-backends.sh): without it the tests use ESI's own emulator.
 # The GCP Secret Manager emulator of the gcpsm tests (test/platform/backends/gcpsm-emulator.ts).
 #
 # Preferred: the Go module github.com/blackwell-systems/gcp-secret-manager-emulator at a

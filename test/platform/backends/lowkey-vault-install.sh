@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# OPTIONAL (test/platform/install-backends.sh): without it the azurekv tests use the local stand-in.
 # Fetches lowkey-vault (nagyesta's Azure Key Vault API test double, an executable Spring
 # Boot jar) from Maven Central at a pinned version into
 # ${ESI_CACHE:-~/.cache/esi}/lowkey-vault/, with Maven's own client (a private local

@@ -96,7 +96,10 @@ export async function startMoto(t: Teardown, opts: { region?: string } = {}): Pr
   };
   t.teardown(stop);
   const endpoint = `http://127.0.0.1:${port}`;
-  await waitUntilReady(proc, 'moto_server', () => fetch(`${endpoint}/moto-api/`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok));
+  // Ready once *this* moto says it listens: between freePort() and the bind another server
+  // may take the port (tests run in parallel), and its answers must not count as ours.
+  const listening = `Running on ${endpoint}`;
+  await waitUntilReady(proc, 'moto_server', async () => proc.log().includes(listening) && (await fetch(`${endpoint}/moto-api/`, { signal: AbortSignal.timeout(2000) })).ok);
 
   let authOn = false;
   /** The IAM query API. Unsigned: only while authentication is off (the header only

@@ -71,12 +71,14 @@ func bounded(m template.FuncMap) {
 	}
 }
 
-// funcMap is Sprig's text function set without the functions that read the process
-// environment, plus ESO's own helpers (written for ESI, same names and signatures).
+// funcMap is Sprig's text function set without the functions ESO removes for safety
+// (reading the process environment, resolving host names), plus ESO's own helpers
+// (written for ESI, same names and signatures).
 func funcMap() template.FuncMap {
 	m := sprig.TxtFuncMap()
 	delete(m, "env")
 	delete(m, "expandenv")
+	delete(m, "getHostByName")
 	bounded(m)
 	for name, fn := range esoFuncs() {
 		m[name] = fn
@@ -86,19 +88,24 @@ func funcMap() template.FuncMap {
 
 func esoFuncs() template.FuncMap {
 	return template.FuncMap{
-		"pkcs12key":           pkcs12Key,
-		"pkcs12keyPass":       pkcs12KeyPass,
-		"pkcs12cert":          pkcs12Cert,
-		"pkcs12certPass":      pkcs12CertPass,
-		"pemToPkcs12":         pemToPkcs12,
-		"pemToPkcs12Pass":     pemToPkcs12Pass,
-		"fullPemToPkcs12":     fullPemToPkcs12,
-		"fullPemToPkcs12Pass": fullPemToPkcs12Pass,
-		"filterPEM":           filterPEM,
-		"filterCertChain":     filterCertChain,
-		"jwkPublicKeyPem":     jwkPublicKeyPem,
-		"jwkPrivateKeyPem":    jwkPrivateKeyPem,
-		"toYaml":              toYaml,
-		"fromYaml":            fromYaml,
+		"pkcs12key":                 pkcs12Key,
+		"pkcs12keyPass":             pkcs12KeyPass,
+		"pkcs12cert":                pkcs12Cert,
+		"pkcs12certPass":            pkcs12CertPass,
+		"pemToPkcs12":               pemToPkcs12,
+		"pemToPkcs12Pass":           pemToPkcs12Pass,
+		"fullPemToPkcs12":           fullPemToPkcs12,
+		"fullPemToPkcs12Pass":       fullPemToPkcs12Pass,
+		"filterPEM":                 filterPEM,
+		"filterCertChain":           filterCertChain,
+		"jwkPublicKeyPem":           jwkPublicKeyPem,
+		"jwkPrivateKeyPem":          jwkPrivateKeyPem,
+		"hexdec":                    hexdec,
+		"certSANs":                  certSANs,
+		"rsaDecrypt":                rsaDecrypt,
+		"pemTruststoreToPKCS12":     pemTruststoreToPKCS12,
+		"pemTruststoreToPKCS12Pass": pemTruststoreToPKCS12Pass,
+		"toYaml":                    toYaml,
+		"fromYaml":                  fromYaml,
 	}
 }

@@ -8,22 +8,26 @@ import (
 	"strings"
 )
 
-// filterPEM keeps the PEM blocks of one type (e.g. CERTIFICATE), in order.
+// filterPEM keeps the PEM blocks of one type, in order, as ESO: the type matches
+// case-insensitively, a block that does not decode is skipped, and no block of the type
+// gives "" — an error only when nothing matched and text that is not PEM is left over.
 func filterPEM(pemType, input string) (string, error) {
 	var b strings.Builder
-	rest := []byte(input)
+	data := []byte(trimJunk(input))
+	var rest []byte
 	for {
 		var block *pem.Block
-		block, rest = pem.Decode(rest)
+		block, rest = pem.Decode(data)
+		data = rest
 		if block == nil {
 			break
 		}
-		if block.Type == pemType {
+		if strings.EqualFold(block.Type, pemType) {
 			b.Write(pem.EncodeToMemory(block))
 		}
 	}
-	if b.Len() == 0 {
-		return "", errors.New("filterPEM: no PEM block of type " + pemType + " found")
+	if b.Len() == 0 && len(rest) != 0 {
+		return "", errors.New("filterPEM: found junk (text that is not PEM) and no block of type " + pemType)
 	}
 	return b.String(), nil
 }

@@ -1,19 +1,19 @@
 // The agent configuration, declared ONCE as a JSON schema (TypeBox). From it come:
-//  - the TypeScript types (src/agent-config.ts, type-only: the agent never loads TypeBox);
+//  - the TypeScript types (src/agent-config/types.ts, type-only: the agent never loads TypeBox);
 //  - the validator both the agent and the webhook run (Ajv, compiled ahead of time into
-//    src/agent-config-validator.generated.ts by `npm run generate`, so the
+//    src/agent-config/validator.generated.ts by `npm run generate`, so the
 //    agent's start-up pays neither TypeBox nor Ajv; see docs/decisions/0011-agent-config-schema.md).
 // Rules a JSON schema cannot say (names unique, store keys that exist, loopback URLs) are
-// in src/agent-config-check.ts, next to the validator.
+// in src/agent-config/check.ts, next to the validator.
 import { Type, type TSchema } from '@sinclair/typebox';
 import type {
   ExternalSecretData,
   ExternalSecretDataFromRemoteRef,
   ExternalSecretTemplate,
   SecretStoreProvider,
-} from './api/types.js';
+} from '../api/types.js';
 
-import { FILE_NAME_PATTERN, MAX_REFRESH_SECONDS, MAX_TEMPLATE_LENGTH, SIGNALS } from './agent-config-limits.js';
+import { FILE_NAME_PATTERN, MAX_REFRESH_SECONDS, MAX_TEMPLATE_LENGTH, SIGNALS } from './limits.js';
 
 const NonEmpty = (o: object = {}) => Type.String({ minLength: 1, maxLength: 4096, ...o });
 /** Absolute, without a ".." segment (so `--root` confines it). */
@@ -58,6 +58,24 @@ export const AgentSecretSchema = Type.Object({
   templateEngine: Type.Optional(Type.Union([Type.Literal('go'), Type.Literal('handlebars')])),
 }, { additionalProperties: false });
 
+/** A dynamic secret (docs/dynamic-secrets.md): credentials the store mints for this pod
+ *  alone (capability `leases`), held for the pod's life by the native-sidecar agent. Its
+ *  keys land in `<outputDir>/<name>/` and in template contexts like an ExternalSecret's. */
+export const AgentDynamicSecretSchema = Type.Object({
+  name: FileName,
+  /** Key into `AgentConfig.stores`; the store's provider must have the `leases` capability. */
+  store: NonEmpty(),
+  /** Engine path, e.g. `database/creds/app` or `pki/issue/web`. */
+  path: NonEmpty({ maxLength: 1024 }),
+  /** GET by default; POST sends `parameters` (PKI's common_name, ttl, …). */
+  method: Type.Optional(Type.Union([Type.Literal('GET'), Type.Literal('POST')])),
+  parameters: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { maxProperties: 64 })),
+  /** Seconds the old credential stays valid after a rotation published the new one. */
+  overlapSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_REFRESH_SECONDS })),
+  /** Revoke the lease when the agent stops (the pod ends); true by default. */
+  revokeOnExit: Type.Optional(Type.Boolean()),
+}, { additionalProperties: false });
+
 export const AgentTemplateSchema = Type.Object({
   /** File name relative to the output directory (no `/`, no `..`). */
   file: FileName,
@@ -67,7 +85,7 @@ export const AgentTemplateSchema = Type.Object({
 export const OnChangeSchema = Type.Union([
   Type.Object({
     type: Type.Literal('http'),
-    /** http:// on a loopback host (checked in agent-config-check.ts). */
+    /** http:// on a loopback host (checked in check.ts). */
     url: NonEmpty(),
     method: Type.Union([Type.Literal('POST'), Type.Literal('PUT'), Type.Literal('GET')]),
   }, { additionalProperties: false }),
@@ -89,7 +107,7 @@ export const AgentConfigSchema = Type.Object({
   /** File mode of rendered files, e.g. 0o440 (JSON carries it as a number). */
   fileMode: Type.Integer({ minimum: 0, maximum: 0o777 }),
   /** Refresh period in seconds; jitter is applied by the agent. Required in the sidecar
-   *  modes (checked in agent-config-check.ts), optional in init-only. */
+   *  modes (checked in check.ts), optional in init-only. */
   refreshSeconds: Type.Optional(Type.Number({ minimum: 1, maximum: MAX_REFRESH_SECONDS })),
   /** Default projected token for stores that set no `tokenPath` of their own. */
   tokenPath: Type.Optional(AbsolutePath),
@@ -99,5 +117,6 @@ export const AgentConfigSchema = Type.Object({
   stores: Type.Record(Type.String(), AgentStoreSchema),
   secrets: Type.Array(AgentSecretSchema),
   templates: Type.Array(AgentTemplateSchema),
+  dynamicSecrets: Type.Optional(Type.Array(AgentDynamicSecretSchema, { maxItems: 32 })),
   onChange: Type.Optional(OnChangeSchema),
 }, { additionalProperties: false });

@@ -1,19 +1,20 @@
 // The agent configuration: the one contract between the webhook (which writes it, as
 // JSON, into the agent container's ESI_AGENT_CONFIG env var) and the agent (which
 // reads it). It holds no secret value: only where to fetch from and where to write.
-// Declared once as a schema (src/agent-config-schema.ts); these types are derived from
-// it, type-only, so importing them loads nothing. Validation: src/agent-config-check.ts.
+// Declared once as a schema (src/agent-config/schema.ts); these types are derived from
+// it, type-only, so importing them loads nothing. Validation: src/agent-config/check.ts.
 // Change it deliberately: bump `version` and keep the agent able to read the old one.
 import type { Static } from '@sinclair/typebox';
 import type {
   AgentConfigSchema,
+  AgentDynamicSecretSchema,
   AgentSecretSchema,
   AgentStoreSchema,
   AgentTemplateSchema,
   InjectionModeSchema,
   OnChangeSchema,
-} from './agent-config-schema.js';
-import { storeIdOf } from './stores/id.js';
+} from './schema.js';
+import { storeIdOf } from '../stores/id.js';
 
 export const AGENT_CONFIG_ENV = 'ESI_AGENT_CONFIG';
 export const AGENT_CONFIG_VERSION = 1;
@@ -25,6 +26,9 @@ export type AgentStore = Static<typeof AgentStoreSchema>;
 
 /** One mounted ExternalSecret: its files land in `<outputDir>/<name>/`. */
 export type AgentSecret = Static<typeof AgentSecretSchema>;
+
+/** A credential minted for this pod (docs/dynamic-secrets.md): `<outputDir>/<name>/`. */
+export type AgentDynamicSecret = Static<typeof AgentDynamicSecretSchema>;
 
 /** A file rendered from a handlebars template (annotation `esi.dev/template-<file>`). */
 export type AgentTemplate = Static<typeof AgentTemplateSchema>;

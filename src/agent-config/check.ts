@@ -1,13 +1,13 @@
 // The one validator of the agent configuration, run by the agent on what it reads and
 // by the webhook on what it writes (so the webhook never admits a pod whose agent would
-// exit 2). Structure, types and ranges come from the schema (src/agent-config-schema.ts,
+// exit 2). Structure, types and ranges come from the schema (src/agent-config/schema.ts,
 // compiled ahead of time); the rules a schema cannot state are here. Every problem names
 // the exact field, because the one line the agent prints is all an operator will see.
 import { constants as osConstants } from 'node:os';
-import { AGENT_CONFIG_VERSION, type AgentConfig } from './agent-config.js';
-import { MAX_REFRESH_SECONDS, SIGNALS } from './agent-config-limits.js';
-import { providerMeta, providerNames } from './providers/registry.js';
-import { validate as generated } from './agent-config-validator.generated.js';
+import { AGENT_CONFIG_VERSION, type AgentConfig } from './types.js';
+import { MAX_REFRESH_SECONDS, SIGNALS } from './limits.js';
+import { providerMeta, providerNames } from '../providers/registry.js';
+import { validate as generated } from './validator.generated.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -178,6 +178,8 @@ function crossFieldProblem(c: AgentConfig & { refreshSeconds?: number }): Config
       if (p) return new ConfigError(`${f}.data[${j}].secretKey`, p);
     }
   }
+  const dyn = dynamicProblem(c, names);
+  if (dyn) return dyn;
   for (const [i, t] of c.templates.entries()) {
     const p = fileNameProblem(t.file);
     if (p) return new ConfigError(`templates[${i}].file`, p);
@@ -187,6 +189,28 @@ function crossFieldProblem(c: AgentConfig & { refreshSeconds?: number }): Config
   if (c.onChange?.type === 'http') {
     const p = onChangeUrlProblem(c.onChange.url);
     if (p) return new ConfigError('onChange.url', p);
+  }
+  return undefined;
+}
+
+/** Dynamic secrets: names apart from the ExternalSecrets', stores with leases, and only
+ *  the mode whose agent lives as long as the pod (docs/decisions/0054-dynamic-secrets.md). */
+function dynamicProblem(c: AgentConfig, names: Set<string>): ConfigError | undefined {
+  for (const [i, d] of (c.dynamicSecrets ?? []).entries()) {
+    const f = `dynamicSecrets[${i}]`;
+    if (c.mode !== 'native-sidecar') {
+      return new ConfigError(f, c.mode === 'init-only'
+        ? 'dynamic secrets need mode native-sidecar: an init-only agent exits after rendering, so nothing would renew the lease, and the end of the token that minted it would revoke it'
+        : 'dynamic secrets need mode native-sidecar: in sidecar mode the init container and the sidecar would each mint a credential (two leases for one pod)');
+    }
+    const bytes = fileNameProblem(d.name);
+    if (bytes) return new ConfigError(`${f}.name`, bytes);
+    if (names.has(d.name)) return new ConfigError(`${f}.name`, `${JSON.stringify(d.name)} is used twice`);
+    names.add(d.name);
+    if (!Object.hasOwn(c.stores, d.store)) return new ConfigError(`${f}.store`, `must be a key of stores, got ${JSON.stringify(d.store.slice(0, 128))}`);
+    const provider = Object.keys(c.stores[d.store]!.provider)[0]!;
+    if (!providerMeta(provider)?.capabilities.leases) return new ConfigError(`${f}.store`, `provider ${provider} mints no leases (dynamic secrets need vault or openBao)`);
+    if (d.method === 'GET' && d.parameters && Object.keys(d.parameters).length > 0) return new ConfigError(`${f}.parameters`, 'need method POST');
   }
   return undefined;
 }

@@ -1,0 +1,172 @@
+// The reconciler's side of ESO's generators (docs/generators.md): reads the generator a
+// `generatorRef` names — in the referring object's own namespace, or a ClusterGenerator —
+// and runs it (src/generators/). Generators that call a service use the reconciler's
+// credential rules unchanged: the generator is turned into a SecretStore of the referring
+// namespace (ECR: an aws store; VaultDynamicSecret: a vault store), so its credential
+// Secrets and ServiceAccounts are read only from that namespace and the controller's own
+// identity is never lent (src/controller/clients.ts). Values are never logged or put in errors.
+import type { AnySecretStore, ExternalSecret, ExternalSecretSpec, GeneratorRef, VaultDynamicSecretSpec } from '../api/types.js';
+import { GENERATOR_RESOURCES, GENERATORS_API_VERSION } from '../api/types.js';
+import { clusterGeneratorSpec, GeneratorError, generatorRefProblem, runGenerator, type GeneratorCalls } from '../generators/index.js';
+import { isKubeStatus, type KubeRest } from '../kube/rest.js';
+import { resourceOf, resourcePath } from '../kube/paths.js';
+import { ecrAuthorizationToken } from '../providers/aws/ecr.js';
+import { emptySecretMap, ProviderError, type Lease, type LeaseOperations, type SecretMap, type SecretsClient } from '../providers/types.js';
+import { describeStore } from '../stores/use.js';
+import type { GeneratorKind } from '../api/generators.js';
+import type { ClientCache } from './clients.js';
+
+/** A generator read from the API: its kind, spec and controller class. */
+export interface ResolvedGenerator {
+  kind: GeneratorKind;
+  /** `Password "ns/name"` or `ClusterGenerator "name" (Password)`, for messages. */
+  what: string;
+  /** `<Kind>:<name>` of the object read (ClusterGenerator for one), unique in a namespace. */
+  id: string;
+  spec: unknown;
+  /** The generator's `spec.controller` ('' when unset; only Fake and VaultDynamicSecret have one). */
+  controller: string;
+  uid: string;
+  generation: number;
+}
+
+interface GeneratorObject {
+  metadata?: { uid?: string; generation?: number };
+  spec?: Record<string, unknown>;
+}
+
+/** ESO allows an ExternalSecret without a store when every entry is a generator. */
+export function generatorsOnly(spec: ExternalSecretSpec): boolean {
+  const from = spec.dataFrom ?? [];
+  return !spec.secretStoreRef?.name && !(spec.data ?? []).length && from.length > 0 && from.every((f) => !!f.sourceRef?.generatorRef);
+}
+
+/** The ExternalSecret's source for messages: its store, or its generators. */
+export function describeSource(es: ExternalSecret, store: AnySecretStore | undefined): string {
+  if (store) return describeStore(store);
+  const refs = (es.spec.dataFrom ?? []).map((f) => f.sourceRef?.generatorRef).filter((r) => !!r);
+  return `generator${refs.length > 1 ? 's' : ''} ${refs.map((r) => `${r.kind} "${r.name}"`).join(', ')}`;
+}
+
+/** What the target Secret records as its source (labels and annotation of src/controller/secret.ts). */
+export function sourceOf(es: ExternalSecret, store: AnySecretStore | undefined): { kind: string; name: string } {
+  if (store) return { kind: store.kind, name: store.metadata.name! };
+  const ref = es.spec.dataFrom?.[0]?.sourceRef?.generatorRef;
+  return { kind: ref?.kind ?? 'Generator', name: ref?.name ?? '' };
+}
+
+const noStore = () => Promise.reject(new ProviderError('InvalidSpec', 'none', 'needs spec.secretStoreRef (only generator entries may go without a store)'));
+
+/** The "store" of an ExternalSecret that has only generators: every read is refused. */
+export const noStoreClient: SecretsClient = {
+  getSecret: noStore, getSecretMap: noStore, getAllSecrets: noStore, pushSecret: noStore, deleteSecret: noStore,
+  secretExists: noStore, validate: noStore, close: () => Promise.resolve(),
+};
+
+/** The longest a timer can wait (setTimeout's limit, about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A credential the reconciler minted lives in a Secret until its lease runs out: the token
+ *  that minted it stays held by the provider (Vault would revoke the lease with the token),
+ *  and is released once the lease has expired, so nothing accumulates. ESO neither renews
+ *  nor revokes these leases; nor does ESI (docs/generators.md). */
+function keepUntilExpiry(leases: LeaseOperations, lease: Lease): void {
+  const forget = (leases as { forget?: (id: string) => void }).forget;
+  if (typeof forget !== 'function') return;
+  setTimeout(() => forget.call(leases, lease.id), Math.min(MAX_TIMER_MS, Math.max(0, lease.ttlSeconds) * 1000 + 60_000)).unref();
+}
+
+/** A generator's values as a key → bytes map; JSON values that are not strings as JSON text. */
+function asSecretMap(data: Readonly<Record<string, unknown>>): SecretMap {
+  const out = emptySecretMap();
+  for (const [k, v] of Object.entries(data)) out[k] = new TextEncoder().encode(typeof v === 'string' ? v : JSON.stringify(v));
+  return out;
+}
+
+export class Generators {
+  constructor(private readonly rest: KubeRest, private readonly clients: ClientCache) {}
+
+  /** Reads the generator `ref` names for an object of `namespace`; throws GeneratorError. */
+  async resolve(namespace: string, ref: GeneratorRef): Promise<ResolvedGenerator> {
+    const problem = generatorRefProblem(ref);
+    if (problem) throw new GeneratorError(problem);
+    const cluster = ref.kind === 'ClusterGenerator';
+    const plural = GENERATOR_RESOURCES[ref.kind as keyof typeof GENERATOR_RESOURCES];
+    const path = resourcePath(resourceOf(GENERATORS_API_VERSION, plural, !cluster), cluster ? { name: ref.name } : { namespace, name: ref.name });
+    const where = cluster ? `ClusterGenerator "${ref.name}"` : `${ref.kind} "${namespace}/${ref.name}"`;
+    let obj: GeneratorObject;
+    try {
+      obj = await this.rest.get<GeneratorObject>(path);
+    } catch (err) {
+      if (isKubeStatus(err, 404)) throw new GeneratorError(`${where} not found (a generatorRef names a generator in the object's own namespace, or a ClusterGenerator)`);
+      throw new GeneratorError(`cannot read ${where}: ${(err as Error).message}`);
+    }
+    let kind = ref.kind as GeneratorKind;
+    let spec: unknown = obj.spec;
+    if (cluster) {
+      try {
+        ({ kind, spec } = clusterGeneratorSpec(obj.spec));
+      } catch (err) {
+        throw new GeneratorError(`${where}: ${(err as Error).message}`);
+      }
+    }
+    const controller = (spec as { controller?: unknown } | undefined)?.controller;
+    return {
+      kind, spec, what: cluster ? `${where} (${kind})` : where, id: `${ref.kind}:${ref.name}`,
+      controller: typeof controller === 'string' ? controller : '',
+      uid: obj.metadata?.uid ?? '', generation: obj.metadata?.generation ?? 0,
+    };
+  }
+
+  /** New values of `gen` for an object of `namespace`; throws GeneratorError or ProviderError. */
+  async run(namespace: string, gen: ResolvedGenerator, signal?: AbortSignal): Promise<SecretMap> {
+    try {
+      return await runGenerator(gen.kind, gen.spec, this.calls(namespace, gen, signal));
+    } catch (err) {
+      if (err instanceof GeneratorError) throw new GeneratorError(`${gen.what}: ${err.message}`);
+      throw err;
+    }
+  }
+
+  /** The generator as a SecretStore of the referring namespace (see the header). */
+  private store(namespace: string, gen: ResolvedGenerator, provider: Record<string, unknown>): AnySecretStore {
+    return {
+      apiVersion: 'external-secrets.io/v1', kind: 'SecretStore',
+      // ':' is never in a store's name: no real store shares the client cache entry.
+      metadata: { name: gen.id, namespace, uid: gen.uid, generation: gen.generation },
+      spec: { provider },
+    } as AnySecretStore;
+  }
+
+  private calls(namespace: string, gen: ResolvedGenerator, signal?: AbortSignal): GeneratorCalls {
+    return {
+      ecr: async (spec) => {
+        if (spec.scope !== undefined && spec.scope !== 'private') throw new GeneratorError(`spec.scope ${JSON.stringify(spec.scope)}: ESI fetches tokens of private registries only`);
+        if (typeof spec.region !== 'string' || spec.region === '') throw new GeneratorError('spec.region is required');
+        const store = this.store(namespace, gen, { aws: { service: 'SecretsManager', region: spec.region, ...(spec.role ? { role: spec.role } : {}), ...(spec.auth ? { auth: spec.auth } : {}) } });
+        return ecrAuthorizationToken(this.clients.providerContext(store, namespace), spec);
+      },
+      vault: (spec) => this.vault(namespace, gen, spec, signal),
+    };
+  }
+
+  private async vault(namespace: string, gen: ResolvedGenerator, spec: VaultDynamicSecretSpec, signal?: AbortSignal): Promise<SecretMap> {
+    if (typeof spec?.path !== 'string' || spec.path === '') throw new GeneratorError('spec.path is required');
+    if ((spec.resultType ?? 'Data') !== 'Data') throw new GeneratorError(`spec.resultType ${spec.resultType}: ESI returns the response's data only (Data)`);
+    const method = (spec.method ?? 'GET').toUpperCase();
+    if (method !== 'GET' && method !== 'POST' && method !== 'PUT') throw new GeneratorError(`spec.method ${JSON.stringify(spec.method)}: GET, POST or PUT`);
+    if (spec.getParameters && Object.keys(spec.getParameters).length) throw new GeneratorError('spec.getParameters is not supported by ESI; put the parameters in spec.parameters with method POST');
+    const client = await this.clients.get(this.store(namespace, gen, { vault: spec.provider }), namespace);
+    const leases = client.fresh.leases;
+    if (!leases) throw new GeneratorError('the vault provider of this ESI build cannot mint dynamic secrets (no lease operations); VaultDynamicSecret is not served yet');
+    const params = spec.parameters;
+    const out = await leases.generate({
+      path: spec.path, method: method === 'GET' ? 'GET' : 'POST',
+      ...(params && typeof params === 'object' && !Array.isArray(params) ? { parameters: params as Record<string, unknown> } : {}),
+    }, { signal });
+    if (out.lease) keepUntilExpiry(leases, out.lease);
+    const data = asSecretMap(out.data);
+    if (Object.keys(data).length === 0 && spec.allowEmptyResponse !== true) throw new GeneratorError(`${spec.path} returned no data (set spec.allowEmptyResponse: true to accept that)`);
+    return data;
+  }
+}
