@@ -15,7 +15,7 @@ import { ClusterReconciler } from './cluster/reconcile.js';
 import { EventRecorder } from './events.js';
 import { Informers, slim, type Kind } from './informers.js';
 import { EXTERNAL_SECRET_ANNOTATION } from './labels.js';
-import type { ControllerMetrics } from './metrics.js';
+import { readyOf, recordExternalSecret, type ControllerMetrics } from './metrics.js';
 import { keyOf, queueKey } from './keys.js';
 import { WorkQueue, type Requeue } from './queue.js';
 import { PushRecords } from './push/record.js';
@@ -234,9 +234,11 @@ export class Controller {
       try {
         const out = await this.es.reconcile(namespace, name, requestedAt);
         this.o.metrics.syncs.inc({ result: out.result, reason: out.reason });
+        recordExternalSecret(this.o.metrics, { namespace, name }, readyOf(out), out.result === 'error');
         return out.requeue;
       } catch (err) {
         this.o.metrics.syncs.inc({ result: 'error', reason: 'Internal' });
+        recordExternalSecret(this.o.metrics, { namespace, name }, undefined, true);
         throw err;
       } finally {
         end();
