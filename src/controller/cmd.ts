@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { bool, loadKubeConfig, ownNamespace, positive } from '../flags.js';
 import { isDnsSubdomain } from '../kube/names.js';
+import { NAMESPACES, resourcePath } from '../kube/paths.js';
 import { KubeRest } from '../kube/rest.js';
 import { createLogger } from '../log.js';
 import { Controller } from './controller.js';
@@ -32,8 +33,9 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
   --provider-timeout DUR     per remote call (default 10s)
   --render-workers N         threads rendering templates, off the main thread (default 2)
   --render-timeout DUR       deadline of one ExternalSecret's render (default 2s)
-  --namespace NS             namespace of the Lease
-                             (default: $POD_NAMESPACE, the pod's, or esi-system)
+  --namespace NS             namespace of the Lease and the PushSecret records; it must
+                             exist (default: $POD_NAMESPACE, the pod's, the kubeconfig
+                             context's, or default)
   --leader-elect BOOL        use a Lease (default true)
   --lease-name NAME          (default esi-controller-<class>)
   --lease-duration DUR --renew-deadline DUR --retry-period DUR   (default 15s / 10s / 2s)
@@ -122,7 +124,7 @@ export async function main(argv: string[]): Promise<number> {
   const f = flags(v);
   const { cls, classes } = f;
   const kc = loadKubeConfig(v.kubeconfig);
-  const namespace = ownNamespace(v.namespace);
+  const namespace = ownNamespace(v.namespace, kc);
   const logger = createLogger('controller');
   const metrics = controllerMetrics();
   // Writes are counted and rate limited in one place: every write goes through this client.
@@ -137,6 +139,12 @@ export async function main(argv: string[]): Promise<number> {
     renderWorkers: f.renderWorkers, renderTimeoutMs: f.renderTimeoutMs, allowAmbientIdentity: f.allowAmbientIdentity,
     allowPrivateStoreAddresses: f.allowPrivateStoreAddresses,
   });
+  // Fail fast, naming the flag: a missing namespace would otherwise leave a process that
+  // logs a 404 on every Lease renewal and never reconciles.
+  if (!(await rest.exists(resourcePath(NAMESPACES, { name: namespace })))) {
+    rest.close();
+    throw new Error(`namespace "${namespace}" does not exist: the controller keeps its Lease and PushSecret records there; create it or pass --namespace`);
+  }
   const elect = f.elect;
   let started = false;
   const server = await startProbeServer(v.listen!, f.port, { registry: metrics.registry, ready: () => !elect || !started || controller.synced() });
