@@ -133,18 +133,19 @@ export async function main(argv: string[]): Promise<number> {
     beforeWrite: () => writes.take(),
     onWrite: (method, path) => metrics.apiWrites.inc({ verb: method, resource: resourceOf(path) }),
   });
+  // Checked before anything starts (render threads, probe server), failing fast and naming
+  // the flag: a missing namespace would leave a process that logs a 404 on every Lease
+  // renewal and never reconciles.
+  if (!(await rest.exists(resourcePath(NAMESPACES, { name: namespace })))) {
+    rest.close();
+    throw new Error(`namespace "${namespace}" does not exist: the controller keeps its Lease and PushSecret records there; create it or pass --namespace`);
+  }
   const controller = new Controller({
     kc, rest, logger, metrics, classes, namespace, namespaceSelector: f.namespaceSelector,
     workers: f.workers, windowMs: f.windowMs, storeQps: f.storeQps, storeBurst: f.storeBurst, providerTimeoutMs: f.providerTimeoutMs,
     renderWorkers: f.renderWorkers, renderTimeoutMs: f.renderTimeoutMs, allowAmbientIdentity: f.allowAmbientIdentity,
     allowPrivateStoreAddresses: f.allowPrivateStoreAddresses,
   });
-  // Fail fast, naming the flag: a missing namespace would otherwise leave a process that
-  // logs a 404 on every Lease renewal and never reconciles.
-  if (!(await rest.exists(resourcePath(NAMESPACES, { name: namespace })))) {
-    rest.close();
-    throw new Error(`namespace "${namespace}" does not exist: the controller keeps its Lease and PushSecret records there; create it or pass --namespace`);
-  }
   const elect = f.elect;
   let started = false;
   const server = await startProbeServer(v.listen!, f.port, { registry: metrics.registry, ready: () => !elect || !started || controller.synced() });
