@@ -67,7 +67,8 @@ export class Restarter {
   /** Namespaces waiting for a scan, with the changes that arrived meanwhile. */
   private readonly waiting = new Map<string, { changes: Changes; failures: number }>();
   private readonly scanTimers = new Set<NodeJS.Timeout>();
-  private scanning = 0;
+  /** Namespaces being scanned. */
+  private readonly active = new Set<string>();
   private stopped = false;
 
   constructor(private readonly o: RestartOptions) {}
@@ -89,13 +90,16 @@ export class Restarter {
     this.slots.clear();
   }
 
+  /** Starts scans while fewer than SCANS run; never two of one namespace at once (both
+   *  would find the same workload due and restart it twice). */
   private pump(): void {
-    while (!this.stopped && this.scanning < SCANS && this.waiting.size) {
-      const [ns, w] = this.waiting.entries().next().value!;
+    for (const [ns, w] of this.waiting) {
+      if (this.stopped || this.active.size >= SCANS) return;
+      if (this.active.has(ns)) continue;
       this.waiting.delete(ns);
-      this.scanning++;
+      this.active.add(ns);
       void this.scan(ns, w.changes).catch((err: unknown) => this.scanFailed(ns, w, err)).finally(() => {
-        this.scanning--;
+        this.active.delete(ns);
         this.pump();
       });
     }
