@@ -156,7 +156,8 @@ export class Restarter {
     const key = `${kind.kind}/${ns}/${name}`;
     let s = this.slots.get(key);
     if (!s) this.slots.set(key, (s = { kind, ns, name, last: 0, due: new Map(), failures: 0 }));
-    s.last = Math.max(s.last, annotated);
+    // A time in the future (written by hand) counts as now: the wait stays within one interval.
+    s.last = Math.max(s.last, Math.min(annotated, Date.now()));
     return s;
   }
 

@@ -75,6 +75,16 @@ t.test('the last restart is read back from the workload: the bound holds across 
   t.equal(a.patches.length, 0, 'restarted moments ago (by an earlier controller): delayed');
   await sleep(350);
   t.equal(a.patches.length, 1);
+
+  const b = api();
+  b.deployments.web!.spec.template.metadata.annotations[RESTARTED_AT_ANNOTATION] = '3000-01-01T00:00:00Z';
+  const r2 = new Restarter({ rest: b.rest, events: b.recorder, logger: pino({ level: 'silent' }), minIntervalMs: 300 });
+  t.teardown(() => r2.stop());
+  r2.secretChanged('app', 'db', ES);
+  await sleep(100);
+  t.equal(b.patches.length, 0, 'a time in the future counts as now');
+  await sleep(350);
+  t.equal(b.patches.length, 1, 'so the wait is one interval, not a millennium');
 });
 
 t.test('a failed restart is reported and retried, a bounded number of times', async (t) => {
