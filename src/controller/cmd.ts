@@ -46,6 +46,9 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
   --allow-private-store-addresses BOOL  let SecretStores reached over HTTP (webhook,
                              onepassword, bitwardensecretsmanager) call loopback and private addresses;
                              ClusterSecretStores always may (default false, ADR 0056)
+  --restart-min-interval DUR  at most one restart per workload per this interval when a
+                             Secret it opted in for changes; changes inside it coalesce
+                             into one delayed restart (default 60s, docs/controller.md)
   --listen ADDR --port N     probes and metrics (default 0.0.0.0:8080)
 `;
 
@@ -71,6 +74,7 @@ const OPTIONS = {
   'namespace-selector': { type: 'string' },
   'allow-ambient-identity': { type: 'string', default: 'false' },
   'allow-private-store-addresses': { type: 'string', default: 'false' },
+  'restart-min-interval': { type: 'string', default: '60s' },
   listen: { type: 'string', default: '0.0.0.0' },
   port: { type: 'string', default: '8080' },
   help: { type: 'boolean', short: 'h' },
@@ -111,6 +115,7 @@ function flags(v: Values) {
     renderWorkers: positive('render-workers', v['render-workers']!),
     allowAmbientIdentity: bool('allow-ambient-identity', v['allow-ambient-identity']!),
     allowPrivateStoreAddresses: bool('allow-private-store-addresses', v['allow-private-store-addresses']!),
+    restartMinIntervalMs: positive('restart-min-interval', String(parseGoDuration(v['restart-min-interval']!, '--restart-min-interval'))),
     renderTimeoutMs: positive('render-timeout', String(parseGoDuration(v['render-timeout']!, '--render-timeout'))),
   };
 }
@@ -144,7 +149,7 @@ export async function main(argv: string[]): Promise<number> {
     kc, rest, logger, metrics, classes, namespace, namespaceSelector: f.namespaceSelector,
     workers: f.workers, windowMs: f.windowMs, storeQps: f.storeQps, storeBurst: f.storeBurst, providerTimeoutMs: f.providerTimeoutMs,
     renderWorkers: f.renderWorkers, renderTimeoutMs: f.renderTimeoutMs, allowAmbientIdentity: f.allowAmbientIdentity,
-    allowPrivateStoreAddresses: f.allowPrivateStoreAddresses,
+    allowPrivateStoreAddresses: f.allowPrivateStoreAddresses, restartMinIntervalMs: f.restartMinIntervalMs,
   });
   const elect = f.elect;
   let started = false;

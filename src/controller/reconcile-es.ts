@@ -30,6 +30,7 @@ import { EXTERNAL_SECRETS, resourcePath, SECRETS } from '../kube/paths.js';
 import { storeIdOf } from '../stores/id.js';
 import { applyPlan, readSecret } from './secret-io.js';
 import { describeSource, generatorsOnly, noStoreClient, sourceOf, type Generators } from './generators.js';
+import { dataChanged, type Restarter } from './restart.js';
 
 export interface EsDeps {
   informers: Informers;
@@ -43,6 +44,8 @@ export interface EsDeps {
   renderer: PooledRenderer;
   logger: Logger;
   jitterMaxMs: number;
+  /** Restarts the opted-in workloads of a Secret whose data changed (src/controller/restart.ts). */
+  restarts?: Pick<Restarter, 'secretChanged'>;
   /** Called with the store id each ExternalSecret uses (dependents index). */
   uses(esKey: string, store: string | undefined): void;
 }
@@ -247,12 +250,13 @@ export class ExternalSecretReconciler {
       const outcome = fetched.gone === 'Retain' ? await this.retained(es) : await this.remoteGone(es, cur);
       return { ...outcome, requeue: this.schedule(es, refresh, next(), requestedAt) };
     }
-    const { wrote, action, missing } = await this.write(es, store, fetched.rendered, cur);
+    const { wrote, action, missing, changed } = await this.write(es, store, fetched.rendered, cur);
     const statusWritten = await this.writeStatus(es, this.syncedStatus(es, store, wrote, Date.now(), missing));
     if (wrote) {
       const verb = action === 'create' ? 'Created' : 'Updated';
       this.d.events.emit(this.regarding(es), 'Normal', verb, `${verb} Secret "${target}" from ${describeSource(es, store)}`);
     }
+    if (changed) this.d.restarts?.secretChanged(ns, target, this.regarding(es));
     return { result: wrote || statusWritten ? 'synced' : 'unchanged', reason: 'SecretSynced', requeue: this.schedule(es, refresh, next(), requestedAt) };
   }
 
@@ -351,17 +355,17 @@ export class ExternalSecretReconciler {
 
   /** Writes the target Secret when it differs; throws Failure when refused. `missing`: no
    *  Secret to merge into (creationPolicy Merge), which is not a failure (ESO). */
-  private async write(es: ExternalSecret, store: AnySecretStore | undefined, rendered: RenderedTemplate, cached: V1Secret | undefined): Promise<{ wrote: boolean; action: Plan['action']; missing?: string }> {
+  private async write(es: ExternalSecret, store: AnySecretStore | undefined, rendered: RenderedTemplate, cached: V1Secret | undefined): Promise<{ wrote: boolean; action: Plan['action']; missing?: string; changed?: boolean }> {
     const ns = es.metadata.namespace!;
     const target = this.targetName(es);
     const desired = desiredSecret(es, sourceOf(es, store), rendered);
-    const cur = !cached && desired.policy === 'Merge' ? await this.read(ns, target) : cached;
+    let cur = !cached && desired.policy === 'Merge' ? await this.read(ns, target) : cached;
     const exists = (n: string) => !!this.d.informers.externalSecret(ns, n);
     let plan = planSecret(desired, es, cur, exists);
     const wrote = await applyPlan(this.d.rest, plan, ns, target).catch(async (err: unknown) => {
       if (!isKubeStatus(err, 409) || plan.action !== 'create') throw err;
       // Exists but not in the managed cache (not ours, or created a moment ago): look.
-      plan = planSecret(desired, es, await this.read(ns, target), exists);
+      plan = planSecret(desired, es, (cur = await this.read(ns, target)), exists);
       return applyPlan(this.d.rest, plan, ns, target);
     }).catch((err: unknown) => {
       if (err instanceof Failure) throw err;
@@ -372,7 +376,7 @@ export class ExternalSecretReconciler {
     }
     if (plan.action === 'refuse' && plan.reason === 'SecretMissing') return { wrote, action: plan.action, missing: plan.message };
     if (plan.action === 'refuse') throw new Failure(plan.reason, plan.message, false);
-    return { wrote, action: plan.action };
+    return { wrote, action: plan.action, changed: wrote && dataChanged(cur, plan) };
   }
 
   private read(ns: string, name: string): Promise<V1Secret | undefined> {

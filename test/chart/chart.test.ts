@@ -271,6 +271,8 @@ function suite(helm: Helm): void {
       t.same(verbs(`${kind}/status`), ['patch', 'update'], `${kind} status`);
     }
     t.same(verbs('configmaps'), ['get']);
+    for (const kind of ['deployments', 'statefulsets', 'daemonsets']) t.same(verbs(kind), ['get', 'list', 'patch'], `${kind}: restart on change only patches`);
+    t.ok(d.spec.template.spec.containers[0]!.args.includes('--restart-min-interval=60s'), 'controller.restartMinInterval');
     t.notOk(cluster.some((r) => r.verbs?.includes('*') || r.resources?.includes('*')), 'no wildcards');
     const sharded = ctl(await helm.template('esi', NS, ['--set', 'controller.class=team-a', '--set', 'controller.claimUnclassed=false']));
     t.match((one(sharded, 'Deployment') as typeof d).spec.template.spec.containers[0]!.args, ['controller', '--controller-class=team-a', '--claim-unclassed=false']);
