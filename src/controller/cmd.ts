@@ -9,6 +9,7 @@ import { NAMESPACES, resourcePath } from '../kube/paths.js';
 import { KubeRest } from '../kube/rest.js';
 import { createLogger } from '../log.js';
 import { Controller } from './controller.js';
+import { decideClaimUnclassed } from './coexist.js';
 import { parseGoDuration } from '../duration.js';
 import { LeaderElector } from './leader.js';
 import { controllerMetrics, resourceOf } from './metrics.js';
@@ -23,8 +24,10 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
 
   --kubeconfig FILE          kubeconfig (default: $KUBECONFIG, then in-cluster)
   --controller-class NAME    serve stores whose spec.controller is NAME (default "${DEFAULT_CLASS}")
-  --claim-unclassed BOOL     also serve stores without spec.controller (default true; set
-                             false where another controller, e.g. ESO, owns them)
+  --claim-unclassed true|false|auto
+                             also serve stores without spec.controller; auto (default):
+                             unless the external-secrets.io CRDs are not ESI's (External
+                             Secrets Operator installed them and serves those stores)
   --workers N                concurrent reconciles (default 16)
   --kube-qps N --kube-burst N    writes per second to the apiserver (default 500 / 1000)
   --store-qps N --store-burst N  remote reads per second per store (default 200 / 400)
@@ -55,7 +58,7 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
 const OPTIONS = {
   kubeconfig: { type: 'string' },
   'controller-class': { type: 'string', default: DEFAULT_CLASS },
-  'claim-unclassed': { type: 'string', default: 'true' },
+  'claim-unclassed': { type: 'string', default: 'auto' },
   workers: { type: 'string', default: '16' },
   'kube-qps': { type: 'string', default: '500' },
   'kube-burst': { type: 'string', default: '1000' },
@@ -91,6 +94,11 @@ function selector(raw: string | undefined): Record<string, string> | undefined {
   return out;
 }
 
+function claimFlag(raw: string): 'true' | 'false' | 'auto' {
+  if (raw === 'true' || raw === 'false' || raw === 'auto') return raw;
+  throw new Error(`--claim-unclassed must be true, false or auto, got "${raw}"`);
+}
+
 type Values = ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS; strict: true }>>['values'];
 
 /** Every flag, checked before anything starts: a bad value is a usage error and an exit, never
@@ -100,7 +108,7 @@ function flags(v: Values) {
   if (!isDnsSubdomain(cls) || cls.length > 63) throw new Error(`--controller-class "${cls}" must be a DNS label such as "esi" or "team-a"`);
   return {
     cls,
-    classes: bool('claim-unclassed', v['claim-unclassed']!) ? [cls, ''] : [cls],
+    claimUnclassed: claimFlag(v['claim-unclassed']!),
     kubeQps: positive('kube-qps', v['kube-qps']!), kubeBurst: positive('kube-burst', v['kube-burst']!),
     namespaceSelector: selector(v['namespace-selector']),
     workers: positive('workers', v.workers!),
@@ -127,7 +135,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const f = flags(v);
-  const { cls, classes } = f;
+  const { cls } = f;
   const kc = loadKubeConfig(v.kubeconfig);
   const namespace = ownNamespace(v.namespace, kc);
   const logger = createLogger('controller');
@@ -145,6 +153,9 @@ export async function main(argv: string[]): Promise<number> {
     rest.close();
     throw new Error(`namespace "${namespace}" does not exist: the controller keeps its Lease and PushSecret records there; create it or pass --namespace`);
   }
+  const claim = await decideClaimUnclassed(f.claimUnclassed, rest);
+  const classes = claim.claim ? [cls, ''] : [cls];
+  logger.info({ claimUnclassed: claim.claim, why: claim.why }, claim.claim ? 'serving stores without spec.controller too' : 'not serving stores without spec.controller');
   const controller = new Controller({
     kc, rest, logger, metrics, classes, namespace, namespaceSelector: f.namespaceSelector,
     workers: f.workers, windowMs: f.windowMs, storeQps: f.storeQps, storeBurst: f.storeBurst, providerTimeoutMs: f.providerTimeoutMs,

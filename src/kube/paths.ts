@@ -28,6 +28,7 @@ const apps = (plural: string): Resource => ({ group: 'apps', version: 'v1', plur
 export const DEPLOYMENTS = apps('deployments');
 export const STATEFUL_SETS = apps('statefulsets');
 export const DAEMON_SETS = apps('daemonsets');
+export const CUSTOM_RESOURCE_DEFINITIONS: Resource = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false };
 export const SELF_SUBJECT_ACCESS_REVIEWS: Resource = { group: 'authorization.k8s.io', version: 'v1', plural: 'selfsubjectaccessreviews', namespaced: false };
 export const EXTERNAL_SECRETS = esi('externalsecrets', true);
 export const SECRET_STORES = esi('secretstores', true);

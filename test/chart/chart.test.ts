@@ -258,7 +258,7 @@ function suite(helm: Helm): void {
     const d = one(objs, 'Deployment') as K8sObject & { spec: { replicas: number; template: { spec: { serviceAccountName: string; containers: { args: string[] }[] } } } };
     t.equal(d.spec.replicas, 2);
     t.equal(d.spec.template.spec.serviceAccountName, 'esi-controller', 'its own ServiceAccount, not the webhook\'s');
-    t.same(d.spec.template.spec.containers[0]!.args.slice(0, 3), ['controller', '--controller-class=esi', '--claim-unclassed=true']);
+    t.same(d.spec.template.spec.containers[0]!.args.slice(0, 3), ['controller', '--controller-class=esi', '--claim-unclassed=auto'], 'unclassed stores: not where ESO serves them (ADR 0062)');
     const lease = rulesOf(one(objs, 'Role'));
     t.same(lease.find((r) => r.resourceNames)?.resourceNames, ['esi-controller-esi'], 'only its own Lease');
     const cluster = rulesOf(one(objs, 'ClusterRole'));
@@ -271,6 +271,7 @@ function suite(helm: Helm): void {
       t.same(verbs(`${kind}/status`), ['patch', 'update'], `${kind} status`);
     }
     t.same(verbs('configmaps'), ['get']);
+    t.same(cluster.filter((r) => r.resources?.includes('customresourcedefinitions')).map((r) => [r.verbs, r.resourceNames]), [[['get'], ['externalsecrets.external-secrets.io']]], 'reads one CRD (who installed it), nothing else');
     for (const kind of ['deployments', 'statefulsets', 'daemonsets']) t.same(verbs(kind), ['get', 'list', 'patch'], `${kind}: restart on change only patches`);
     t.ok(d.spec.template.spec.containers[0]!.args.includes('--restart-min-interval=60s'), 'controller.restartMinInterval');
     t.notOk(cluster.some((r) => r.verbs?.includes('*') || r.resources?.includes('*')), 'no wildcards');
