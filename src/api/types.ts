@@ -340,6 +340,20 @@ export interface PushSecretData {
   metadata?: unknown;
 }
 
+/** ESO's `dataTo`: the source's keys matching `match.regexp` (all when omitted), pushed to
+ *  the stores `storeRef` picks among `secretStoreRefs`, each under its own (rewritten) key, or
+ *  all of them as one JSON object under `remoteKey`. Explicit `data` entries win. */
+export interface PushSecretDataTo {
+  storeRef?: PushSecretStoreRef;
+  match?: { regexp?: string };
+  /** Regexp or transform steps (no merge: one source), applied to each key in order. */
+  rewrite?: Pick<ExternalSecretRewrite, 'regexp' | 'transform'>[];
+  /** Bundle mode: one remote secret holding every matched key; excludes `rewrite`. */
+  remoteKey?: string;
+  conversionStrategy?: PushSecretConversionStrategy;
+  metadata?: unknown;
+}
+
 export type PushSecretUpdatePolicy = 'Replace' | 'IfNotExists';
 export type PushSecretDeletionPolicy = 'Delete' | 'None';
 
@@ -354,8 +368,8 @@ export interface PushSecretSpec {
   /** `None` when omitted: remote secrets outlive the PushSecret. */
   deletionPolicy?: PushSecretDeletionPolicy;
   template?: ExternalSecretTemplate;
-  /** Bulk pushes of every key (accepted as documents; not served by ESI). */
-  dataTo?: Record<string, unknown>[];
+  /** Bulk pushes: keys of the source picked by pattern, each to one store (src/controller/push/data-to.ts). */
+  dataTo?: PushSecretDataTo[];
 }
 
 export interface PushSecretStatus {

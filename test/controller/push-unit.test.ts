@@ -28,7 +28,7 @@ t.test('spec checks name the field', async (t) => {
   t.equal(pushSpec(ps({})).spec?.intervalMs, 3_600_000, 'refreshInterval defaults to 1h');
   const bad = pushSpec(ps({ refreshInterval: 'soon', selector: { secret: {} }, secretStoreRefs: [], data: [], updatePolicy: 'Never' as never }));
   t.notOk(bad.spec);
-  for (const re of [/spec.refreshInterval "soon"/, /spec.selector.secret needs name or selector/, /spec.secretStoreRefs is empty/, /spec.data is empty/, /spec.updatePolicy "Never"/]) {
+  for (const re of [/spec.refreshInterval "soon"/, /spec.selector.secret needs name or selector/, /spec.secretStoreRefs is empty/, /spec.data and spec.dataTo are empty/, /spec.updatePolicy "Never"/]) {
     t.ok(bad.problems.some((p) => re.test(p)), String(re));
   }
   t.equal(pushSpec(ps({ template: { data: { x: '{{ .k }}' } } })).spec?.engine, 'go', 'Go templates by default, as ESO');

@@ -29,6 +29,7 @@ import { entryKey, forSource, MAX_SOURCES, PUSH_FINALIZER, pushSpec, selectorQue
 import { countEntries, psPath, regarding, writePushStatus, type Outcome, type Synced } from './status.js';
 import { concern, loopProblems, resolveStores, statusStoreKey, storeProblems } from './targets.js';
 import { entryValue, MissingKey, sourceValues } from './values.js';
+import { dataToStores, expandDataTo } from './data-to.js';
 import { resourcePath, SECRETS } from '../../kube/paths.js';
 import type { Generators } from '../generators.js';
 
@@ -167,23 +168,45 @@ export class PushSecretReconciler {
     }
   }
 
-  /** Every entry to push, per store; throws Refusal listing every problem. */
-  private wanted(ps: PushSecret, spec: PushSpec, stores: AnySecretStore[], secrets: V1Secret[]): Map<string, Map<string, Wanted>> {
+  /** Every entry to push, per store, `data` and `dataTo` (data-to.ts); throws Refusal
+   *  listing every problem. */
+  private async wanted(ps: PushSecret, spec: PushSpec, stores: AnySecretStore[], secrets: V1Secret[]): Promise<Map<string, Map<string, Wanted>>> {
     const problems: string[] = [];
     const out = new Map<string, Map<string, Wanted>>(stores.map((s) => [statusStoreKey(s), new Map()]));
     const from = new Map<string, string>();
-    // data[].metadata is provider-specific: each store's provider checks it (once per entry).
+    const toStores = dataToStores(spec.dataTo, stores);
+    problems.push(...toStores.problems);
+    // data[].metadata and dataTo[].metadata are provider-specific: each store's provider
+    // checks them (once per entry).
     const metadata = new Map<string, PushMetadata | undefined>();
     for (const store of stores) {
       const meta = providerMeta(providerNameOf(store.spec.provider));
-      spec.data.forEach((d, i) => {
-        if (d.metadata === undefined || d.metadata === null || !meta) return;
-        const r = checkPushMetadata(meta, d.metadata, `spec.data[${i}].metadata`);
+      const check = (field: string, raw: unknown, key: string) => {
+        if (raw === undefined || raw === null || !meta) return;
+        const r = checkPushMetadata(meta, raw, `${field}.metadata`);
         problems.push(...r.problems.map((p) => `${describeStore(store)}: ${p}`));
-        metadata.set(`${statusStoreKey(store)}\0${i}`, r.metadata);
-      });
+        metadata.set(`${statusStoreKey(store)}\0${key}`, r.metadata);
+      };
+      spec.data.forEach((d, i) => check(`spec.data[${i}]`, d.metadata, `${i}`));
+      spec.dataTo.forEach((d, i) => toStores.stores[i]!.includes(store) && check(`spec.dataTo[${i}]`, d.metadata, `to${i}`));
     }
     if (problems.length) throw new Refusal(problems, false);
+    const add = (store: AnySecretStore, d: PushSecretData, value: Uint8Array, at: { sname: string; metaKey: string }) => {
+      const { sname, metaKey } = at;
+      const sk = statusStoreKey(store);
+      const ek = entryKey(d);
+      const seen = from.get(`${sk}\0${ek}`);
+      if (seen !== undefined) {
+        problems.push(seen === sname
+          ? `${describeStore(store)} remote entry "${ek}" would be written twice from Secret "${sname}" (by spec.data and spec.dataTo, or by two entries)`
+          : `${describeStore(store)} remote entry "${ek}" would be written twice (Secret "${seen}" and Secret "${sname}"); put {{ .Name }} in remoteRef.remoteKey to write one per Secret`);
+        return;
+      }
+      from.set(`${sk}\0${ek}`, sname);
+      out.get(sk)!.set(ek, { store, data: d, value, metadata: metadata.get(`${sk}\0${metaKey}`) });
+    };
+    // Explicit entries win over dataTo for the same source key (ESO).
+    const explicit = new Set(spec.data.map((d) => d.match.secretKey).filter((k): k is string => k !== undefined));
     for (const secret of secrets) {
       const sname = secret.metadata!.name!;
       problems.push(...loopProblems(secret, stores));
@@ -204,18 +227,16 @@ export class PushSecretReconciler {
           problems.push(err.message);
           return;
         }
-        for (const store of stores) {
-          const sk = statusStoreKey(store);
-          const ek = entryKey(d);
-          const seen = from.get(`${sk}\0${ek}`);
-          if (seen !== undefined) {
-            problems.push(`${describeStore(store)} remote entry "${ek}" would be written twice (Secret "${seen}" and Secret "${sname}"); put {{ .Name }} in remoteRef.remoteKey to write one per Secret`);
-            continue;
-          }
-          from.set(`${sk}\0${ek}`, sname);
-          out.get(sk)!.set(ek, { store, data: d, value, metadata: metadata.get(`${sk}\0${i}`) });
-        }
+        for (const store of stores) add(store, d, value, { sname, metaKey: `${i}` });
       });
+      if (!spec.dataTo.length) continue;
+      try {
+        for (const e of await expandDataTo(spec.dataTo, values, explicit, sname)) {
+          for (const store of toStores.stores[e.index]!) add(store, e.data, e.value, { sname, metaKey: `to${e.index}` });
+        }
+      } catch (err) {
+        problems.push((err as Error).message);
+      }
     }
     if (problems.length) throw new Refusal(problems, false);
     return out;
@@ -228,7 +249,7 @@ export class PushSecretReconciler {
     if (problems.length) throw new Refusal(problems, true);
     const secrets = await this.sources(ps);
     if (!secrets) return this.sourceDeleted(ps, spec, recorded);
-    const wanted = this.wanted(ps, spec, stores, secrets);
+    const wanted = await this.wanted(ps, spec, stores, secrets);
     const synced: Synced = {};
     const failures: string[] = [];
     let wrote = false;

@@ -3,7 +3,8 @@
 // key under which status.syncedPushSecrets records an entry. See docs/pushsecret.md and
 // docs/decisions/0023-pushsecret-reconciler.md.
 import type { KubernetesObject, V1LabelSelector } from '@kubernetes/client-node';
-import type { PushSecret, PushSecretData } from '../../api/types.js';
+import type { PushSecret, PushSecretData, PushSecretDataTo } from '../../api/types.js';
+import { dataToProblems } from './data-to.js';
 import { selectTemplateEngine, type TemplateEngineChoice } from '../../templating/index.js';
 import { DEFAULT_REFRESH_INTERVAL, refreshIntervalMs } from '../refresh.js';
 import { nameProblem } from '../../kube/names.js';
@@ -24,6 +25,7 @@ export interface PushSpec {
   updatePolicy: 'Replace' | 'IfNotExists';
   deletionPolicy: 'Delete' | 'None';
   data: PushSecretData[];
+  dataTo: PushSecretDataTo[];
 }
 
 /** Whether a watched PushSecret update needs a reconcile: a new generation, labels or
@@ -53,8 +55,15 @@ function refProblems(s: PushSecret['spec']): string[] {
     if (badStore) problems.push(`spec.secretStoreRefs[${i}].name ${badStore}`);
     if (r.kind && r.kind !== 'SecretStore' && r.kind !== 'ClusterSecretStore') problems.push(`spec.secretStoreRefs[${i}].kind "${String(r.kind)}" must be SecretStore or ClusterSecretStore`);
   });
+  return [...problems, ...dataProblems(s)];
+}
+
+/** What is wrong with spec.data and spec.dataTo (one of them must say what to push). */
+function dataProblems(s: PushSecret['spec']): string[] {
+  const problems: string[] = [];
   const data = s.data ?? [];
-  if (!data.length) problems.push('spec.data is empty: list what to push (data[].match.secretKey and remoteRef.remoteKey)');
+  if (!data.length && !s.dataTo?.length) problems.push('spec.data and spec.dataTo are empty: list what to push (data[].match.secretKey and remoteRef.remoteKey, or dataTo[].storeRef)');
+  problems.push(...dataToProblems(s.dataTo ?? []));
   data.forEach((d, i) => {
     if (!d.match?.remoteRef?.remoteKey) problems.push(`spec.data[${i}].match.remoteRef.remoteKey is required`);
     if (d.conversionStrategy && d.conversionStrategy !== 'None' && d.conversionStrategy !== 'ReverseUnicode') {
@@ -86,7 +95,7 @@ export function pushSpec(ps: PushSecret): { spec?: PushSpec; problems: string[] 
   if (deletionPolicy !== 'Delete' && deletionPolicy !== 'None') problems.push(`spec.deletionPolicy "${String(deletionPolicy)}" must be Delete or None`);
   const data = s.data ?? [];
   if (problems.length) return { problems };
-  return { spec: { intervalMs, engine, updatePolicy, deletionPolicy, data }, problems };
+  return { spec: { intervalMs, engine, updatePolicy, deletionPolicy, data, dataTo: s.dataTo ?? [] }, problems };
 }
 
 /** The data entry as pushed for the source Secret `source`: `{{ .Name }}` in the remote
