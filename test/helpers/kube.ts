@@ -8,7 +8,6 @@ interface Teardown {
   teardown(fn: () => unknown): void;
 }
 
-// eslint-disable-next-line max-params -- labels and annotations are the namespace's own facts
 export async function createNamespace(kc: KubeConfig, prefix: string, t?: Teardown, labels?: Record<string, string>, annotations?: Record<string, string>): Promise<string> {
   const core = kc.makeApiClient(CoreV1Api);
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;
