@@ -17,10 +17,18 @@ interface Review {
   request: { uid: string; object: V1Pod };
 }
 
+export interface MeshOptions {
+  /** The proxy container beyond its name and restartPolicy (default: an image never run). */
+  proxy?: Omit<V1Container, 'name' | 'restartPolicy'>;
+  /** Further labels a namespace needs to be served (default: `esi-test-run=<runId>` alone). */
+  namespaceLabels?: Record<string, string>;
+  lifetimeMs?: number;
+}
+
 /** Runs the mesh webhook and registers it for the namespaces labelled `esi-test-run=<runId>`.
  *  Its configuration is named `zz-mesh-<runId>`: the apiserver calls webhooks in the order of
  *  their configurations' names, so it runs after ESI's `esi-test-<runId>`. */
-export async function startMeshWebhook(kc: KubeConfig, runId: string, t: { teardown(fn: () => unknown): void }, lifetimeMs = 10 * 60_000): Promise<MeshWebhook> {
+export async function startMeshWebhook(kc: KubeConfig, runId: string, t: { teardown(fn: () => unknown): void }, opts: MeshOptions = {}): Promise<MeshWebhook> {
   const now = Date.now();
   const ca = await generateCa(now, 3_600_000);
   const serving = await issueServingCert(ca, { dnsNames: [], ips: ['127.0.0.1'] }, now, 3_600_000);
@@ -30,7 +38,7 @@ export async function startMeshWebhook(kc: KubeConfig, runId: string, t: { teard
     const { uid, object: pod } = (req.body as Review).request;
     const inits = pod.spec?.initContainers ?? [];
     seen.push(inits.map((c) => c.name));
-    const proxy: V1Container = { name: MESH_PROXY, image: 'registry.example/mesh-proxy:1', restartPolicy: 'Always' };
+    const proxy: V1Container = { image: 'registry.example/mesh-proxy:1', ...opts.proxy, name: MESH_PROXY, restartPolicy: 'Always' };
     // Like a real injector: once per pod (a reinvocation must not add a second proxy).
     const patch = inits.some((c) => c.name === MESH_PROXY) ? []
       : pod.spec?.initContainers ? [{ op: 'add', path: '/spec/initContainers/-', value: proxy }] : [{ op: 'add', path: '/spec/initContainers', value: [proxy] }];
@@ -39,7 +47,7 @@ export async function startMeshWebhook(kc: KubeConfig, runId: string, t: { teard
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as { port: number };
-  const stop = setTimeout(() => void app.close(), lifetimeMs).unref();
+  const stop = setTimeout(() => void app.close(), opts.lifetimeMs ?? 10 * 60_000).unref();
   const name = `zz-mesh-${runId}`;
   const api = kc.makeApiClient(AdmissionregistrationV1Api);
   await api.createMutatingWebhookConfiguration({
@@ -49,7 +57,7 @@ export async function startMeshWebhook(kc: KubeConfig, runId: string, t: { teard
         name: 'inject.mesh.example',
         clientConfig: { url: `https://127.0.0.1:${port}/mutate`, caBundle: Buffer.from(ca.certPem).toString('base64') },
         rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
-        namespaceSelector: { matchLabels: { 'esi-test-run': runId } },
+        namespaceSelector: { matchLabels: { 'esi-test-run': runId, ...opts.namespaceLabels } },
         failurePolicy: 'Fail', sideEffects: 'None', admissionReviewVersions: ['v1'], timeoutSeconds: 10, reinvocationPolicy: 'Never',
       }],
     },
