@@ -143,6 +143,15 @@ interface Mounts {
   stores: Record<string, AgentStore>;
 }
 
+/** Mode of the token and credential files. The kubelet leaves them owned by root with this
+ *  mode unless every container of the pod has the same runAsUser or the pod sets fsGroup;
+ *  a mesh proxy with its own user (istio-proxy: 1337), an app without one, or the agent
+ *  under --agent-run-as-user auto breaks that, and 0440 then left the agent unable to read
+ *  its own token (EACCES, test/node/pods.test.ts). The volumes are mounted into the agent
+ *  container alone, whose only process is the agent, so read for "other" opens them to no
+ *  one else (docs/decisions/0060-agent-user-left-to-the-platform.md). */
+const AGENT_ONLY_FILE_MODE = 0o444;
+
 /** Token, credential and config-map volumes for the agent only, and the per-store config. */
 function storeMounts(inputs: MutationInputs): Mounts {
   const { agent } = inputs;
@@ -154,7 +163,7 @@ function storeMounts(inputs: MutationInputs): Mounts {
     volumes.push({
       name: TOKENS_VOLUME,
       projected: {
-        defaultMode: 0o440,
+        defaultMode: AGENT_ONLY_FILE_MODE,
         sources: audiences.map((audience, i) => ({
           serviceAccountToken: { ...(audience ? { audience } : {}), expirationSeconds: agent.tokenExpirationSeconds ?? 3600, path: `token-${i}` },
         })),
@@ -176,12 +185,12 @@ function storeMounts(inputs: MutationInputs): Mounts {
   const items = (keys: Set<string> | 'all') => (keys === 'all' ? {} : { items: [...keys].sort().map((key) => ({ key, path: key })) });
   for (const [name, keys] of [...secretKeys].sort()) {
     const vol = `esi-cred-${shortHash(`secret/${name}`)}`;
-    volumes.push({ name: vol, secret: { secretName: name, defaultMode: 0o440, ...items(keys) } });
+    volumes.push({ name: vol, secret: { secretName: name, defaultMode: AGENT_ONLY_FILE_MODE, ...items(keys) } });
     agentMounts.push({ name: vol, mountPath: `${CREDENTIALS_DIR}/${name}`, readOnly: true });
   }
   for (const [name, keys] of [...configMapKeys].sort()) {
     const vol = `esi-cm-${shortHash(`configmap/${name}`)}`;
-    volumes.push({ name: vol, configMap: { name, defaultMode: 0o444, ...items(keys) } });
+    volumes.push({ name: vol, configMap: { name, defaultMode: AGENT_ONLY_FILE_MODE, ...items(keys) } });
     agentMounts.push({ name: vol, mountPath: `${CONFIGMAPS_DIR}/${name}`, readOnly: true });
   }
   return { volumes, agentMounts, stores };

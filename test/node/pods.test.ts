@@ -118,10 +118,11 @@ t.test('a pod whose store is forbidden stays in Init and the agent says why', as
 
 t.test('a mesh proxy appended after injection starts before the agent, which still reaches its store', async (t) => {
   // A stand-in proxy that only runs: what matters is the order the kubelet starts them in
-  // (docs/decisions/0059-re-placement-after-mesh-sidecars.md).
+  // (docs/decisions/0059-re-placement-after-mesh-sidecars.md). Like istio-proxy it has a
+  // user of its own, so the kubelet leaves the agent's token owned by root.
   await startMeshWebhook(kc, runId, t, {
     namespaceLabels: { 'esi-test-mesh': 'true' },
-    proxy: { image: node.esiImage, imagePullPolicy: 'Never', command: ['/nodejs/bin/node', '-e', 'setInterval(() => {}, 1 << 30)'] },
+    proxy: { image: node.esiImage, imagePullPolicy: 'Never', command: ['/nodejs/bin/node', '-e', 'setInterval(() => {}, 1 << 30)'], securityContext: { runAsUser: 1337, runAsNonRoot: true } },
   });
   const ns = await createNamespace(kc, 'node-mesh', t, { ...RUN, 'esi-test-mesh': 'true' });
   await secretsFixture(kc, ns, cp.caPem, `${CANARY}-mesh`);
@@ -129,10 +130,14 @@ t.test('a mesh proxy appended after injection starts before the agent, which sti
     metadata: { name: 'meshed', ...optedIn() },
     spec: { serviceAccountName: 'app', terminationGracePeriodSeconds: 1, containers: [appContainer(node.esiImage)] },
   } });
+  let last: V1Pod | undefined;
   const pod = await until('the meshed pod Ready', async () => {
-    const p = await core.readNamespacedPod({ namespace: ns, name: 'meshed' });
-    return ready(p) ? p : undefined;
-  }, 180_000);
+    last = await core.readNamespacedPod({ namespace: ns, name: 'meshed' });
+    return ready(last) ? last : undefined;
+  }, 180_000).catch(async (err: Error) => {
+    const agentLog = (await logOf(kc, ns, 'meshed', 'esi-agent')).split('\n').slice(-5).join('\n');
+    throw new Error(`${err.message}; statuses: ${JSON.stringify([...(last?.status?.initContainerStatuses ?? []), ...(last?.status?.containerStatuses ?? [])])}; agent log tail: ${agentLog}`);
+  });
   t.same(pod.spec!.initContainers!.map((c) => c.name), [MESH_PROXY, 'esi-agent'], 'the agent was moved after the proxy');
   const started = (name: string) => new Date(statusOf(pod, name)!.state!.running!.startedAt!);
   t.ok(started(MESH_PROXY) <= started('esi-agent') && started('esi-agent') <= started('app'), 'the proxy started first, then the agent, then the app');
