@@ -5,7 +5,8 @@ import fastJsonPatch from 'fast-json-patch';
 import { INJECT_LABEL } from './annotations.js';
 import { AGENT_CONFIG_ENV } from '../src/agent-config/types.js';
 import { configVerdict } from './config-verdict.js';
-import { AGENT_CONTAINER, AGENT_INIT_CONTAINER, checkCredentials, checkPod, isInjected, mutatePod, type AgentSettings } from './mutate.js';
+import { checkCredentials, checkPod, isAgent, isInjected, mutatePod, placeAfterNativeSidecars, type AgentSettings } from './mutate.js';
+import { agentForNamespace, podSecurityProblems } from './namespace-policy.js';
 import { joinProblems, parseAnnotations, quoteShort } from './parse.js';
 import { podShapeProblems } from './pod-shape.js';
 import { resolve, type ObjectLookup, type Resolved, type ResolveOptions } from './resolve.js';
@@ -22,6 +23,9 @@ export interface AdmitContext {
 export type AdmitResult =
   | { kind: 'skipped' }
   | { kind: 'unchanged' }
+  /** An injected pod re-admitted after another webhook added a native sidecar behind the
+   *  agent: the agent moved behind it, nothing else changed. */
+  | { kind: 'moved'; pod: V1Pod; patch: JsonPatchOp[] }
   | { kind: 'denied'; reason: DenialReason; message: string }
   | { kind: 'mutated'; pod: V1Pod; patch: JsonPatchOp[]; warnings: string[] };
 
@@ -62,7 +66,7 @@ function warningsFor(pod: V1Pod, mode: string, resolved: Resolved): string[] {
 function agentConfigProblems(pod: V1Pod): string[] {
   const problems: string[] = [];
   for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) {
-    if (c.name !== AGENT_CONTAINER && c.name !== AGENT_INIT_CONTAINER) continue;
+    if (!isAgent(c)) continue;
     const verdict = configVerdict(c.env?.find((e) => e.name === AGENT_CONFIG_ENV)?.value ?? '');
     if (verdict) problems.push(`the agent configuration ESI would write is invalid: ${verdict}`);
   }
@@ -73,18 +77,23 @@ export function admit(pod: V1Pod, ctx: AdmitContext): AdmitResult {
   if (injectLabel(pod) !== 'true') return { kind: 'skipped' };
   const shape = podShapeProblems(pod);
   if (shape.length) return deny(pod, 'pod', shape);
-  if (isInjected(pod)) return { kind: 'unchanged' };
+  if (isInjected(pod)) {
+    const placed = placeAfterNativeSidecars(pod);
+    return placed === pod ? { kind: 'unchanged' } : { kind: 'moved', pod: placed, patch: fastJsonPatch.compare(pod, placed) };
+  }
   const parsed = parseAnnotations(pod.metadata?.annotations);
   if (!parsed.ok) return deny(pod, 'annotation', parsed.problems);
   const request = parsed.request;
-  const podProblems = checkPod(pod, request);
+  const ns = ctx.lookup.namespace(ctx.namespace);
+  const podProblems = [...checkPod(pod, request), ...podSecurityProblems(request, ns)];
   if (podProblems.length) return deny(pod, 'pod', podProblems);
   const facts = { namespace: ctx.namespace, serviceAccountName: pod.spec?.serviceAccountName || 'default' };
   const resolved = resolve(facts, request, ctx.lookup, ctx.resolve);
   if (!resolved.ok) return deny(pod, 'resolution', resolved.problems);
   const credentialProblems = checkCredentials(resolved.resolved);
   if (credentialProblems.length) return deny(pod, 'resolution', credentialProblems);
-  const agent = request.tokenAudience ? { ...ctx.agent, defaultTokenAudience: request.tokenAudience } : ctx.agent;
+  const operator = agentForNamespace(ctx.agent, ns);
+  const agent = request.tokenAudience ? { ...operator, defaultTokenAudience: request.tokenAudience } : operator;
   const mutated = mutatePod(pod, { namespace: ctx.namespace, request, resolved: resolved.resolved, agent });
   const configProblems = agentConfigProblems(mutated);
   if (configProblems.length) return deny(pod, 'pod', configProblems);

@@ -152,12 +152,12 @@ export const ANNOTATIONS = [
   }),
   spec({
     name: 'esi.dev/file-mode', field: 'fileMode', type: 'octal mode', default: '0444',
-    description: 'Mode of the rendered files. The volume is mounted read-only; tighten to `0440`/`0400` when the app runs with the agent\'s group/user.',
+    description: 'Mode of the rendered files. The volume is mounted read-only; tighten to `0440`/`0400` when the app runs with the agent\'s group/user (under `--agent-run-as-user auto`, e.g. on OpenShift, the pod\'s containers share the assigned user).',
     parse: fileMode,
   }),
   spec({
     name: 'esi.dev/on-change', field: 'onChange', type: 'action', default: undefined,
-    description: 'What to do after files changed: `http://127.0.0.1:<port>/<path>` sends a POST to the app (loopback only), `signal:<SIGNAL>:<process>` signals a process by name (needs `spec.shareProcessNamespace: true`).',
+    description: 'What to do after files changed: `http://127.0.0.1:<port>/<path>` sends a POST to the app (loopback only), `signal:<SIGNAL>:<process>` signals a process by name (needs `spec.shareProcessNamespace: true` and gives the agent CAP_KILL, which Pod Security `restricted` forbids: refused in a namespace that enforces it).',
     parse: parseOnChange,
   }),
   spec({

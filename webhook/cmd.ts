@@ -6,6 +6,7 @@ import { loadKubeConfig, ownNamespace, positive } from '../src/flags.js';
 import { createLogger, type Logger } from '../src/log.js';
 import { WatchCaches } from './cache.js';
 import { webhookMetrics } from './metrics.js';
+import { AGENT_UID, parseRunAsUser } from './mutate.js';
 import { buildServer } from './server.js';
 
 const HELP = `Usage: esi webhook [options]
@@ -22,6 +23,8 @@ Serves the ESI mutating admission webhook over HTTPS.
                               (default: every store)
   --agent-env NAME=VALUE      extra environment for every injected agent, repeatable; for
                               non-secret settings only (provider endpoints, CA file paths)
+  --agent-run-as-user UID|auto  the agent's runAsUser and runAsGroup (default 65532); "auto"
+                              sets neither, for platforms that assign them (OpenShift)
   certificates, either mounted files (e.g. cert-manager):
   --tls-cert-file F --tls-key-file F [--tls-ca-file F]
   or self-managed (default):
@@ -43,6 +46,7 @@ const OPTIONS = {
   'token-audience': { type: 'string', default: 'esi' },
   'store-classes': { type: 'string' },
   'agent-env': { type: 'string', multiple: true },
+  'agent-run-as-user': { type: 'string', default: String(AGENT_UID) },
   'tls-cert-file': { type: 'string' },
   'tls-key-file': { type: 'string' },
   'tls-ca-file': { type: 'string' },
@@ -103,6 +107,7 @@ export async function main(argv: string[]): Promise<number> {
       image: v['agent-image'], defaultTokenAudience: v['token-audience']!,
       imagePullPolicy: v['agent-pull-policy'] as 'Always' | 'IfNotPresent' | 'Never',
       env: parseAgentEnv(v['agent-env'] ?? []),
+      runAsUser: parseRunAsUser(v['agent-run-as-user']!),
     },
   });
   await app.listen({ host: v.listen, port: positive('port', v.port!) });

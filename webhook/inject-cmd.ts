@@ -7,11 +7,13 @@ import { parseArgs } from 'node:util';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { ClusterSecretStore, ExternalSecret, SecretStore } from '../src/api/types.js';
 import { admit } from './admission.js';
+import { AGENT_UID, parseRunAsUser } from './mutate.js';
 import { joinProblems } from './parse.js';
 import { podShapeProblems } from './pod-shape.js';
 import type { ObjectLookup } from './resolve.js';
 
 const HELP = `Usage: esi inject -f FILE [-f FILE…] [--agent-image IMAGE] [--token-audience AUD]
+                  [--agent-run-as-user UID|auto]
 
 Prints the pod as ESI's webhook would store it. The files (multi-document YAML, "-" for
 stdin) hold exactly one Pod plus the ExternalSecrets, SecretStores, ClusterSecretStores
@@ -72,13 +74,16 @@ export async function main(argv: string[]): Promise<number> {
       file: { type: 'string', short: 'f', multiple: true },
       'agent-image': { type: 'string', default: 'ghcr.io/esi-dev/esi:latest' },
       'token-audience': { type: 'string', default: 'esi' },
+      'agent-run-as-user': { type: 'string', default: String(AGENT_UID) },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) return (process.stdout.write(HELP), 0);
   if (!values.file?.length) return (process.stderr.write(`esi inject: at least one -f FILE is required\n\n${HELP}`), 2);
   let objects: Obj[];
+  let runAsUser: number | 'auto';
   try {
+    runAsUser = parseRunAsUser(values['agent-run-as-user']);
     objects = await readManifests(values.file);
   } catch (err) {
     return (process.stderr.write(`esi inject: ${(err as Error).message}\n`), 2);
@@ -92,12 +97,13 @@ export async function main(argv: string[]): Promise<number> {
   const namespace = pod.metadata?.namespace ?? 'default';
   const result = admit(pod, {
     namespace, lookup: new ManifestLookup(objects), resolve: {},
-    agent: { image: values['agent-image']!, defaultTokenAudience: values['token-audience']! },
+    agent: { image: values['agent-image']!, defaultTokenAudience: values['token-audience']!, runAsUser },
   });
   if (result.kind === 'denied') return (process.stderr.write(`${result.message}\n`), 1);
   if (result.kind === 'skipped') process.stderr.write('esi inject: the pod is not labelled esi.dev/inject: "true"; printed unchanged\n');
   if (result.kind === 'unchanged') process.stderr.write('esi inject: the pod is already injected; printed unchanged\n');
+  if (result.kind === 'moved') process.stderr.write('esi inject: the pod is already injected; its agent moved after the pod\'s native sidecars\n');
   for (const w of result.kind === 'mutated' ? result.warnings : []) process.stderr.write(`Warning: ${w}\n`);
-  process.stdout.write(stringify(result.kind === 'mutated' ? result.pod : pod));
+  process.stdout.write(stringify(result.kind === 'mutated' || result.kind === 'moved' ? result.pod : pod));
   return 0;
 }

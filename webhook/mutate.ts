@@ -14,8 +14,19 @@ export const TOKENS_VOLUME = 'esi-tokens';
 export const TOKENS_DIR = '/var/run/esi/tokens';
 export const CREDENTIALS_DIR = '/var/run/esi/credentials';
 export const CONFIGMAPS_DIR = '/var/run/esi/configmaps';
-/** The agent's user and group: non-root, fixed so file modes are predictable. */
+/** The agent's default user and group (the agent image's USER): non-root, fixed so file
+ *  modes are predictable. `AgentSettings.runAsUser` overrides it. */
 export const AGENT_UID = 65532;
+
+/** --agent-run-as-user: a non-root UID, or "auto" (left to the platform or the pod). */
+export function parseRunAsUser(raw: string): number | 'auto' {
+  if (raw === 'auto') return 'auto';
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < 1 || n > 2 ** 31 - 1) {
+    throw new Error(`--agent-run-as-user "${raw}": expected a non-root UID (1 to 2147483647) or "auto"`);
+  }
+  return n;
+}
 
 export interface AgentSettings {
   image: string;
@@ -26,6 +37,11 @@ export interface AgentSettings {
   /** Operator-set, non-secret environment for every agent (e.g. a provider endpoint or an
    *  extra CA file path); tenants cannot set it. */
   env?: Record<string, string>;
+  /** The agent's runAsUser and runAsGroup (default AGENT_UID). 'auto' sets neither: the
+   *  platform assigns them (OpenShift's restricted-v2 SCC, a UID from the namespace's
+   *  range) or the pod's own securityContext does; runAsNonRoot stays true either way
+   *  (docs/decisions/0060-agent-user-left-to-the-platform.md). */
+  runAsUser?: number | 'auto';
 }
 
 export interface MutationInputs {
@@ -35,10 +51,13 @@ export interface MutationInputs {
   agent: AgentSettings;
 }
 
-/** True when the pod already carries ESI's agent: re-admission must change nothing. */
+/** One of ESI's own containers (the agent, or the sidecar mode's init container). */
+export const isAgent = (c: V1Container) => c.name === AGENT_CONTAINER || c.name === AGENT_INIT_CONTAINER;
+
+/** True when the pod already carries ESI's agent: re-admission injects nothing more (at
+ *  most it moves the agent, placeAfterNativeSidecars). */
 export function isInjected(pod: V1Pod): boolean {
-  const names = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].map((c) => c.name);
-  return pod.metadata?.annotations?.[INJECTED_ANNOTATION] !== undefined || names.includes(AGENT_CONTAINER) || names.includes(AGENT_INIT_CONTAINER);
+  return pod.metadata?.annotations?.[INJECTED_ANNOTATION] !== undefined || [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].some(isAgent);
 }
 
 /** Directory of every agent-internal mount: the shared volume must not overlap it. */
@@ -124,6 +143,15 @@ interface Mounts {
   stores: Record<string, AgentStore>;
 }
 
+/** Mode of the token and credential files. The kubelet leaves them owned by root with this
+ *  mode unless every container of the pod has the same runAsUser or the pod sets fsGroup;
+ *  a mesh proxy with its own user (istio-proxy: 1337), an app without one, or the agent
+ *  under --agent-run-as-user auto breaks that, and 0440 then left the agent unable to read
+ *  its own token (EACCES, test/node/pods.test.ts). The volumes are mounted into the agent
+ *  container alone, whose only process is the agent, so read for "other" opens them to no
+ *  one else (docs/decisions/0060-agent-user-left-to-the-platform.md). */
+const AGENT_ONLY_FILE_MODE = 0o444;
+
 /** Token, credential and config-map volumes for the agent only, and the per-store config. */
 function storeMounts(inputs: MutationInputs): Mounts {
   const { agent } = inputs;
@@ -135,7 +163,7 @@ function storeMounts(inputs: MutationInputs): Mounts {
     volumes.push({
       name: TOKENS_VOLUME,
       projected: {
-        defaultMode: 0o440,
+        defaultMode: AGENT_ONLY_FILE_MODE,
         sources: audiences.map((audience, i) => ({
           serviceAccountToken: { ...(audience ? { audience } : {}), expirationSeconds: agent.tokenExpirationSeconds ?? 3600, path: `token-${i}` },
         })),
@@ -157,12 +185,12 @@ function storeMounts(inputs: MutationInputs): Mounts {
   const items = (keys: Set<string> | 'all') => (keys === 'all' ? {} : { items: [...keys].sort().map((key) => ({ key, path: key })) });
   for (const [name, keys] of [...secretKeys].sort()) {
     const vol = `esi-cred-${shortHash(`secret/${name}`)}`;
-    volumes.push({ name: vol, secret: { secretName: name, defaultMode: 0o440, ...items(keys) } });
+    volumes.push({ name: vol, secret: { secretName: name, defaultMode: AGENT_ONLY_FILE_MODE, ...items(keys) } });
     agentMounts.push({ name: vol, mountPath: `${CREDENTIALS_DIR}/${name}`, readOnly: true });
   }
   for (const [name, keys] of [...configMapKeys].sort()) {
     const vol = `esi-cm-${shortHash(`configmap/${name}`)}`;
-    volumes.push({ name: vol, configMap: { name, defaultMode: 0o444, ...items(keys) } });
+    volumes.push({ name: vol, configMap: { name, defaultMode: AGENT_ONLY_FILE_MODE, ...items(keys) } });
     agentMounts.push({ name: vol, mountPath: `${CONFIGMAPS_DIR}/${name}`, readOnly: true });
   }
   return { volumes, agentMounts, stores };
@@ -202,14 +230,15 @@ export function agentConfig(pod: V1Pod, inputs: MutationInputs, mode: InjectionM
   };
 }
 
-function securityContext(request: InjectionRequest): V1SecurityContext {
+function securityContext(request: InjectionRequest, agent: AgentSettings): V1SecurityContext {
+  const user = agent.runAsUser ?? AGENT_UID;
   return {
     runAsNonRoot: true,
-    runAsUser: AGENT_UID,
-    runAsGroup: AGENT_UID,
+    ...(user === 'auto' ? {} : { runAsUser: user, runAsGroup: user }),
     allowPrivilegeEscalation: false,
     readOnlyRootFilesystem: true,
-    // Signalling a process of another user needs CAP_KILL; nothing else is ever added.
+    // Signalling a process of another user needs CAP_KILL; nothing else is ever added. Pod
+    // Security "restricted" forbids it (admission says so: webhook/namespace-policy.ts).
     capabilities: { drop: ['ALL'], ...(request.onChange?.type === 'signal' ? { add: ['KILL'] } : {}) },
     seccompProfile: { type: 'RuntimeDefault' },
   };
@@ -241,7 +270,7 @@ function agentContainer(name: string, config: AgentConfig, inputs: MutationInput
       requests: { cpu: request.cpuRequest, memory: request.memoryRequest },
       limits: { memory: !limitSet && usesGoTemplates(config) ? GO_TEMPLATE_AGENT_MEMORY_LIMIT : request.memoryLimit },
     },
-    securityContext: securityContext(request),
+    securityContext: securityContext(request, agent),
     volumeMounts: [{ name: SECRETS_VOLUME, mountPath: request.mountPath }, ...mounts],
   };
   if (config.mode === 'native-sidecar') {
@@ -254,10 +283,27 @@ function agentContainer(name: string, config: AgentConfig, inputs: MutationInput
 }
 
 /** Index after the pod's last native sidecar (e.g. a mesh proxy the agent may need for
- *  network: Istio's order is istio-init, then istio-proxy), or 0 when there is none. */
+ *  network: Istio's order is istio-init, then istio-proxy), or 0 when there is none. The one
+ *  placement rule, at injection (mutatePod) and at re-admission (placeAfterNativeSidecars). */
 function afterNativeSidecars(inits: V1Container[]): number {
   for (let i = inits.length - 1; i >= 0; i--) if (inits[i]!.restartPolicy === 'Always') return i + 1;
   return 0;
+}
+
+/** Re-admission of an injected pod (reinvocationPolicy IfNeeded: a webhook that ran after
+ *  ESI changed the pod). When a native sidecar that is not ESI's now follows ESI's init
+ *  container — a mesh injector appended its proxy after the agent, which would then start
+ *  without network — ESI's init container(s) move to where injection would have put them
+ *  had the proxy been there first (afterNativeSidecars). Nothing else changes; returns
+ *  `pod` itself when nothing moves, so applying it twice equals applying it once
+ *  (docs/decisions/0059-re-placement-after-mesh-sidecars.md). */
+export function placeAfterNativeSidecars(pod: V1Pod): V1Pod {
+  const inits = pod.spec?.initContainers ?? [];
+  const first = inits.findIndex(isAgent);
+  if (first < 0 || !inits.slice(first).some((c) => !isAgent(c) && c.restartPolicy === 'Always')) return pod;
+  const others = inits.filter((c) => !isAgent(c));
+  others.splice(afterNativeSidecars(others), 0, ...inits.filter(isAgent));
+  return { ...pod, spec: { ...pod.spec!, initContainers: others } };
 }
 
 /** Returns the mutated copy of `pod`; `pod` itself is not modified. The copy shares every
@@ -283,7 +329,7 @@ export function mutatePod(pod: V1Pod, inputs: MutationInputs): V1Pod {
   spec.initContainers = inits;
   const wanted = new Set(targets(out, request).map((c) => c.name));
   const mounted = (c: V1Container): V1Container =>
-    !wanted.has(c.name) || c.name === AGENT_CONTAINER || c.name === AGENT_INIT_CONTAINER
+    !wanted.has(c.name) || isAgent(c)
       ? c
       : { ...c, volumeMounts: [...(c.volumeMounts ?? []), { name: SECRETS_VOLUME, mountPath: request.mountPath, readOnly: true }] };
   spec.initContainers = spec.initContainers.map(mounted);

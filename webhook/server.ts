@@ -51,6 +51,9 @@ function respond(req: Request, pod: V1Pod, namespace: string, out: AdmitResult, 
       opts.metrics.denials.inc({ reason: out.reason });
       opts.logger.info({ ...log, reason: out.reason, message: out.message }, 'pod refused');
       return { response: { uid: req.uid, allowed: false, status: { code: 403, reason: 'Forbidden', message: out.message } }, result: 'denied' };
+    case 'moved':
+      opts.logger.info(log, 'agent moved after a native sidecar added by a later webhook');
+      return { response: { uid: req.uid, allowed: true, patchType: 'JSONPatch', patch: b64(out.patch) }, result: 'moved' };
     case 'mutated': {
       const mode = out.pod.metadata?.annotations?.['esi.dev/injected'] ?? 'unknown';
       if (!req.dryRun) opts.metrics.injections.inc({ mode });

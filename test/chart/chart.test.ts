@@ -71,7 +71,7 @@ function suite(helm: Helm): void {
       t.equal(w.sideEffects, 'None');
       t.same(w.admissionReviewVersions, ['v1']);
       t.equal(w.timeoutSeconds, 5);
-      t.equal(w.reinvocationPolicy, 'Never');
+      t.equal(w.reinvocationPolicy, 'IfNeeded', 'a mesh sidecar added after ESI gets the agent moved behind it');
       t.same(w.rules, [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'], scope: 'Namespaced' }]);
       t.same(w.clientConfig.service, { name: 'esi-webhook', namespace: NS, path: '/mutate', port: 443 });
       t.notOk(w.clientConfig.caBundle, 'caBundle left to the webhook (self mode), never rendered empty');
@@ -106,7 +106,7 @@ function suite(helm: Helm): void {
       t.equal(c.image, 'ghcr.io/esi-dev/esi:0.1.0', 'image tag defaults to appVersion');
       t.same(c.args, [
         'webhook', '--port=8443', '--agent-image=ghcr.io/esi-dev/esi:0.1.0', '--agent-pull-policy=IfNotPresent',
-        '--token-audience=esi', '--service-name=esi-webhook', '--secret-name=esi-webhook-tls',
+        '--token-audience=esi', '--agent-run-as-user=65532', '--service-name=esi-webhook', '--secret-name=esi-webhook-tls',
         '--webhook-config-name=esi', '--cert-validity=7776000',
       ], 'agent image = the ESI image; self-managed certificate flags name the chart objects');
       const mwc = one(objs, 'MutatingWebhookConfiguration');
@@ -166,6 +166,11 @@ function suite(helm: Helm): void {
     const c = deploymentOf(pinned).spec.template.spec.containers[0]!;
     t.equal(c.image, `ghcr.io/esi-dev/esi@${digest}`);
     t.ok(c.args!.includes(`--agent-image=ghcr.io/esi-dev/esi@${digest}`), 'the agent runs the same pinned image');
+    const argsWith = async (...set: string[]) => deploymentOf(webhookPart(await helm.template('esi', NS, set))).spec.template.spec.containers[0]!.args!;
+    t.ok((await argsWith('--set', 'agent.runAsUser=auto')).includes('--agent-run-as-user=auto'), 'agent.runAsUser=auto leaves the agent\'s user to the platform');
+    t.ok((await argsWith('--set-json', 'agent.runAsUser=1000650000')).includes('--agent-run-as-user=1000650000'), 'a large UID prints as digits');
+    const refused = await helm.run(['template', 'esi', CHART, '--set', 'agent.runAsUser=0']);
+    t.not(refused.code, 0, `agent.runAsUser=0 is refused by the schema: ${refused.stderr}`);
   });
 
   t.test('cert-manager mode: Certificate, CA injection, mounted files, no Secret RBAC', async (t) => {

@@ -8,10 +8,10 @@ interface Teardown {
   teardown(fn: () => unknown): void;
 }
 
-export async function createNamespace(kc: KubeConfig, prefix: string, t?: Teardown, labels?: Record<string, string>): Promise<string> {
+export async function createNamespace(kc: KubeConfig, prefix: string, t?: Teardown, labels?: Record<string, string>, annotations?: Record<string, string>): Promise<string> {
   const core = kc.makeApiClient(CoreV1Api);
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;
-  await core.createNamespace({ body: { metadata: { name, labels } } });
+  await core.createNamespace({ body: { metadata: { name, labels, annotations } } });
   await core.createNamespacedServiceAccount({ namespace: name, body: { metadata: { name: 'default' } } });
   // There is no namespace controller: deletion leaves the namespace Terminating,
   // which is harmless for a throwaway control plane.

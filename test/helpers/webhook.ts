@@ -77,7 +77,7 @@ export function webhookConfiguration(name: string, url: string, runId: string): 
       sideEffects: 'None',
       admissionReviewVersions: ['v1'],
       timeoutSeconds: 10,
-      reinvocationPolicy: 'Never',
+      reinvocationPolicy: 'IfNeeded',
     }],
   };
 }

@@ -3,12 +3,14 @@
 // the native sidecar first and holds the app until the sidecar's startup probe passes, the
 // app's own process reads its files at start, a changed remote value reaches the running
 // app and fires its reload hook, an init-only Job completes, and a forbidden store keeps
-// the pod in Init with a clear agent log line. No secret value appears in any log.
+// the pod in Init with a clear agent log line, and a mesh proxy appended after injection
+// starts before the agent. No secret value appears in any log.
 import { AppsV1Api, BatchV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import { installCrds } from '../../src/api/crds.js';
 import { createNamespace } from '../helpers/kube.js';
+import { MESH_PROXY, startMeshWebhook } from '../helpers/mesh-webhook.js';
 import { registerWebhook, startWebhook, waitForCaBundle } from '../helpers/webhook.js';
 import { freePort } from '../platform/processes.js';
 import { useNode } from '../platform/node/useNode.js';
@@ -112,4 +114,35 @@ t.test('a pod whose store is forbidden stays in Init and the agent says why', as
   t.notOk(statusOf(pod, 'esi-agent')?.started, 'the sidecar never passed its startup probe');
   t.notOk(statusOf(pod, 'app')?.state?.running, 'the app never started');
   await core.deleteNamespacedPod({ namespace: ns, name: 'denied', body: { gracePeriodSeconds: 0 } });
+});
+
+t.test('a mesh proxy appended after injection starts before the agent, which still reaches its store', async (t) => {
+  // A stand-in proxy that only runs: what matters is the order the kubelet starts them in
+  // (docs/decisions/0059-re-placement-after-mesh-sidecars.md). Like istio-proxy it has a
+  // user of its own, so the kubelet leaves the agent's token owned by root.
+  await startMeshWebhook(kc, runId, t, {
+    namespaceLabels: { 'esi-test-mesh': 'true' },
+    proxy: { image: node.esiImage, imagePullPolicy: 'Never', command: ['/nodejs/bin/node', '-e', 'setInterval(() => {}, 1 << 30)'], securityContext: { runAsUser: 1337, runAsNonRoot: true } },
+  });
+  const ns = await createNamespace(kc, 'node-mesh', t, { ...RUN, 'esi-test-mesh': 'true' });
+  await secretsFixture(kc, ns, cp.caPem, `${CANARY}-mesh`);
+  await core.createNamespacedPod({ namespace: ns, body: {
+    metadata: { name: 'meshed', ...optedIn() },
+    spec: { serviceAccountName: 'app', terminationGracePeriodSeconds: 1, containers: [appContainer(node.esiImage)] },
+  } });
+  let last: V1Pod | undefined;
+  const pod = await until('the meshed pod Ready', async () => {
+    last = await core.readNamespacedPod({ namespace: ns, name: 'meshed' });
+    return ready(last) ? last : undefined;
+  }, 180_000).catch(async (err: Error) => {
+    const agentLog = (await logOf(kc, ns, 'meshed', 'esi-agent')).split('\n').slice(-5).join('\n');
+    throw new Error(`${err.message}; statuses: ${JSON.stringify([...(last?.status?.initContainerStatuses ?? []), ...(last?.status?.containerStatuses ?? [])])}; agent log tail: ${agentLog}`);
+  });
+  t.same(pod.spec!.initContainers!.map((c) => c.name), [MESH_PROXY, 'esi-agent'], 'the agent was moved after the proxy');
+  const started = (name: string) => new Date(statusOf(pod, name)!.state!.running!.startedAt!);
+  t.ok(started(MESH_PROXY) <= started('esi-agent') && started('esi-agent') <= started('app'), 'the proxy started first, then the agent, then the app');
+  const log = await until('the app log', async () => (await logOf(kc, ns, 'meshed', 'app')) || undefined);
+  t.equal(log.split('\n')[0], `start ${hashOf(`${CANARY}-mesh`)}`, 'the agent fetched from its store and the app read the file at start');
+  t.notOk((await logOf(kc, ns, 'meshed', 'esi-agent')).includes(CANARY), 'no secret value in the agent log');
+  await core.deleteNamespacedPod({ namespace: ns, name: 'meshed', body: { gracePeriodSeconds: 0 } });
 });

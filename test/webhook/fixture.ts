@@ -16,6 +16,8 @@ export interface WebhookFixture {
   kc: KubeConfig;
   ns: string;
   otherNs: string;
+  /** The label value (`esi-test-run`) of the namespaces this webhook serves. */
+  runId: string;
   webhook: RunningWebhook;
   manifests: object[];
   createPod(pod: V1Pod, dryRun?: boolean): Promise<V1Pod>;
@@ -76,7 +78,7 @@ export async function setupWebhook(t: T): Promise<WebhookFixture> {
   // Caches are watch-backed: give the webhook a moment to see the objects just created.
   await new Promise((r) => setTimeout(r, 500));
   return {
-    cp, kc, ns, otherNs, webhook, manifests,
+    cp, kc, ns, otherNs, runId, webhook, manifests,
     createPod: (pod, dryRun) => core.createNamespacedPod({ namespace: ns, body: pod, ...(dryRun ? { dryRun: 'All' } : {}) }),
   };
 }
