@@ -85,14 +85,14 @@ export function admit(pod: V1Pod, ctx: AdmitContext): AdmitResult {
   if (!parsed.ok) return deny(pod, 'annotation', parsed.problems);
   const request = parsed.request;
   const ns = ctx.lookup.namespace(ctx.namespace);
-  const podProblems = [...checkPod(pod, request), ...podSecurityProblems(request, ns)];
+  const operator = agentForNamespace(ctx.agent, ns);
+  const podProblems = [...checkPod(pod, request), ...podSecurityProblems(pod, request, operator, ns)];
   if (podProblems.length) return deny(pod, 'pod', podProblems);
   const facts = { namespace: ctx.namespace, serviceAccountName: pod.spec?.serviceAccountName || 'default' };
   const resolved = resolve(facts, request, ctx.lookup, ctx.resolve);
   if (!resolved.ok) return deny(pod, 'resolution', resolved.problems);
   const credentialProblems = checkCredentials(resolved.resolved);
   if (credentialProblems.length) return deny(pod, 'resolution', credentialProblems);
-  const operator = agentForNamespace(ctx.agent, ns);
   const agent = request.tokenAudience ? { ...operator, defaultTokenAudience: request.tokenAudience } : operator;
   const mutated = mutatePod(pod, { namespace: ctx.namespace, request, resolved: resolved.resolved, agent });
   const configProblems = agentConfigProblems(mutated);

@@ -157,7 +157,7 @@ export const ANNOTATIONS = [
   }),
   spec({
     name: 'esi.dev/on-change', field: 'onChange', type: 'action', default: undefined,
-    description: 'What to do after files changed: `http://127.0.0.1:<port>/<path>` sends a POST to the app (loopback only), `signal:<SIGNAL>:<process>` signals a process by name (needs `spec.shareProcessNamespace: true` and gives the agent CAP_KILL, which Pod Security `restricted` forbids: refused in a namespace that enforces it).',
+    description: 'What to do after files changed: `http://127.0.0.1:<port>/<path>` sends a POST to the app (loopback only), `signal:<SIGNAL>:<process>` signals a process by name (needs `spec.shareProcessNamespace: true`; gives the agent CAP_KILL, which Pod Security `restricted` forbids, unless the agent runs as the user of every app container: `--agent-run-as-user auto` with the pod\'s `runAsUser`; docs/agent.md).',
     parse: parseOnChange,
   }),
   spec({

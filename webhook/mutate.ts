@@ -230,16 +230,30 @@ export function agentConfig(pod: V1Pod, inputs: MutationInputs, mode: InjectionM
   };
 }
 
-function securityContext(request: InjectionRequest, agent: AgentSettings): V1SecurityContext {
+/** Whether `esi.dev/on-change: signal` needs CAP_KILL: Linux lets a process signal another
+ *  of its own user without it. So not when the agent provably runs as the user of every app
+ *  container (its user left to the pod, `auto`, and no container sets another; or a fixed
+ *  user the containers all run as); otherwise it does, which Pod Security "restricted"
+ *  forbids (admission says so: webhook/namespace-policy.ts). */
+export function signalNeedsKill(pod: V1Pod, request: InjectionRequest, agent: AgentSettings): boolean {
+  if (request.onChange?.type !== 'signal') return false;
+  const podUser = pod.spec?.securityContext?.runAsUser;
+  const setting = agent.runAsUser ?? AGENT_UID;
+  const agentUser = setting === 'auto' ? podUser : setting;
+  if (agentUser === undefined) return true;
+  const apps = (pod.spec?.containers ?? []).filter((c) => !isAgent(c));
+  return !apps.length || apps.some((c) => (c.securityContext?.runAsUser ?? podUser) !== agentUser);
+}
+
+function securityContext(pod: V1Pod, request: InjectionRequest, agent: AgentSettings): V1SecurityContext {
   const user = agent.runAsUser ?? AGENT_UID;
   return {
     runAsNonRoot: true,
     ...(user === 'auto' ? {} : { runAsUser: user, runAsGroup: user }),
     allowPrivilegeEscalation: false,
     readOnlyRootFilesystem: true,
-    // Signalling a process of another user needs CAP_KILL; nothing else is ever added. Pod
-    // Security "restricted" forbids it (admission says so: webhook/namespace-policy.ts).
-    capabilities: { drop: ['ALL'], ...(request.onChange?.type === 'signal' ? { add: ['KILL'] } : {}) },
+    // Nothing but KILL is ever added, and KILL only when signalling needs it.
+    capabilities: { drop: ['ALL'], ...(signalNeedsKill(pod, request, agent) ? { add: ['KILL'] } : {}) },
     seccompProfile: { type: 'RuntimeDefault' },
   };
 }
@@ -253,8 +267,16 @@ function usesGoTemplates(config: AgentConfig): boolean {
   return config.secrets.some((s) => s.templateEngine === 'go' || s.dataFrom.some((d) => d.rewrite?.some((r) => r.transform)));
 }
 
-// eslint-disable-next-line max-params -- whether the pod set its own memory limit is a fact of the pod, not of the parsed request
-function agentContainer(name: string, config: AgentConfig, inputs: MutationInputs, mounts: V1VolumeMount[], limitSet = true): V1Container {
+/** Facts of the pod an agent container depends on, beyond the parsed request. */
+interface PodFacts {
+  /** The pod set esi.dev/agent-memory-limit itself. */
+  limitSet: boolean;
+  securityContext: V1SecurityContext;
+}
+
+// eslint-disable-next-line max-params -- the pod's facts are the pod's, not the parsed request's
+function agentContainer(name: string, config: AgentConfig, inputs: MutationInputs, mounts: V1VolumeMount[], facts: PodFacts): V1Container {
+  const { limitSet } = facts;
   const { request, agent } = inputs;
   const health = (path: string) => ({ httpGet: { path, port: request.agentPort } });
   const c: V1Container = {
@@ -270,7 +292,7 @@ function agentContainer(name: string, config: AgentConfig, inputs: MutationInput
       requests: { cpu: request.cpuRequest, memory: request.memoryRequest },
       limits: { memory: !limitSet && usesGoTemplates(config) ? GO_TEMPLATE_AGENT_MEMORY_LIMIT : request.memoryLimit },
     },
-    securityContext: securityContext(request, agent),
+    securityContext: facts.securityContext,
     volumeMounts: [{ name: SECRETS_VOLUME, mountPath: request.mountPath }, ...mounts],
   };
   if (config.mode === 'native-sidecar') {
@@ -318,8 +340,8 @@ export function mutatePod(pod: V1Pod, inputs: MutationInputs): V1Pod {
   const mounts = storeMounts(inputs);
   const inits = [...(spec.initContainers ?? [])];
   const at = afterNativeSidecars(inits);
-  const containerFor = (name: string, mode: InjectionMode) =>
-    agentContainer(name, agentConfig(out, inputs, mode, mounts.stores), inputs, mounts.agentMounts, 'esi.dev/agent-memory-limit' in (pod.metadata?.annotations ?? {}));
+  const facts: PodFacts = { limitSet: 'esi.dev/agent-memory-limit' in (pod.metadata?.annotations ?? {}), securityContext: securityContext(pod, request, inputs.agent) };
+  const containerFor = (name: string, mode: InjectionMode) => agentContainer(name, agentConfig(out, inputs, mode, mounts.stores), inputs, mounts.agentMounts, facts);
   if (request.mode === 'sidecar') {
     inits.splice(at, 0, containerFor(AGENT_INIT_CONTAINER, 'init-only'));
     spec.containers = [...spec.containers, containerFor(AGENT_CONTAINER, 'sidecar')];

@@ -2,9 +2,9 @@
 // namespace the webhook already caches (webhook/cache.ts; admission makes no API call,
 // docs/decisions/0002-admission-reads-only-caches.md): a namespace not in the cache
 // changes nothing, and the operator's setting (--agent-run-as-user) alone applies.
-import type { V1Namespace } from '@kubernetes/client-node';
+import type { V1Namespace, V1Pod } from '@kubernetes/client-node';
 import type { InjectionRequest } from './annotations.js';
-import type { AgentSettings } from './mutate.js';
+import { signalNeedsKill, type AgentSettings } from './mutate.js';
 
 /** Set by OpenShift on every namespace: the UIDs its restricted-v2 SCC assigns there,
  *  refusing any other (such as the agent's default 65532). */
@@ -22,10 +22,10 @@ export function agentForNamespace(agent: AgentSettings, ns: V1Namespace | undefi
 /** What Pod Security admission would refuse in the injected agent, said in the annotation's
  *  terms rather than as PodSecurity's 'unrestricted capabilities' on a container the user
  *  never wrote. The agent is otherwise "restricted"-compliant in every mode. */
-export function podSecurityProblems(request: InjectionRequest, ns: V1Namespace | undefined): string[] {
-  if (request.onChange?.type !== 'signal' || ns?.metadata?.labels?.[POD_SECURITY_ENFORCE] !== 'restricted') return [];
+export function podSecurityProblems(pod: V1Pod, request: InjectionRequest, agent: AgentSettings, ns: V1Namespace | undefined): string[] {
+  if (ns?.metadata?.labels?.[POD_SECURITY_ENFORCE] !== 'restricted' || !signalNeedsKill(pod, request, agent)) return [];
   return [
     `esi.dev/on-change: "signal" needs the KILL capability for the agent, which the Pod Security level "restricted" enforced on namespace "${ns.metadata?.name ?? ''}" forbids; ` +
-    'notify the application over loopback HTTP instead (esi.dev/on-change: http://127.0.0.1:<port>/<path>)',
+    'run the agent as the application\'s user (--agent-run-as-user auto and the pod\'s spec.securityContext.runAsUser, no other user on its containers), or notify the application over loopback HTTP (esi.dev/on-change: http://127.0.0.1:<port>/<path>)',
   ];
 }

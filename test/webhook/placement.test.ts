@@ -108,9 +108,25 @@ t.test('esi.dev/on-change signal under Pod Security "restricted"', async (t) => 
   const restricted = ctx({ ns: { metadata: { name: NS, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } } });
   const out = admit(signal, restricted);
   t.equal(out.kind, 'denied');
-  t.match(out.kind === 'denied' ? out.message : '', /esi\.dev\/on-change: "signal" needs the KILL capability for the agent, which the Pod Security level "restricted" enforced on namespace "team-a" forbids; notify the application over loopback HTTP instead/);
+  t.match(out.kind === 'denied' ? out.message : '', /esi\.dev\/on-change: "signal" needs the KILL capability for the agent, which the Pod Security level "restricted" enforced on namespace "team-a" forbids; run the agent as the application's user .* or notify the application over loopback HTTP/);
   t.equal(admit(pod({ 'esi.dev/on-change': 'http://127.0.0.1:8080/reload' }), restricted).kind, 'mutated', 'loopback HTTP is fine under restricted');
   const baseline = ctx({ ns: { metadata: { name: NS, labels: { 'pod-security.kubernetes.io/enforce': 'baseline' } } } });
   t.same(agentOf(injected(signal, baseline)).securityContext!.capabilities, { drop: ['ALL'], add: ['KILL'] }, 'baseline allows KILL');
   t.equal(admit(signal, ctx()).kind, 'mutated', 'a namespace with no level: as before');
+});
+
+t.test('esi.dev/on-change signal without CAP_KILL when the agent runs as the apps\' user', async (t) => {
+  const restricted = { metadata: { name: NS, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } };
+  const auto = (ns: object = restricted) => ctx({ ns, agent: { image: 'esi:test', defaultTokenAudience: 'esi', runAsUser: 'auto' } });
+  const shared = pod({ 'esi.dev/on-change': 'signal:SIGTERM:app' }, { shareProcessNamespace: true, securityContext: { runAsUser: 1000770000 } });
+  const a = agentOf(injected(shared, auto()));
+  t.same(a.securityContext!.capabilities, { drop: ['ALL'] }, 'auto + the pod\'s runAsUser: same user as the app, no capability');
+  t.equal(a.securityContext!.runAsUser, undefined);
+  const other = pod({ 'esi.dev/on-change': 'signal:SIGTERM:app' }, { shareProcessNamespace: true, securityContext: { runAsUser: 1000770000 }, containers: [{ name: 'app', image: 'app', securityContext: { runAsUser: 1001 } }] });
+  t.equal(admit(other, auto()).kind, 'denied', 'an app container under another user still needs KILL: refused under restricted');
+  t.same(agentOf(injected(other, auto({ metadata: { name: NS } }))).securityContext!.capabilities, { drop: ['ALL'], add: ['KILL'] }, 'and gets KILL where allowed');
+  const unknown = pod({ 'esi.dev/on-change': 'signal:SIGTERM:app' }, { shareProcessNamespace: true });
+  t.equal(admit(unknown, auto()).kind, 'denied', 'no runAsUser anywhere: the users cannot be known to match');
+  const fixed = pod({ 'esi.dev/on-change': 'signal:SIGTERM:app' }, { shareProcessNamespace: true, containers: [{ name: 'app', image: 'app', securityContext: { runAsUser: 65532 } }] });
+  t.same(agentOf(injected(fixed, ctx({ ns: restricted }))).securityContext!.capabilities, { drop: ['ALL'] }, 'an app running as the agent\'s fixed user: no capability');
 });
