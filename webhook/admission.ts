@@ -5,7 +5,7 @@ import fastJsonPatch from 'fast-json-patch';
 import { INJECT_LABEL } from './annotations.js';
 import { AGENT_CONFIG_ENV } from '../src/agent-config/types.js';
 import { configVerdict } from './config-verdict.js';
-import { AGENT_CONTAINER, AGENT_INIT_CONTAINER, checkCredentials, checkPod, isInjected, mutatePod, type AgentSettings } from './mutate.js';
+import { AGENT_CONTAINER, AGENT_INIT_CONTAINER, checkCredentials, checkPod, checkResolved, isInjected, mutatePod, type AgentSettings } from './mutate.js';
 import { joinProblems, parseAnnotations, quoteShort } from './parse.js';
 import { podShapeProblems } from './pod-shape.js';
 import { resolve, type ObjectLookup, type Resolved, type ResolveOptions } from './resolve.js';
@@ -84,6 +84,8 @@ export function admit(pod: V1Pod, ctx: AdmitContext): AdmitResult {
   if (!resolved.ok) return deny(pod, 'resolution', resolved.problems);
   const credentialProblems = checkCredentials(resolved.resolved);
   if (credentialProblems.length) return deny(pod, 'resolution', credentialProblems);
+  const resolvedProblems = checkResolved(pod, request, resolved.resolved);
+  if (resolvedProblems.length) return deny(pod, 'pod', resolvedProblems);
   const agent = request.tokenAudience ? { ...ctx.agent, defaultTokenAudience: request.tokenAudience } : ctx.agent;
   const mutated = mutatePod(pod, { namespace: ctx.namespace, request, resolved: resolved.resolved, agent });
   const configProblems = agentConfigProblems(mutated);

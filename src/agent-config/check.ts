@@ -5,7 +5,7 @@
 // the exact field, because the one line the agent prints is all an operator will see.
 import { constants as osConstants } from 'node:os';
 import { AGENT_CONFIG_VERSION, type AgentConfig } from './types.js';
-import { MAX_REFRESH_SECONDS, SIGNALS } from './limits.js';
+import { ENV_NAME_PATTERN, MAX_REFRESH_SECONDS, SIGNALS } from './limits.js';
 import { providerMeta, providerNames } from '../providers/registry.js';
 import { validate as generated } from './validator.generated.js';
 
@@ -38,6 +38,14 @@ export function fileNameProblem(name: string): string | undefined {
   if (name.startsWith('..')) return 'must not start with ".." (reserved for the atomic writer)';
   if (Buffer.byteLength(name) > 255) return 'is longer than 255 bytes';
   return undefined;
+}
+
+const ENV_NAME = new RegExp(ENV_NAME_PATTERN);
+const ENV_NAME_PROBLEM = 'must be an environment variable name: letters, digits and "_", not starting with a digit, at most 128 characters';
+
+/** Why `name` cannot be the name of a variable ESI sets from its env file, or undefined. */
+export function envNameProblem(name: string): string | undefined {
+  return ENV_NAME.test(name) ? undefined : ENV_NAME_PROBLEM;
 }
 
 /** Loopback hosts only: the agent never calls anything outside its pod. */
@@ -136,6 +144,7 @@ function valueAt(raw: unknown, pointer: string): unknown {
 
 function patternProblem(pointer: string, value: unknown): string {
   if (/\/(outputDir|tokenPath|credentialsDir|configMapsDir)$/.test(pointer)) return 'must be an absolute path without ".." segments';
+  if (/^\/env\/vars\/\d+\/name$/.test(pointer)) return ENV_NAME_PROBLEM;
   if (pointer.endsWith('/process')) return 'must be a process name (1-15 characters, no "/" or spaces)';
   return fileNameProblem(value as string) ?? 'must be a file name';
 }
@@ -178,7 +187,7 @@ function crossFieldProblem(c: AgentConfig & { refreshSeconds?: number }): Config
       if (p) return new ConfigError(`${f}.data[${j}].secretKey`, p);
     }
   }
-  const dyn = dynamicProblem(c, names);
+  const dyn = dynamicProblem(c, names) ?? envProblem(c);
   if (dyn) return dyn;
   for (const [i, t] of c.templates.entries()) {
     const p = fileNameProblem(t.file);
@@ -211,6 +220,20 @@ function dynamicProblem(c: AgentConfig, names: Set<string>): ConfigError | undef
     const provider = Object.keys(c.stores[d.store]!.provider)[0]!;
     if (!providerMeta(provider)?.capabilities.leases) return new ConfigError(`${f}.store`, `provider ${provider} mints no leases (dynamic secrets need vault or openBao)`);
     if (d.method === 'GET' && d.parameters && Object.keys(d.parameters).length > 0) return new ConfigError(`${f}.parameters`, 'need method POST');
+  }
+  return undefined;
+}
+
+/** The env file (docs/decisions/0061-env-files.md): written before the app starts, so not
+ *  in sidecar mode; each variable once, from an ExternalSecret of `secrets`. */
+function envProblem(c: AgentConfig): ConfigError | undefined {
+  if (!c.env) return undefined;
+  if (c.mode === 'sidecar') return new ConfigError('env', 'needs mode native-sidecar or init-only (sidecar mode is for clusters without native sidecars, which have no env files either)');
+  const seen = new Set<string>();
+  for (const [i, v] of c.env.vars.entries()) {
+    if (seen.has(v.name)) return new ConfigError(`env.vars[${i}].name`, `${JSON.stringify(v.name)} is set twice`);
+    seen.add(v.name);
+    if (!c.secrets.some((s) => s.name === v.secret)) return new ConfigError(`env.vars[${i}].secret`, `must be the name of one of secrets, got ${JSON.stringify(v.secret.slice(0, 128))}`);
   }
   return undefined;
 }
