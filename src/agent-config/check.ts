@@ -187,7 +187,7 @@ function crossFieldProblem(c: AgentConfig & { refreshSeconds?: number }): Config
       if (p) return new ConfigError(`${f}.data[${j}].secretKey`, p);
     }
   }
-  const dyn = dynamicProblem(c, names) ?? envProblem(c);
+  const dyn = dynamicProblem(c, names);
   if (dyn) return dyn;
   for (const [i, t] of c.templates.entries()) {
     const p = fileNameProblem(t.file);
@@ -252,7 +252,7 @@ export function agentConfigProblem(raw: unknown): ConfigError | undefined {
     }
     return problemOf(e, raw);
   }
-  return crossFieldProblem(raw as AgentConfig);
+  return crossFieldProblem(raw as AgentConfig) ?? envProblem(raw as AgentConfig);
 }
 
 /** Checks a parsed config; throws ConfigError naming the first bad field. */
