@@ -1,7 +1,7 @@
 // The env file (esi.dev/env, docs/decisions/0061-env-files.md): the agent writes one file
 // that the kubelet reads, through `env[].valueFrom.fileKeyRef`, each time it starts a
 // container that references it. The format is the one kubelet 1.35's parser accepts
-// (pkg/kubelet/util/env/env_util.go, ParseEnv):
+// (ParseEnv in the kubelet's util/env package, read in the v1.35.4 source):
 //
 //   NAME='value'          the value between single quotes, taken literally: no escapes,
 //                         no expansion; a newline inside the quotes is part of the value
