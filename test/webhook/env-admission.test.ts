@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import type { AgentConfig } from '../../src/agent-config/types.js';
 import { startControlPlane } from '../platform/control-plane-process.js';
+import { until } from '../platform/until.js';
 import { CANARY, labelledPod, setupWebhook } from './fixture.js';
 
 const fx = await setupWebhook(t);
@@ -55,7 +56,10 @@ t.test('an apiserver without EnvFiles refuses the pod ESI produces, with the mes
   kc.loadFromFile(cp.kubeconfigPath);
   const { metadata, spec } = stored;
   const pod: V1Pod = { metadata: { name: metadata!.name, annotations: metadata!.annotations, labels: metadata!.labels }, spec: { ...spec!, nodeName: undefined } };
-  const message = await refusal(kc.makeApiClient(CoreV1Api).createNamespacedPod({ namespace: 'default', body: pod }));
+  const api = kc.makeApiClient(CoreV1Api);
+  // No controller-manager on this plane: the ServiceAccount admission plugin needs it.
+  await until('the default namespace', () => api.createNamespacedServiceAccount({ namespace: 'default', body: { metadata: { name: 'default' } } }).then(() => true, () => undefined), 30_000);
+  const message = await refusal(api.createNamespacedPod({ namespace: 'default', body: pod }));
   t.match(message, /spec\.containers\[0\]\.env\[0\]\.valueFrom: Invalid value: "": must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`/,
     'the gate off drops fileKeyRef, and validation refuses the empty valueFrom');
 });
