@@ -171,7 +171,7 @@ export class AgentMetrics {
         for (const [secret, left] of ttls()) this.set({ secret }, left);
       },
     });
-    if (this.opts.defaultMetrics ?? true) processMetrics(pc, registers, 'esi_agent_');
+    if (this.opts.defaultMetrics ?? true) processMetrics(pc, registers);
     return registry;
   }
 }
@@ -180,13 +180,13 @@ export class AgentMetrics {
  *  default metrics: those start an event-loop delay monitor that wakes the process every
  *  10 ms from the first scrape on, which multiplied an idle agent's CPU several times (see
  *  docs/decisions/0025-agent-metrics-without-event-loop-monitor.md). Names and meanings are
- *  prom-client's, so dashboards built on them keep working. */
-export function processMetrics(pc: PromClient, registers: Registry[], prefix: string): void {
+ *  prom-client's standard ones, unprefixed, so stock Node.js dashboards read them. */
+export function processMetrics(pc: PromClient, registers: Registry[]): void {
   let last = process.cpuUsage();
-  const user = new pc.Counter({ name: `${prefix}process_cpu_user_seconds_total`, help: 'Total user CPU time spent in seconds.', registers });
-  const system = new pc.Counter({ name: `${prefix}process_cpu_system_seconds_total`, help: 'Total system CPU time spent in seconds.', registers });
+  const user = new pc.Counter({ name: 'process_cpu_user_seconds_total', help: 'Total user CPU time spent in seconds.', registers });
+  const system = new pc.Counter({ name: 'process_cpu_system_seconds_total', help: 'Total system CPU time spent in seconds.', registers });
   new pc.Counter({
-    name: `${prefix}process_cpu_seconds_total`, help: 'Total user and system CPU time spent in seconds.', registers,
+    name: 'process_cpu_seconds_total', help: 'Total user and system CPU time spent in seconds.', registers,
     collect() {
       const now = process.cpuUsage();
       const [du, ds] = [(now.user - last.user) / 1e6, (now.system - last.system) / 1e6];
@@ -197,7 +197,7 @@ export function processMetrics(pc: PromClient, registers: Registry[], prefix: st
     },
   });
   const gauge = (name: string, help: string, read: () => number) =>
-    new pc.Gauge({ name: `${prefix}${name}`, help, registers, collect() { this.set(read()); } });
+    new pc.Gauge({ name, help, registers, collect() { this.set(read()); } });
   const started = Math.round(Date.now() / 1000 - process.uptime());
   gauge('process_start_time_seconds', 'Start time of the process since unix epoch in seconds.', () => started);
   gauge('process_resident_memory_bytes', 'Resident memory size in bytes.', () => process.memoryUsage.rss());

@@ -24,13 +24,16 @@ export function loadKubeConfig(file: string | undefined): KubeConfig {
   return kc;
 }
 
-/** --namespace, else $POD_NAMESPACE, else the ServiceAccount's namespace, else esi-system. */
-export function ownNamespace(flag: string | undefined): string {
+/** The namespace the process keeps its own objects in, found as the tools users know find
+ *  theirs: --namespace, else $POD_NAMESPACE (the chart sets it), else the in-cluster
+ *  ServiceAccount's namespace, else the kubeconfig context's namespace, else `default`
+ *  (kubectl's rule; a kind cluster's kubeconfig names none). */
+export function ownNamespace(flag: string | undefined, kc?: KubeConfig): string {
   if (flag) return flag;
   if (process.env.POD_NAMESPACE) return process.env.POD_NAMESPACE;
   try {
     return readFileSync('/var/run/secrets/kubernetes.io/serviceaccount/namespace', 'utf8').trim();
   } catch {
-    return 'esi-system';
+    return kc?.getContextObject(kc.getCurrentContext())?.namespace || 'default';
   }
 }

@@ -25,7 +25,8 @@ Serves the ESI mutating admission webhook over HTTPS.
   certificates, either mounted files (e.g. cert-manager):
   --tls-cert-file F --tls-key-file F [--tls-ca-file F]
   or self-managed (default):
-  --namespace NS              namespace of the webhook (default: $POD_NAMESPACE or the pod's)
+  --namespace NS              namespace of the webhook (default: $POD_NAMESPACE, the pod's,
+                              the kubeconfig context's, or default)
   --service-name NAME         webhook Service (default esi-webhook)
   --secret-name NAME          Secret holding CA + serving cert (default esi-webhook-tls)
   --webhook-config-name NAME  MutatingWebhookConfiguration to patch (default esi)
@@ -64,7 +65,7 @@ async function tlsFrom(v: Values, kc: KubeConfig, logger: Logger): Promise<TlsSo
   const sans = v['cert-extra-sans']!.split(',').map((s) => s.trim()).filter(Boolean);
   const isIp = (s: string) => /^[\d.]+$|:/.test(s);
   return selfManagedTlsSource({
-    kc, logger, namespace: ownNamespace(v.namespace), secretName: v['secret-name']!, serviceName: v['service-name']!,
+    kc, logger, namespace: ownNamespace(v.namespace, kc), secretName: v['secret-name']!, serviceName: v['service-name']!,
     webhookConfigName: v['webhook-config-name']!, certValiditySeconds: positive('cert-validity', v['cert-validity']!),
     extraDNS: sans.filter((s) => !isIp(s)), extraIPs: sans.filter(isIp),
   });

@@ -3,7 +3,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 
 export function webhookMetrics() {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'esi_webhook_' });
+  collectDefaultMetrics({ register: registry });
   return {
     registry,
     latency: new Histogram({

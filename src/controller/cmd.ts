@@ -5,9 +5,11 @@ import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { bool, loadKubeConfig, ownNamespace, positive } from '../flags.js';
 import { isDnsSubdomain } from '../kube/names.js';
+import { NAMESPACES, resourcePath } from '../kube/paths.js';
 import { KubeRest } from '../kube/rest.js';
 import { createLogger } from '../log.js';
 import { Controller } from './controller.js';
+import { decideClaimUnclassed } from './coexist.js';
 import { parseGoDuration } from '../duration.js';
 import { LeaderElector } from './leader.js';
 import { controllerMetrics, resourceOf } from './metrics.js';
@@ -22,8 +24,10 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
 
   --kubeconfig FILE          kubeconfig (default: $KUBECONFIG, then in-cluster)
   --controller-class NAME    serve stores whose spec.controller is NAME (default "${DEFAULT_CLASS}")
-  --claim-unclassed BOOL     also serve stores without spec.controller (default true; set
-                             false where another controller, e.g. ESO, owns them)
+  --claim-unclassed true|false|auto
+                             also serve stores without spec.controller; auto (default):
+                             unless the external-secrets.io CRDs are not ESI's (External
+                             Secrets Operator installed them and serves those stores)
   --workers N                concurrent reconciles (default 16)
   --kube-qps N --kube-burst N    writes per second to the apiserver (default 500 / 1000)
   --store-qps N --store-burst N  remote reads per second per store (default 200 / 400)
@@ -32,8 +36,9 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
   --provider-timeout DUR     per remote call (default 10s)
   --render-workers N         threads rendering templates, off the main thread (default 2)
   --render-timeout DUR       deadline of one ExternalSecret's render (default 2s)
-  --namespace NS             namespace of the Lease
-                             (default: $POD_NAMESPACE, the pod's, or esi-system)
+  --namespace NS             namespace of the Lease and the PushSecret records; it must
+                             exist (default: $POD_NAMESPACE, the pod's, the kubeconfig
+                             context's, or default)
   --leader-elect BOOL        use a Lease (default true)
   --lease-name NAME          (default esi-controller-<class>)
   --lease-duration DUR --renew-deadline DUR --retry-period DUR   (default 15s / 10s / 2s)
@@ -44,13 +49,16 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
   --allow-private-store-addresses BOOL  let SecretStores reached over HTTP (webhook,
                              onepassword, bitwardensecretsmanager) call loopback and private addresses;
                              ClusterSecretStores always may (default false, ADR 0056)
+  --restart-min-interval DUR  at most one restart per workload per this interval when a
+                             Secret it opted in for changes; changes inside it coalesce
+                             into one delayed restart (default 60s, docs/controller.md)
   --listen ADDR --port N     probes and metrics (default 0.0.0.0:8080)
 `;
 
 const OPTIONS = {
   kubeconfig: { type: 'string' },
   'controller-class': { type: 'string', default: DEFAULT_CLASS },
-  'claim-unclassed': { type: 'string', default: 'true' },
+  'claim-unclassed': { type: 'string', default: 'auto' },
   workers: { type: 'string', default: '16' },
   'kube-qps': { type: 'string', default: '500' },
   'kube-burst': { type: 'string', default: '1000' },
@@ -69,6 +77,7 @@ const OPTIONS = {
   'namespace-selector': { type: 'string' },
   'allow-ambient-identity': { type: 'string', default: 'false' },
   'allow-private-store-addresses': { type: 'string', default: 'false' },
+  'restart-min-interval': { type: 'string', default: '60s' },
   listen: { type: 'string', default: '0.0.0.0' },
   port: { type: 'string', default: '8080' },
   help: { type: 'boolean', short: 'h' },
@@ -85,6 +94,11 @@ function selector(raw: string | undefined): Record<string, string> | undefined {
   return out;
 }
 
+function claimFlag(raw: string): 'true' | 'false' | 'auto' {
+  if (raw === 'true' || raw === 'false' || raw === 'auto') return raw;
+  throw new Error(`--claim-unclassed must be true, false or auto, got "${raw}"`);
+}
+
 type Values = ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS; strict: true }>>['values'];
 
 /** Every flag, checked before anything starts: a bad value is a usage error and an exit, never
@@ -94,7 +108,7 @@ function flags(v: Values) {
   if (!isDnsSubdomain(cls) || cls.length > 63) throw new Error(`--controller-class "${cls}" must be a DNS label such as "esi" or "team-a"`);
   return {
     cls,
-    classes: bool('claim-unclassed', v['claim-unclassed']!) ? [cls, ''] : [cls],
+    claimUnclassed: claimFlag(v['claim-unclassed']!),
     kubeQps: positive('kube-qps', v['kube-qps']!), kubeBurst: positive('kube-burst', v['kube-burst']!),
     namespaceSelector: selector(v['namespace-selector']),
     workers: positive('workers', v.workers!),
@@ -109,6 +123,7 @@ function flags(v: Values) {
     renderWorkers: positive('render-workers', v['render-workers']!),
     allowAmbientIdentity: bool('allow-ambient-identity', v['allow-ambient-identity']!),
     allowPrivateStoreAddresses: bool('allow-private-store-addresses', v['allow-private-store-addresses']!),
+    restartMinIntervalMs: positive('restart-min-interval', String(parseGoDuration(v['restart-min-interval']!, '--restart-min-interval'))),
     renderTimeoutMs: positive('render-timeout', String(parseGoDuration(v['render-timeout']!, '--render-timeout'))),
   };
 }
@@ -120,9 +135,9 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const f = flags(v);
-  const { cls, classes } = f;
+  const { cls } = f;
   const kc = loadKubeConfig(v.kubeconfig);
-  const namespace = ownNamespace(v.namespace);
+  const namespace = ownNamespace(v.namespace, kc);
   const logger = createLogger('controller');
   const metrics = controllerMetrics();
   // Writes are counted and rate limited in one place: every write goes through this client.
@@ -131,11 +146,21 @@ export async function main(argv: string[]): Promise<number> {
     beforeWrite: () => writes.take(),
     onWrite: (method, path) => metrics.apiWrites.inc({ verb: method, resource: resourceOf(path) }),
   });
+  // Checked before anything starts (render threads, probe server), failing fast and naming
+  // the flag: a missing namespace would leave a process that logs a 404 on every Lease
+  // renewal and never reconciles.
+  if (!(await rest.exists(resourcePath(NAMESPACES, { name: namespace })))) {
+    rest.close();
+    throw new Error(`namespace "${namespace}" does not exist: the controller keeps its Lease and PushSecret records there; create it or pass --namespace`);
+  }
+  const claim = await decideClaimUnclassed(f.claimUnclassed, rest);
+  const classes = claim.claim ? [cls, ''] : [cls];
+  logger.info({ claimUnclassed: claim.claim, why: claim.why }, claim.claim ? 'serving stores without spec.controller too' : 'not serving stores without spec.controller');
   const controller = new Controller({
     kc, rest, logger, metrics, classes, namespace, namespaceSelector: f.namespaceSelector,
     workers: f.workers, windowMs: f.windowMs, storeQps: f.storeQps, storeBurst: f.storeBurst, providerTimeoutMs: f.providerTimeoutMs,
     renderWorkers: f.renderWorkers, renderTimeoutMs: f.renderTimeoutMs, allowAmbientIdentity: f.allowAmbientIdentity,
-    allowPrivateStoreAddresses: f.allowPrivateStoreAddresses,
+    allowPrivateStoreAddresses: f.allowPrivateStoreAddresses, restartMinIntervalMs: f.restartMinIntervalMs,
   });
   const elect = f.elect;
   let started = false;

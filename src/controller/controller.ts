@@ -15,13 +15,14 @@ import { ClusterReconciler } from './cluster/reconcile.js';
 import { EventRecorder } from './events.js';
 import { Informers, slim, type Kind } from './informers.js';
 import { EXTERNAL_SECRET_ANNOTATION } from './labels.js';
-import type { ControllerMetrics } from './metrics.js';
+import { readyOf, recordExternalSecret, type ControllerMetrics } from './metrics.js';
 import { keyOf, queueKey } from './keys.js';
 import { WorkQueue, type Requeue } from './queue.js';
 import { PushRecords } from './push/record.js';
 import { PushSecretReconciler } from './push/reconcile.js';
 import { pushSecretChanged } from './push/spec.js';
 import { ExternalSecretReconciler } from './reconcile-es.js';
+import { DEFAULT_RESTART_MIN_INTERVAL_MS, Restarter } from './restart.js';
 import { Schedule } from './schedule.js';
 import { editedByHand } from './secret.js';
 import { StoreReconciler } from './stores.js';
@@ -52,6 +53,8 @@ export interface ControllerOptions {
   allowAmbientIdentity?: boolean;
   /** Let SecretStores reached over HTTP call loopback/private addresses (--allow-private-store-addresses). */
   allowPrivateStoreAddresses?: boolean;
+  /** At most one restart on change per workload per this interval, ms (--restart-min-interval). */
+  restartMinIntervalMs?: number;
 }
 
 const metaChanged = (a: KubernetesObject | undefined, b: KubernetesObject): boolean =>
@@ -73,6 +76,7 @@ export class Controller {
   private readonly push: PushSecretReconciler;
   private readonly cluster: ClusterReconciler;
   private readonly renderer: PooledRenderer;
+  private readonly restarts: Restarter;
   /** store id → ExternalSecret keys using it, and the reverse. */
   private readonly dependents = new Map<string, Set<string>>();
   private readonly usesStore = new Map<string, string>();
@@ -105,8 +109,9 @@ export class Controller {
     const events = new EventRecorder(rest, logger, { component: 'esi-controller', onDrop: () => metrics.eventsDropped.inc() });
     this.stores = new StoreReconciler({ rest, clients: this.clients, events, classes: o.classes, logger, onChange: (id) => this.requeueDependents(id) });
     const generators = new Generators(rest, this.clients);
+    this.restarts = new Restarter({ rest, events, logger, minIntervalMs: o.restartMinIntervalMs ?? DEFAULT_RESTART_MIN_INTERVAL_MS });
     this.es = new ExternalSecretReconciler({
-      informers: this.informers, stores: this.stores, clients: this.clients, generators, rest, events,
+      informers: this.informers, stores: this.stores, clients: this.clients, generators, rest, events, restarts: this.restarts,
       renderer: this.renderer, logger, jitterMaxMs: o.windowMs / 2,
       uses: (key, store) => this.track(key, store),
     });
@@ -140,6 +145,7 @@ export class Controller {
 
   async stop(): Promise<void> {
     this.schedule.stop();
+    this.restarts.stop();
     await this.queue.stop();
     await this.informers.stop();
     await this.clients.close();
@@ -234,9 +240,11 @@ export class Controller {
       try {
         const out = await this.es.reconcile(namespace, name, requestedAt);
         this.o.metrics.syncs.inc({ result: out.result, reason: out.reason });
+        recordExternalSecret(this.o.metrics, { namespace, name }, readyOf(out), out.result === 'error');
         return out.requeue;
       } catch (err) {
         this.o.metrics.syncs.inc({ result: 'error', reason: 'Internal' });
+        recordExternalSecret(this.o.metrics, { namespace, name }, undefined, true);
         throw err;
       } finally {
         end();

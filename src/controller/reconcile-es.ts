@@ -1,26 +1,23 @@
 // One ExternalSecret → its target Secret. Decides whether values must be fetched (spec
-// change, force-sync, missing or hand-edited Secret, refresh due, store change), fetches
-// through the store's cached, coalescing client, renders the template, writes the Secret
-// only when it differs, and records the outcome in status and Events. Errors are value-
+// change, force-sync, missing or hand-edited Secret, refresh due, store change), has the
+// values fetched and rendered (src/controller/es-fetch.ts), writes the Secret only when it
+// differs, and records the outcome in status and Events. Errors are value-
 // free by construction (they come from src/externalsecret, the providers and templating).
 import type { V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { EXTERNAL_SECRET_API_VERSION, type AnySecretStore, type ExternalSecret, type ExternalSecretStatus } from '../api/types.js';
+import type { AnySecretStore, ExternalSecret, ExternalSecretStatus } from '../api/types.js';
 import { isKubeStatus, type KubeRest } from '../kube/rest.js';
 import { externalSecretSpecProblems } from '../externalsecret/checks.js';
-import { fetchExternalSecret } from '../externalsecret/fetch.js';
-import { ProviderError } from '../providers/types.js';
 import { crossNamespaceRefs, describeStore, lookupStore, namespaceRefusal, storeKindOf, storeNotFound } from '../stores/use.js';
 import { TemplateSourceError } from '../externalsecret/template-sources.js';
 import { selectTemplateEngine, type RenderedTemplate } from '../templating/index.js';
-import { RenderBusy, RenderFailed, type PooledRenderer } from '../templating/pool/index.js';
-import { storeId, type ClientCache } from './clients.js';
-import { readTemplateSources, templateSpecProblems } from './template-from.js';
+import { RenderBusy, type PooledRenderer } from '../templating/pool/index.js';
+import type { ClientCache } from './clients.js';
+import { templateSpecProblems } from './template-from.js';
 import type { EventRecorder } from './events.js';
 import type { Informers } from './informers.js';
 import { EXTERNAL_SECRET_ANNOTATION, FORCE_SYNC_ANNOTATION } from './labels.js';
 import { nextRefresh, phaseOf, refreshAfterRead, refreshSpec, type RefreshSpec } from './refresh.js';
-import { queueKey } from './keys.js';
 import type { Requeue } from './queue.js';
 import { desiredSecret, editedByHand, planSecret, type Plan } from './secret.js';
 import { storePath, versionOf, type StoreReconciler } from './stores.js';
@@ -29,7 +26,9 @@ import { nameProblem } from '../kube/names.js';
 import { EXTERNAL_SECRETS, resourcePath, SECRETS } from '../kube/paths.js';
 import { storeIdOf } from '../stores/id.js';
 import { applyPlan, readSecret } from './secret-io.js';
-import { describeSource, generatorsOnly, noStoreClient, sourceOf, type Generators } from './generators.js';
+import { describeSource, generatorsOnly, sourceOf, type Generators } from './generators.js';
+import { dataChanged, type Restarter } from './restart.js';
+import { ExternalSecretFetcher, Failure, esKey, regarding } from './es-fetch.js';
 
 export interface EsDeps {
   informers: Informers;
@@ -43,6 +42,8 @@ export interface EsDeps {
   renderer: PooledRenderer;
   logger: Logger;
   jitterMaxMs: number;
+  /** Restarts the opted-in workloads of a Secret whose data changed (src/controller/restart.ts). */
+  restarts?: Pick<Restarter, 'secretChanged'>;
   /** Called with the store id each ExternalSecret uses (dependents index). */
   uses(esKey: string, store: string | undefined): void;
 }
@@ -59,33 +60,16 @@ interface EsState {
 /** What happened (metrics) and when to run again (the work queue, src/controller/queue.ts). */
 export type Outcome = { result: 'synced' | 'unchanged' | 'skipped' | 'error'; reason: string; requeue: Requeue };
 
-class Failure extends Error {
-  constructor(readonly reason: string, message: string, readonly retry: boolean) {
-    super(message);
-  }
-}
-
-const esKey = (ns: string, name: string) => queueKey('es', ns, name);
 const sourceVersion = (store: AnySecretStore | undefined) => (store ? versionOf(store) : 'generators');
-
-function rootCause(err: unknown): unknown {
-  let e = err;
-  while (e instanceof Error && e.cause && !(e instanceof ProviderError)) e = e.cause;
-  return e;
-}
-
-/** ESO with no remote data: Delete deletes the Secret; Retain writes nothing, an existing
- *  Secret kept as it is (e.g. a find that matches nothing); Merge writes what is left. */
-function nothingFetched(es: ExternalSecret, policy: string, values: Record<string, Uint8Array>): 'Delete' | 'Retain' | undefined {
-  if (Object.keys(values).length > 0) return undefined;
-  if (policy === 'Delete') return 'Delete';
-  return policy === 'Retain' && (es.spec.data?.length || es.spec.dataFrom?.length) ? 'Retain' : undefined;
-}
 
 export class ExternalSecretReconciler {
   private readonly state = new Map<string, EsState>();
 
-  constructor(private readonly d: EsDeps) {}
+  private readonly fetcher: ExternalSecretFetcher;
+
+  constructor(private readonly d: EsDeps) {
+    this.fetcher = new ExternalSecretFetcher(d);
+  }
 
   /** `requestedAt`: when the reconcile was queued (ms); coalesced reads are measured from it. */
   async reconcile(ns: string, name: string, requestedAt = Date.now()): Promise<Outcome> {
@@ -242,17 +226,18 @@ export class ExternalSecretReconciler {
     if (!this.needsFetch(es, store, refresh, { st, cur })) {
       return { result: 'unchanged', reason: 'UpToDate', requeue: this.schedule(es, refresh, { ...next(), due: st?.due }) };
     }
-    const fetched = await this.fetch(es, store, !!st && st.forceSync !== force, requestedAt);
+    const fetched = await this.fetcher.fetch(es, store, !!st && st.forceSync !== force, requestedAt);
     if ('gone' in fetched) {
       const outcome = fetched.gone === 'Retain' ? await this.retained(es) : await this.remoteGone(es, cur);
       return { ...outcome, requeue: this.schedule(es, refresh, next(), requestedAt) };
     }
-    const { wrote, action, missing } = await this.write(es, store, fetched.rendered, cur);
+    const { wrote, action, missing, changed } = await this.write(es, store, fetched.rendered, cur);
     const statusWritten = await this.writeStatus(es, this.syncedStatus(es, store, wrote, Date.now(), missing));
     if (wrote) {
       const verb = action === 'create' ? 'Created' : 'Updated';
-      this.d.events.emit(this.regarding(es), 'Normal', verb, `${verb} Secret "${target}" from ${describeSource(es, store)}`);
+      this.d.events.emit(regarding(es), 'Normal', verb, `${verb} Secret "${target}" from ${describeSource(es, store)}`);
     }
+    if (changed) this.d.restarts?.secretChanged(ns, target, regarding(es));
     return { result: wrote || statusWritten ? 'synced' : 'unchanged', reason: 'SecretSynced', requeue: this.schedule(es, refresh, next(), requestedAt) };
   }
 
@@ -276,70 +261,6 @@ export class ExternalSecretReconciler {
     };
   }
 
-  /** The ExternalSecret's values, rendered; `gone` when deletionPolicy Delete finds no
-   *  remote data left. With deletionPolicy Delete or Merge an entry whose remote secret is
-   *  gone is skipped (an Event names it), as ESO does; with Retain it fails the sync. */
-  private async fetch(es: ExternalSecret, store: AnySecretStore | undefined, fresh: boolean, requestedAt: number): Promise<{ rendered: RenderedTemplate } | { gone: 'Delete' | 'Retain' }> {
-    const ns = es.metadata.namespace!;
-    const policy = es.spec.target?.deletionPolicy ?? 'Retain';
-    const missing: string[] = [];
-    const values = await this.values(es, store, { fresh, requestedAt, ...(policy === 'Retain' ? {} : { onMissing: (entry: string) => missing.push(entry) }) });
-    if (missing.length) {
-      this.d.events.emit(this.regarding(es), 'Normal', 'MissingProviderSecret', bounded(`remote secret gone, entry skipped (deletionPolicy ${policy}): ${missing.sort().join('; ')}`));
-    }
-    const gone = nothingFetched(es, policy, values);
-    if (gone) return { gone };
-    // The same engine choice as the agent: ESO's Go templates, or handlebars when opted in.
-    const template = es.spec.target?.template;
-    const choice = selectTemplateEngine(es.metadata.name!, es.metadata.annotations, template);
-    const sources = await this.templateSources(es);
-    try {
-      return { rendered: await this.d.renderer.render({ tenant: ns, key: esKey(ns, es.metadata.name!) }, { name: es.metadata.name!, template, choice }, values, { metadata: true, sources }) };
-    } catch (err) {
-      if (err instanceof RenderBusy) throw err;
-      // Out of time: retried with backoff (a loaded machine, or a template that loops);
-      // other template errors are the spec's and wait for it to change.
-      const timedOut = err instanceof RenderFailed && err.timedOut;
-      throw new Failure(timedOut ? 'TemplateTimeout' : 'TemplateError', (err as Error).message, timedOut);
-    }
-  }
-
-  /** The store's values and the generators' new ones (key → bytes); throws Failure. */
-  private async values(es: ExternalSecret, store: AnySecretStore | undefined, o: { fresh: boolean; requestedAt: number; onMissing?: (entry: string) => void }): Promise<Record<string, Uint8Array>> {
-    const ns = es.metadata.namespace!;
-    try {
-      const client = store ? await this.d.clients.get(store, ns) : undefined;
-      return await fetchExternalSecret(!client ? noStoreClient : o.fresh ? client.fresh : client.sharedAsOf(o.requestedAt), {
-        name: es.metadata.name!, data: es.spec.data ?? [], dataFrom: es.spec.dataFrom ?? [],
-      }, {
-        transformKeys: (name, template, map) => this.d.renderer.transformKeys({ tenant: ns, key: esKey(ns, es.metadata.name!) }, name, template, map),
-        generate: async (ref) => this.d.generators.run(ns, await this.d.generators.resolve(ns, ref)),
-        ...(o.onMissing ? { onMissing: o.onMissing } : {}),
-      });
-    } catch (err) {
-      const cause = rootCause(err);
-      if (cause instanceof RenderBusy) throw cause;
-      const code = cause instanceof ProviderError ? cause.code : undefined;
-      if (store && (code === 'AuthFailed' || code === 'Forbidden')) await this.d.clients.evict(storeId(store));
-      // Retried with backoff, generator spec errors included: generators are not watched, so
-      // a fixed generator is seen at the next retry.
-      throw new Failure('SecretSyncedError', (err as Error).message, true);
-    }
-  }
-
-  /** templateFrom configMap/secret sources (src/controller/template-from.ts). */
-  private async templateSources(es: ExternalSecret) {
-    try {
-      return await readTemplateSources(this.d.rest, es);
-    } catch (err) {
-      const what = `ExternalSecret "${es.metadata.name}": `;
-      if (!(err instanceof TemplateSourceError)) throw new Failure('TemplateError', `${what}cannot read a templateFrom source: ${(err as Error).message}`, true);
-      // Not found: retried with backoff (the object may be created after the ExternalSecret).
-      const notFound = err.reason === 'TemplateSourceNotFound';
-      throw new Failure(notFound ? 'TemplateError' : err.reason, what + err.message, notFound);
-    }
-  }
-
   private templateProblems(es: ExternalSecret): string[] {
     try {
       return templateSpecProblems(es);
@@ -351,28 +272,28 @@ export class ExternalSecretReconciler {
 
   /** Writes the target Secret when it differs; throws Failure when refused. `missing`: no
    *  Secret to merge into (creationPolicy Merge), which is not a failure (ESO). */
-  private async write(es: ExternalSecret, store: AnySecretStore | undefined, rendered: RenderedTemplate, cached: V1Secret | undefined): Promise<{ wrote: boolean; action: Plan['action']; missing?: string }> {
+  private async write(es: ExternalSecret, store: AnySecretStore | undefined, rendered: RenderedTemplate, cached: V1Secret | undefined): Promise<{ wrote: boolean; action: Plan['action']; missing?: string; changed?: boolean }> {
     const ns = es.metadata.namespace!;
     const target = this.targetName(es);
     const desired = desiredSecret(es, sourceOf(es, store), rendered);
-    const cur = !cached && desired.policy === 'Merge' ? await this.read(ns, target) : cached;
+    let cur = !cached && desired.policy === 'Merge' ? await this.read(ns, target) : cached;
     const exists = (n: string) => !!this.d.informers.externalSecret(ns, n);
     let plan = planSecret(desired, es, cur, exists);
     const wrote = await applyPlan(this.d.rest, plan, ns, target).catch(async (err: unknown) => {
       if (!isKubeStatus(err, 409) || plan.action !== 'create') throw err;
       // Exists but not in the managed cache (not ours, or created a moment ago): look.
-      plan = planSecret(desired, es, await this.read(ns, target), exists);
+      plan = planSecret(desired, es, (cur = await this.read(ns, target)), exists);
       return applyPlan(this.d.rest, plan, ns, target);
     }).catch((err: unknown) => {
       if (err instanceof Failure) throw err;
       throw new Failure('SecretWriteError', `cannot write Secret "${ns}/${target}": ${(err as Error).message}`, true);
     });
     if ((plan.action === 'replace' || plan.action === 'recreate') && plan.adopted) {
-      this.d.events.emit(this.regarding(es), 'Normal', 'Adopted', `Took over Secret "${target}": ${plan.adopted}`);
+      this.d.events.emit(regarding(es), 'Normal', 'Adopted', `Took over Secret "${target}": ${plan.adopted}`);
     }
     if (plan.action === 'refuse' && plan.reason === 'SecretMissing') return { wrote, action: plan.action, missing: plan.message };
     if (plan.action === 'refuse') throw new Failure(plan.reason, plan.message, false);
-    return { wrote, action: plan.action };
+    return { wrote, action: plan.action, changed: wrote && dataChanged(cur, plan) };
   }
 
   private read(ns: string, name: string): Promise<V1Secret | undefined> {
@@ -398,7 +319,7 @@ export class ExternalSecretReconciler {
       await this.d.rest.delete(resourcePath(SECRETS, { namespace: ns, name: target })).catch((err: unknown) => {
         if (!isKubeStatus(err, 404)) throw new Failure('SecretWriteError', `cannot delete Secret "${ns}/${target}": ${(err as Error).message}`, true);
       });
-      this.d.events.emit(this.regarding(es), 'Normal', 'Deleted', `Deleted Secret "${target}": no remote data is left (deletionPolicy Delete)`);
+      this.d.events.emit(regarding(es), 'Normal', 'Deleted', `Deleted Secret "${target}": no remote data is left (deletionPolicy Delete)`);
     }
     const written = await this.writeStatus(es, {
       ...es.status,
@@ -417,10 +338,6 @@ export class ExternalSecretReconciler {
     return { result: written ? 'synced' : 'unchanged', reason: 'SecretSynced' };
   }
 
-  private regarding(es: ExternalSecret) {
-    return { apiVersion: EXTERNAL_SECRET_API_VERSION, kind: 'ExternalSecret', name: es.metadata.name!, namespace: es.metadata.namespace, uid: es.metadata.uid };
-  }
-
   private async fail(es: ExternalSecret, reason: string, message: string): Promise<void> {
     const msg = bounded(message);
     const changed = await this.writeStatus(es, {
@@ -428,7 +345,7 @@ export class ExternalSecretReconciler {
       conditions: withReady(es.status?.conditions, 'False', reason, msg),
     });
     if (changed) this.d.logger.info({ externalSecret: `${es.metadata.namespace}/${es.metadata.name}`, reason, message: msg }, 'sync failed');
-    this.d.events.emit(this.regarding(es), 'Warning', reason, msg);
+    this.d.events.emit(regarding(es), 'Warning', reason, msg);
   }
 
   /** Writes status when it differs; true when written. */

@@ -221,6 +221,36 @@ function suite(helm: Helm): void {
     t.equal(ofKind(objs, 'Service').length, 2, 'webhook + metrics Service');
   });
 
+  t.test('controller metrics, alerts and dashboard: off by default; on request, they select the controller and read ESO\'s series', async (t) => {
+    const kinds = (objs: K8sObject[]) => objs.map((o) => `${o.kind}/${o.metadata.name}`);
+    const plain = await helm.template('esi', NS);
+    t.notOk(kinds(plain).some((k) => /^(ServiceMonitor|PrometheusRule)\/|^ConfigMap\/esi-dashboard$|^Service\/esi-controller-metrics$/.test(k)), 'nothing monitoring-related by default');
+    const objs = await helm.template('esi', NS, [
+      '--set', 'metrics.controller.serviceMonitor.enabled=true', '--set', 'metrics.prometheusRule.enabled=true', '--set', 'metrics.grafanaDashboard.enabled=true',
+      '--api-versions', 'monitoring.coreos.com/v1/ServiceMonitor', '--api-versions', 'monitoring.coreos.com/v1/PrometheusRule',
+    ]);
+    const svc = objs.find((o) => o.kind === 'Service' && o.metadata.name === 'esi-controller-metrics') as K8sObject & { spec: { selector: Record<string, string>; ports: { targetPort: string }[] } };
+    const pod = (deploymentOf(objs.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'controller')) as unknown as { spec: { template: { metadata: { labels: Record<string, string> } } } }).spec.template.metadata.labels;
+    for (const [k, v] of Object.entries(svc.spec.selector)) t.equal(pod[k], v, `the metrics Service selects the controller pods (${k})`);
+    t.equal(svc.spec.ports[0]!.targetPort, 'http-metrics', "the controller's probe and metrics port");
+    const sm = objs.find((o) => o.kind === 'ServiceMonitor' && o.metadata.name === 'esi-controller') as K8sObject & { spec: { selector: { matchLabels: Record<string, string> }; endpoints: { port: string; scheme?: string }[] } };
+    for (const [k, v] of Object.entries(sm.spec.selector.matchLabels)) t.equal(svc.metadata.labels?.[k], v, `the ServiceMonitor selects the metrics Service (${k})`);
+    t.match(sm.spec.endpoints[0], { port: 'http-metrics' });
+    t.equal(sm.spec.endpoints[0]!.scheme, undefined, 'plain HTTP, as the controller serves it');
+    const rule = one(objs, 'PrometheusRule') as K8sObject & { spec: { groups: { rules: { alert: string; expr: string; for: string }[] }[] } };
+    const notReady = rule.spec.groups[0]!.rules.find((r) => r.alert === 'ExternalSecretNotReady')!;
+    t.equal(notReady.expr, 'externalsecret_status_condition{condition="Ready",status="False"} == 1', "ESO's series and labels");
+    t.equal(notReady.for, '10m');
+    const dash = objs.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'esi-dashboard') as K8sObject & { data: Record<string, string> };
+    t.equal(dash.metadata.labels?.grafana_dashboard, '1', "the label Grafana's sidecar selects");
+    const board = JSON.parse(dash.data['esi.json']!) as { panels: { targets: { expr: string }[] }[] };
+    const exprs = board.panels.flatMap((p) => p.targets.map((x) => x.expr)).join('\n');
+    const names = new Set(readFileSync(join(import.meta.dirname, '../../src/controller/metrics.ts'), 'utf8').match(/name: '[a-z_]+'/g)!.map((m) => m.slice(7, -1)));
+    for (const used of new Set(exprs.match(/\b(externalsecret|esi_controller)_[a-z_]+/g))) {
+      t.ok(names.has(used.replace(/_bucket$/, '')), `the dashboard reads ${used}, which the controller exports`);
+    }
+  });
+
   t.test('controller: deployed by default, 2 replicas, Lease, least-privilege RBAC, class flags', async (t) => {
     const ctl = (objs: K8sObject[]) => objs.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'controller');
     const objs = ctl(await helm.template('esi', NS));
@@ -228,7 +258,7 @@ function suite(helm: Helm): void {
     const d = one(objs, 'Deployment') as K8sObject & { spec: { replicas: number; template: { spec: { serviceAccountName: string; containers: { args: string[] }[] } } } };
     t.equal(d.spec.replicas, 2);
     t.equal(d.spec.template.spec.serviceAccountName, 'esi-controller', 'its own ServiceAccount, not the webhook\'s');
-    t.same(d.spec.template.spec.containers[0]!.args.slice(0, 3), ['controller', '--controller-class=esi', '--claim-unclassed=true']);
+    t.same(d.spec.template.spec.containers[0]!.args.slice(0, 3), ['controller', '--controller-class=esi', '--claim-unclassed=auto'], 'unclassed stores: not where ESO serves them (ADR 0062)');
     const lease = rulesOf(one(objs, 'Role'));
     t.same(lease.find((r) => r.resourceNames)?.resourceNames, ['esi-controller-esi'], 'only its own Lease');
     const cluster = rulesOf(one(objs, 'ClusterRole'));
@@ -241,6 +271,9 @@ function suite(helm: Helm): void {
       t.same(verbs(`${kind}/status`), ['patch', 'update'], `${kind} status`);
     }
     t.same(verbs('configmaps'), ['get']);
+    t.same(cluster.filter((r) => r.resources?.includes('customresourcedefinitions')).map((r) => [r.verbs, r.resourceNames]), [[['get'], ['externalsecrets.external-secrets.io']]], 'reads one CRD (who installed it), nothing else');
+    for (const kind of ['deployments', 'statefulsets', 'daemonsets']) t.same(verbs(kind), ['get', 'list', 'patch'], `${kind}: restart on change only patches`);
+    t.ok(d.spec.template.spec.containers[0]!.args.includes('--restart-min-interval=60s'), 'controller.restartMinInterval');
     t.notOk(cluster.some((r) => r.verbs?.includes('*') || r.resources?.includes('*')), 'no wildcards');
     const sharded = ctl(await helm.template('esi', NS, ['--set', 'controller.class=team-a', '--set', 'controller.claimUnclassed=false']));
     t.match((one(sharded, 'Deployment') as typeof d).spec.template.spec.containers[0]!.args, ['controller', '--controller-class=team-a', '--claim-unclassed=false']);

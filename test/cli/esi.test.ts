@@ -42,4 +42,7 @@ t.test('esi controller checks every flag before starting: a bad value exits at o
   t.not(code, 0, 'exits with an error');
   t.match(out, /--lease-duration "5parsecs" must be a Go duration/);
   t.notMatch(out, /listening|starting/, 'nothing started');
+  const zero = await esi('controller', '--kubeconfig', '/nonexistent', '--restart-min-interval', '0s');
+  t.not(zero.code, 0);
+  t.match(zero.out, /--restart-min-interval must be a positive number, got "0"/, 'no restart without a minimum interval');
 });

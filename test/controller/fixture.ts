@@ -41,8 +41,8 @@ function get(port: number, path: string): Promise<{ status: number; body: string
 
 /** `imports`: modules (repository-relative) loaded into the controller process first, e.g.
  *  a test-only provider registered through registerProvider (readonly-provider.ts). */
-export async function startController(kubeconfigPath: string, args: string[], t?: T, opts: { waitReady?: boolean; imports?: string[] } = {}): Promise<RunningController> {
-  await ensureOwnNamespace(kubeconfigPath, args);
+export async function startController(kubeconfigPath: string, args: string[], t?: T, opts: { waitReady?: boolean; imports?: string[]; createNamespace?: boolean } = {}): Promise<RunningController> {
+  if (opts.createNamespace !== false) await ensureOwnNamespace(kubeconfigPath, args);
   const port = await freePort();
   const imports = (opts.imports ?? []).flatMap((m) => ['--import', `./${m}`]);
   // node itself (not the tsx wrapper) so a signal reaches the controller, SIGKILL included.
@@ -86,10 +86,12 @@ export async function startController(kubeconfigPath: string, args: string[], t?
 }
 
 /** The controller's own namespace (its Lease, its PushSecret records) exists in a cluster
- *  it was installed in; on the test platform it is created here when missing. */
+ *  it was installed in; on the test platform a --namespace one is created here when missing
+ *  (without the flag the controller uses the kubeconfig context's, here `default`). */
 async function ensureOwnNamespace(kubeconfigPath: string, args: string[]): Promise<void> {
   const i = args.indexOf('--namespace');
-  const name = i >= 0 ? args[i + 1]! : 'esi-system';
+  if (i < 0) return;
+  const name = args[i + 1]!;
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfigPath);
   await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name } } }).catch((err: { code?: number }) => {

@@ -42,3 +42,19 @@ t.test('SIGKILL the leader: the standby takes over within the lease duration; SI
   t.equal(b.child.exitCode, 0, 'clean exit on SIGTERM');
   t.equal((await lease()).spec?.holderIdentity ?? '', '', 'the Lease was released');
 });
+
+t.test('with only a kubeconfig, as on a fresh cluster: the Lease goes to the context namespace (`default`); a missing namespace fails fast, naming the flag', async (t) => {
+  const cls = `${env.cls}-k`;
+  // The test kubeconfig's context names no namespace, like kind's: kubectl's rule gives `default`.
+  const c = await startController(env.cp.kubeconfigPath, ['--controller-class', cls, '--claim-unclassed=false', '--lease-duration', `${LEASE_S}s`, '--renew-deadline', '3s', '--retry-period', '500ms'], t);
+  await until('it leads', async () => (await c.counter('esi_controller_leader')) === 1);
+  t.match((await leases.readNamespacedLease({ namespace: 'default', name: `esi-controller-${cls}` })).spec?.holderIdentity, /_\d+$/, 'its Lease is in `default`');
+  await c.stop();
+
+  const missing = `absent-${env.cls}`;
+  const m = await startController(env.cp.kubeconfigPath, ['--controller-class', `${cls}-m`, '--namespace', missing], undefined, { waitReady: false, createNamespace: false });
+  const code = await new Promise<number | null>((r) => (m.child.exitCode !== null ? r(m.child.exitCode) : m.child.once('exit', r)));
+  t.equal(code, 1, 'exits 1 (the work cannot go on)');
+  t.match(m.output(), new RegExp(`namespace "${missing}" does not exist: .*create it or pass --namespace`));
+  t.notMatch(m.output(), /reconciling/, 'nothing started');
+});

@@ -61,7 +61,7 @@ t.test('sidecar: gated readiness, files, modes, metrics', async (tt) => {
   tt.match(metrics.body, /esi_agent_refresh_total\{result="success"\} 1/);
   tt.match(metrics.body, /esi_agent_last_success_timestamp_seconds \d+/);
   tt.match(metrics.body, /esi_agent_render_duration_seconds_count 1/);
-  tt.match(metrics.body, /esi_agent_process_resident_memory_bytes/);
+  tt.match(metrics.body, /^process_resident_memory_bytes \d/m, 'process metrics under the standard names stock Node.js dashboards read');
   tt.equal((await httpGet(port, '/nope')).status, 404);
   agent.stop();
   tt.equal(await agent.done, 0);

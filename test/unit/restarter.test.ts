@@ -1,0 +1,134 @@
+// The restart bounds of src/controller/restart.ts with an API double (the end-to-end proof on
+// the real apiserver is test/controller/restart.test.ts): changes inside the minimum interval
+// coalesce into one delayed restart; a failed restart is retried a bounded number of times;
+// a delayed restart re-reads the workload and skips one that opted out meanwhile.
+import t from 'tap';
+import pino from 'pino';
+import type { KubeRest } from '../../src/kube/rest.js';
+import type { EventRecorder } from '../../src/controller/events.js';
+import { Restarter } from '../../src/controller/restart.js';
+import { RESTART_ON_CHANGE_ANNOTATION, RESTARTED_AT_ANNOTATION } from '../../src/controller/restart-match.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const ES = { apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', name: 'db', namespace: 'app' };
+
+function api(opts: { failPatches?: number } = {}) {
+  const deployments: Record<string, { metadata: { name: string; annotations: Record<string, string> }; spec: { template: { metadata: { annotations: Record<string, string> }; spec: object } } }> = {
+    web: {
+      metadata: { name: 'web', annotations: { [RESTART_ON_CHANGE_ANNOTATION]: 'true' } },
+      spec: { template: { metadata: { annotations: {} }, spec: { containers: [{ name: 'c', envFrom: [{ secretRef: { name: 'db' } }] }] } } },
+    },
+  };
+  const patches: string[] = [];
+  const lists: string[] = [];
+  let failures = opts.failPatches ?? 0;
+  const rest = {
+    get: async (path: string) => {
+      if (path.includes('/deployments?')) {
+        lists.push(path);
+        return { metadata: {}, items: Object.values(deployments).map((d) => structuredClone(d)) };
+      }
+      if (path.includes('/deployments/')) return structuredClone(deployments[path.split('/').pop()!]);
+      return { metadata: {}, items: [] };
+    },
+    patch: async (path: string, body: { spec: { template: { metadata: { annotations: Record<string, string> } } } }) => {
+      if (failures-- > 0) throw new Error('deployments.apps "web" is forbidden');
+      patches.push(path);
+      Object.assign(deployments[path.split('/').pop()!]!.spec.template.metadata.annotations, body.spec.template.metadata.annotations);
+      return {};
+    },
+  } as unknown as KubeRest;
+  const events: string[] = [];
+  const recorder = { emit: (_o: unknown, type: string, reason: string, message: string) => events.push(`${type} ${reason} ${message}`) } as unknown as EventRecorder;
+  return { rest, recorder, events, patches, lists, deployments };
+}
+
+t.test('one restart per interval: changes inside it coalesce into one delayed restart', async (t) => {
+  const a = api();
+  const r = new Restarter({ rest: a.rest, events: a.recorder, logger: pino({ level: 'silent' }), minIntervalMs: 400 });
+  t.teardown(() => r.stop());
+  r.secretChanged('app', 'db', ES);
+  await sleep(50);
+  t.equal(a.patches.length, 1, 'the first change restarts at once');
+  t.match(a.patches[0], /^\/apis\/apps\/v1\/namespaces\/app\/deployments\/web$/);
+  t.match(a.deployments.web!.spec.template.metadata.annotations[RESTARTED_AT_ANNOTATION], /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  t.match(a.events.at(-1), /^Normal Restarted Restarted Deployment "web" \(Secret "db" changed; esi\.dev\/restartedAt=/);
+  r.secretChanged('app', 'db', ES);
+  await sleep(50);
+  r.secretChanged('app', 'db', ES);
+  await sleep(50);
+  t.equal(a.patches.length, 1, 'inside the interval: delayed');
+  t.match(a.events.at(-1), /RestartDelayed Restart of Deployment "web" delayed to /);
+  await sleep(450);
+  t.equal(a.patches.length, 2, 'two changes inside the interval: one delayed restart');
+  await sleep(450);
+  t.equal(a.patches.length, 2, 'and no more');
+});
+
+t.test('the last restart is read back from the workload: the bound holds across controller restarts', async (t) => {
+  const a = api();
+  a.deployments.web!.spec.template.metadata.annotations[RESTARTED_AT_ANNOTATION] = new Date().toISOString();
+  const r = new Restarter({ rest: a.rest, events: a.recorder, logger: pino({ level: 'silent' }), minIntervalMs: 300 });
+  t.teardown(() => r.stop());
+  r.secretChanged('app', 'db', ES);
+  await sleep(100);
+  t.equal(a.patches.length, 0, 'restarted moments ago (by an earlier controller): delayed');
+  await sleep(350);
+  t.equal(a.patches.length, 1);
+
+  const b = api();
+  b.deployments.web!.spec.template.metadata.annotations[RESTARTED_AT_ANNOTATION] = '3000-01-01T00:00:00Z';
+  const r2 = new Restarter({ rest: b.rest, events: b.recorder, logger: pino({ level: 'silent' }), minIntervalMs: 300 });
+  t.teardown(() => r2.stop());
+  r2.secretChanged('app', 'db', ES);
+  await sleep(100);
+  t.equal(b.patches.length, 0, 'a time in the future counts as now');
+  await sleep(350);
+  t.equal(b.patches.length, 1, 'so the wait is one interval, not a millennium');
+});
+
+t.test('a failed restart is reported and retried, a bounded number of times', async (t) => {
+  const a = api({ failPatches: 100 });
+  const r = new Restarter({ rest: a.rest, events: a.recorder, logger: pino({ level: 'silent' }), minIntervalMs: 100, attempts: 3, retryDelayMs: 20 });
+  t.teardown(() => r.stop());
+  r.secretChanged('app', 'db', ES);
+  await sleep(400);
+  const failed = a.events.filter((e) => e.startsWith('Warning RestartFailed'));
+  t.equal(failed.length, 3, 'three tries, each reported');
+  t.match(failed.at(-1), /cannot restart Deployment "web": deployments\.apps "web" is forbidden \(giving up\)/);
+  t.equal(a.patches.length, 0);
+
+  const b = api({ failPatches: 1 });
+  const r2 = new Restarter({ rest: b.rest, events: b.recorder, logger: pino({ level: 'silent' }), minIntervalMs: 100, attempts: 3, retryDelayMs: 20 });
+  t.teardown(() => r2.stop());
+  r2.secretChanged('app', 'db', ES);
+  await sleep(200);
+  t.equal(b.patches.length, 1, 'the retry restarts it');
+});
+
+t.test('a delayed restart skips a workload that opted out meanwhile; unrelated Secrets restart nothing', async (t) => {
+  const a = api();
+  const r = new Restarter({ rest: a.rest, events: a.recorder, logger: pino({ level: 'silent' }), minIntervalMs: 300 });
+  t.teardown(() => r.stop());
+  r.secretChanged('app', 'other', ES);
+  await sleep(50);
+  t.equal(a.patches.length, 0, 'not referenced');
+  r.secretChanged('app', 'db', ES);
+  await sleep(50);
+  r.secretChanged('app', 'db', ES);
+  await sleep(50);
+  t.equal(a.patches.length, 1);
+  a.deployments.web!.metadata.annotations[RESTART_ON_CHANGE_ANNOTATION] = 'false';
+  await sleep(350);
+  t.equal(a.patches.length, 1, 'opted out before the delayed restart');
+});
+
+t.test('many changes in one namespace at once: one scan of each kind for the lot', async (t) => {
+  const a = api();
+  const r = new Restarter({ rest: a.rest, events: a.recorder, logger: pino({ level: 'silent' }), minIntervalMs: 300 });
+  t.teardown(() => r.stop());
+  for (let i = 0; i < 50; i++) r.secretChanged('app', i === 49 ? 'db' : `s${i}`, ES);
+  await sleep(100);
+  t.ok(a.lists.length <= 2, `${a.lists.length} Deployment lists for 50 changes (the first, and one for the rest)`);
+  t.equal(a.patches.length, 1);
+});
