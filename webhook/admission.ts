@@ -9,6 +9,7 @@ import { AGENT_CONTAINER, AGENT_INIT_CONTAINER, checkCredentials, checkPod, chec
 import { joinProblems, parseAnnotations, quoteShort } from './parse.js';
 import { podShapeProblems } from './pod-shape.js';
 import { resolve, type ObjectLookup, type Resolved, type ResolveOptions } from './resolve.js';
+import { envClusterProblem, type ClusterVersion } from './env.js';
 
 export type JsonPatchOp = fastJsonPatch.Operation;
 
@@ -17,6 +18,8 @@ export interface AdmitContext {
   lookup: ObjectLookup;
   resolve: ResolveOptions;
   agent: AgentSettings;
+  /** The apiserver's version when the webhook knows it (esi.dev/env needs 1.35+). */
+  clusterVersion?: ClusterVersion;
 }
 
 export type AdmitResult =
@@ -77,6 +80,8 @@ export function admit(pod: V1Pod, ctx: AdmitContext): AdmitResult {
   const parsed = parseAnnotations(pod.metadata?.annotations);
   if (!parsed.ok) return deny(pod, 'annotation', parsed.problems);
   const request = parsed.request;
+  const cluster = request.env ? envClusterProblem(ctx.clusterVersion) : undefined;
+  if (cluster) return deny(pod, 'annotation', [cluster]);
   const podProblems = checkPod(pod, request);
   if (podProblems.length) return deny(pod, 'pod', podProblems);
   const facts = { namespace: ctx.namespace, serviceAccountName: pod.spec?.serviceAccountName || 'default' };

@@ -111,6 +111,25 @@ export function resolveEnv(requests: EnvRequest[], lookup: (name: string) => Ext
   return vars;
 }
 
+/** The apiserver's version, as `/version` reports it (the webhook reads it at start). */
+export interface ClusterVersion {
+  major: string;
+  minor: string;
+  gitVersion: string;
+}
+
+/** Why this cluster cannot serve esi.dev/env, or undefined (also when unknown). Before 1.35
+ *  the apiserver drops `fileKeyRef` (1.34, EnvFiles off by default) or does not know it, and
+ *  then refuses the pod with a message that does not say why; 1.34's alpha kubelet also
+ *  parses another format. A 1.35 cluster with the gate turned off is not detectable here. */
+export function envClusterProblem(version: ClusterVersion | undefined): string | undefined {
+  if (!version) return undefined;
+  const major = parseInt(version.major, 10);
+  const minor = parseInt(version.minor, 10);
+  if (!Number.isFinite(major) || !Number.isFinite(minor) || major > 1 || (major === 1 && minor >= 35)) return undefined;
+  return `${ENV_ANNOTATION}: needs Kubernetes 1.35 or later (env files: env[].valueFrom.fileKeyRef, feature EnvFiles); this cluster's apiserver is ${version.gitVersion.slice(0, 64)}, which would drop the field and refuse the pod ("must specify one of: \`fieldRef\`, …"); mount the ExternalSecret as files with esi.dev/secrets instead`;
+}
+
 /** Pod-shape problems of an env request: `targets` are the containers that get the
  *  variables, `agentIndex` where the agent will stand among the init containers. */
 export function envPodProblems(pod: V1Pod, targets: V1Container[], agentIndex: number): string[] {

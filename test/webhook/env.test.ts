@@ -105,3 +105,13 @@ t.test('dataFrom keys may be listed: the agent checks them when it fetches', asy
   const config = configOf(agentOf(mutated(pod({ 'esi.dev/env': 'found:TOKEN=token' }))));
   t.same(config.env!.vars, [{ name: 'TOKEN', secret: 'found', key: 'token' }]);
 });
+
+t.test('a cluster before 1.35 is refused at admission, saying why', async (t) => {
+  const on = (gitVersion: string, minor: string) => admit(pod({ 'esi.dev/env': 'api' }), { ...ctx, clusterVersion: { major: '1', minor, gitVersion } });
+  const old = on('v1.34.4', '34');
+  t.equal(old.kind, 'denied');
+  t.match(old.kind === 'denied' ? old.message : '', /esi\.dev\/env: needs Kubernetes 1\.35 or later .*this cluster's apiserver is v1\.34\.4, which would drop the field and refuse the pod/);
+  t.equal(on('v1.35.4', '35').kind, 'mutated');
+  t.equal(on('v1.36.0-gke.1', '36+').kind, 'mutated', 'a provider suffix on the minor version is read');
+  t.equal(admit(pod({ 'esi.dev/secrets': 'api' }), { ...ctx, clusterVersion: { major: '1', minor: '30', gitVersion: 'v1.30.0' } }).kind, 'mutated', 'files need no particular version');
+});
