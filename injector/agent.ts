@@ -12,7 +12,8 @@ import { LeaseKeeper } from './leases.js';
 import { runLoop } from './loop.js';
 import { AgentMetrics } from './metrics.js';
 import { createNotifier, type Notifier } from './notify.js';
-import { renderFiles } from './render.js';
+import { renderOutputs } from './render.js';
+import { formatEnvFile } from './env-file.js';
 import { startServer, type AgentServer } from './server.js';
 import { AtomicWriter } from './write.js';
 
@@ -50,6 +51,8 @@ interface Pipeline {
   fetcher: Fetcher;
   leases: LeaseKeeper;
   writer: AtomicWriter;
+  /** The env file's own directory (esi.dev/env), absent without env vars. */
+  envWriter?: AtomicWriter;
   notifier: Notifier;
   engine: TemplateEngine;
   metrics: AgentMetrics;
@@ -74,8 +77,11 @@ function makeCycle(config: AgentConfig, p: Pipeline, logger: Logger): () => Prom
       const fetched = await p.fetcher.fetchAll();
       if (p.leases.size > 0) for (const [name, data] of await p.leases.values()) fetched.set(name, data);
       stage = 'render';
-      const files = renderFiles(config, fetched, p.engine);
+      const { files, scopes } = renderOutputs(config, fetched, p.engine);
+      const envFile = config.env ? formatEnvFile(config.env, scopes) : undefined;
       stage = 'write';
+      // The env file first: an app the notification below restarts reads the new values.
+      if (envFile) await p.envWriter!.write(new Map([[config.env!.file, envFile]]));
       const result = await p.writer.write(files);
       p.metrics.refreshes.inc({ result: 'success' });
       p.metrics.lastSuccess.setToCurrentTime();
@@ -121,6 +127,8 @@ function buildPipeline(opts: AgentOptions, metrics: AgentMetrics, publish: () =>
     fetcher,
     leases: new LeaseKeeper({ config, openClient: (store) => fetcher.openClient(store), logger, metrics, publish }),
     writer: new AtomicWriter(underRoot(root, config.outputDir), config.fileMode, logger),
+    // Only the kubelet (root) reads the env file: owner-read only.
+    ...(config.env ? { envWriter: new AtomicWriter(underRoot(root, config.env.dir), 0o400, logger) } : {}),
     notifier: createNotifier(config.onChange, {
       logger,
       procRoot: opts.procRoot,
@@ -149,6 +157,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentHandle> {
   let server: AgentServer | undefined;
   try {
     await p.writer.init();
+    await p.envWriter?.init();
     if (sidecar) {
       server = await startServer({ port: config.port, host: opts.host, isReady: () => isReady, registry: () => metrics.registry(), logger });
     }
@@ -160,7 +169,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentHandle> {
   }
   const started = performance.now();
   logger.info(
-    { mode: config.mode, secrets: config.secrets.length, templates: config.templates.length, stores: Object.keys(config.stores), port: server?.port },
+    { mode: config.mode, secrets: config.secrets.length, templates: config.templates.length, envVars: config.env?.vars.length ?? 0, stores: Object.keys(config.stores), port: server?.port },
     'agent starting',
   );
   const onReady = (): void => {

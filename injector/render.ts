@@ -26,6 +26,11 @@ export function templateName(file: string): string {
 
 /** Renders the complete file set, or throws (RenderError / TemplateError, value-free). */
 export function renderFiles(config: AgentConfig, fetched: ReadonlyMap<string, SecretMap>, engine: TemplateEngine): FileSet {
+  return renderOutputs(config, fetched, engine).files;
+}
+
+/** The file set and the rendered data of each secret (what the env file is built from). */
+export function renderOutputs(config: AgentConfig, fetched: ReadonlyMap<string, SecretMap>, engine: TemplateEngine): { files: FileSet; scopes: Map<string, SecretMap> } {
   const files: FileSet = new Map();
   const scopes = new Map<string, SecretMap>();
   for (const secret of config.secrets) {
@@ -33,6 +38,8 @@ export function renderFiles(config: AgentConfig, fetched: ReadonlyMap<string, Se
     if (!raw) throw new RenderError(`ExternalSecret "${secret.name}": no data was fetched`);
     const data = applyExternalSecretTemplate(engine, { name: secret.name, template: secret.template, choice: secret.templateEngine ?? 'handlebars' }, raw);
     scopes.set(secret.name, data);
+    // Fetched for environment variables only (esi.dev/env): no files.
+    if (secret.files === false) continue;
     for (const [key, value] of Object.entries(data)) {
       const problem = fileNameProblem(key);
       if (problem) throw new RenderError(`ExternalSecret "${secret.name}": key "${key}" cannot be a file name: ${problem}`);
@@ -59,5 +66,5 @@ export function renderFiles(config: AgentConfig, fetched: ReadonlyMap<string, Se
       files.set(t.file, enc.encode(engine.render(templateName(t.file), t.template, context)));
     }
   }
-  return files;
+  return { files, scopes };
 }

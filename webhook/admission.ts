@@ -5,11 +5,12 @@ import fastJsonPatch from 'fast-json-patch';
 import { INJECT_LABEL } from './annotations.js';
 import { AGENT_CONFIG_ENV } from '../src/agent-config/types.js';
 import { configVerdict } from './config-verdict.js';
-import { checkCredentials, checkPod, isAgent, isInjected, mutatePod, placeAfterNativeSidecars, type AgentSettings } from './mutate.js';
+import { checkCredentials, checkPod, checkResolved, isAgent, isInjected, mutatePod, placeAfterNativeSidecars, type AgentSettings } from './mutate.js';
 import { agentForNamespace, podSecurityProblems } from './namespace-policy.js';
 import { joinProblems, parseAnnotations, quoteShort } from './parse.js';
 import { podShapeProblems } from './pod-shape.js';
 import { resolve, type ObjectLookup, type Resolved, type ResolveOptions } from './resolve.js';
+import { envClusterProblem, type ClusterVersion } from './env.js';
 
 export type JsonPatchOp = fastJsonPatch.Operation;
 
@@ -18,6 +19,8 @@ export interface AdmitContext {
   lookup: ObjectLookup;
   resolve: ResolveOptions;
   agent: AgentSettings;
+  /** The apiserver's version when the webhook knows it (esi.dev/env needs 1.35+). */
+  clusterVersion?: ClusterVersion;
 }
 
 export type AdmitResult =
@@ -84,6 +87,8 @@ export function admit(pod: V1Pod, ctx: AdmitContext): AdmitResult {
   const parsed = parseAnnotations(pod.metadata?.annotations);
   if (!parsed.ok) return deny(pod, 'annotation', parsed.problems);
   const request = parsed.request;
+  const cluster = request.env ? envClusterProblem(ctx.clusterVersion) : undefined;
+  if (cluster) return deny(pod, 'annotation', [cluster]);
   const ns = ctx.lookup.namespace(ctx.namespace);
   const operator = agentForNamespace(ctx.agent, ns);
   const podProblems = [...checkPod(pod, request), ...podSecurityProblems(pod, request, operator, ns)];
@@ -93,6 +98,8 @@ export function admit(pod: V1Pod, ctx: AdmitContext): AdmitResult {
   if (!resolved.ok) return deny(pod, 'resolution', resolved.problems);
   const credentialProblems = checkCredentials(resolved.resolved);
   if (credentialProblems.length) return deny(pod, 'resolution', credentialProblems);
+  const resolvedProblems = checkResolved(pod, request, resolved.resolved);
+  if (resolvedProblems.length) return deny(pod, 'pod', resolvedProblems);
   const agent = request.tokenAudience ? { ...operator, defaultTokenAudience: request.tokenAudience } : operator;
   const mutated = mutatePod(pod, { namespace: ctx.namespace, request, resolved: resolved.resolved, agent });
   const configProblems = agentConfigProblems(mutated);

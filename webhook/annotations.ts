@@ -6,6 +6,7 @@ import { onChangeUrlProblem } from '../src/agent-config/check.js';
 import { MAX_REFRESH_SECONDS, SIGNALS } from '../src/agent-config/limits.js';
 import { parseDuration, parseQuantity } from './values.js';
 import { isValidName, type NameRule } from '../src/kube/names.js';
+import { parseEnvAnnotation, type EnvRequest } from './env.js';
 
 export const PREFIX = 'esi.dev/';
 export const INJECT_LABEL = 'esi.dev/inject';
@@ -29,6 +30,8 @@ export interface InjectionRequest {
   templates: { file: string; template: string }[];
   /** `esi.dev/dynamic-<name>` entries; absent in requests built without annotations. */
   dynamic?: DynamicRequest[];
+  /** `esi.dev/env`: ExternalSecret keys as environment variables (webhook/env.ts). */
+  env: EnvRequest[] | undefined;
   mode: InjectionMode;
   mountPath: string;
   containers: string[] | undefined;
@@ -123,6 +126,11 @@ export const ANNOTATIONS = [
     parse: (raw) => list(raw, 'ExternalSecret', 'subdomain'),
   }),
   spec({
+    name: 'esi.dev/env', field: 'env', type: 'env list', default: undefined,
+    description: 'ExternalSecret keys as environment variables of the containers that get the secrets (`esi.dev/containers`): `db:DB_USER=username,DB_PASSWORD=password; api-keys` (entries separated by `;`; `VAR=key`, or `KEY` when the key is itself a variable name; no list = every key of the ExternalSecret\'s `data`). The agent writes them to an env file in a memory-backed volume only it mounts; the kubelet reads it (`env[].valueFrom.fileKeyRef`) each time it starts a container, so a running app keeps the values it started with and a restarted one gets the current ones. Needs Kubernetes 1.35+ and mode `native-sidecar` or `init-only`; values may not contain a single quote (docs/agent.md, "Environment variables").',
+    parse: parseEnvAnnotation,
+  }),
+  spec({
     name: 'esi.dev/mode', field: 'mode', type: 'enum', default: 'native-sidecar',
     description: '`native-sidecar`: an init container with `restartPolicy: Always` that renders before the app starts and keeps refreshing (Jobs complete). `init-only`: render once before the app starts. `sidecar`: a classic init container plus a sidecar container, for clusters without native sidecars.',
     parse: (raw) => {
@@ -137,7 +145,7 @@ export const ANNOTATIONS = [
   }),
   spec({
     name: 'esi.dev/containers', field: 'containers', type: 'list of names', default: undefined,
-    description: 'Comma-separated names of the containers (or init containers) that get the volume. Default: every container of `spec.containers`.',
+    description: 'Comma-separated names of the containers (or init containers) that get the volume and the `esi.dev/env` variables. Default: every container of `spec.containers`.',
     parse: (raw) => list(raw, 'container', 'label'),
   }),
   spec({

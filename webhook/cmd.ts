@@ -1,8 +1,9 @@
 // `esi webhook`: the admission server with its caches and certificates.
-import type { KubeConfig } from '@kubernetes/client-node';
+import { VersionApi, type KubeConfig } from '@kubernetes/client-node';
 import { parseArgs } from 'node:util';
 import { fileTlsSource, selfManagedTlsSource, type TlsSource } from '../certs/index.js';
 import { loadKubeConfig, ownNamespace, positive } from '../src/flags.js';
+import type { ClusterVersion } from './env.js';
 import { createLogger, type Logger } from '../src/log.js';
 import { WatchCaches } from './cache.js';
 import { webhookMetrics } from './metrics.js';
@@ -61,6 +62,18 @@ const OPTIONS = {
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
 
+/** The apiserver's version (esi.dev/env needs 1.35+, webhook/env.ts); undefined, and a
+ *  warning, when it cannot be read: admission then leaves the check to the apiserver. */
+async function clusterVersionOf(kc: KubeConfig, logger: Logger): Promise<ClusterVersion | undefined> {
+  try {
+    const v = await kc.makeApiClient(VersionApi).getCode();
+    return { major: v.major, minor: v.minor, gitVersion: v.gitVersion };
+  } catch (err) {
+    logger.warn({ err: (err as Error).message }, 'could not read the apiserver version; esi.dev/env pods are not checked against it');
+    return undefined;
+  }
+}
+
 async function tlsFrom(v: Values, kc: KubeConfig, logger: Logger): Promise<TlsSource> {
   if (v['tls-cert-file'] || v['tls-key-file']) {
     if (!v['tls-cert-file'] || !v['tls-key-file']) throw new Error('--tls-cert-file and --tls-key-file go together');
@@ -99,9 +112,9 @@ export async function main(argv: string[]): Promise<number> {
   const logger = createLogger('webhook');
   const kc = loadKubeConfig(v.kubeconfig);
   const caches = new WatchCaches(kc, logger);
-  const [tls] = await Promise.all([tlsFrom(v, kc, logger), caches.start()]);
+  const [tls, clusterVersion] = await Promise.all([tlsFrom(v, kc, logger), clusterVersionOf(kc, logger), caches.start()]);
   const app = await buildServer({
-    tls, lookup: caches, metrics: webhookMetrics(), logger,
+    tls, lookup: caches, metrics: webhookMetrics(), logger, ...(clusterVersion ? { clusterVersion } : {}),
     resolve: v['store-classes'] === undefined ? {} : { storeClasses: v['store-classes'].split(',').map((s) => s.trim()) },
     agent: {
       image: v['agent-image'], defaultTokenAudience: v['token-audience']!,

@@ -6,6 +6,7 @@ import { AGENT_CONFIG_ENV, AGENT_CONFIG_VERSION, type AgentConfig, type AgentSto
 import { INJECTED_ANNOTATION, type InjectionRequest } from './annotations.js';
 import type { Resolved, ResolvedStore } from './resolve.js';
 import { credentialRefProblems } from '../src/providers/spec-checks.js';
+import { agentEnv, envAgentMount, envClashes, envPodProblems, envVolume, withEnvRefs } from './env.js';
 
 export const AGENT_CONTAINER = 'esi-agent';
 export const AGENT_INIT_CONTAINER = 'esi-agent-init';
@@ -84,7 +85,14 @@ export function checkPod(pod: V1Pod, request: InjectionRequest): string[] {
     problems.push(`esi.dev/mount-path: ${request.mountPath} overlaps ${AGENT_INTERNAL_DIR}, where the agent mounts its tokens and credentials; choose another path`);
   }
   if (!pod.metadata?.name && !pod.metadata?.generateName) problems.push('metadata.name or metadata.generateName is required');
+  if (request.env) problems.push(...envPodProblems(pod, targets(pod, request), afterNativeSidecars(pod.spec?.initContainers ?? [])));
   return [...problems, ...checkTargets(pod, request)];
+}
+
+/** Problems known once the ExternalSecrets are resolved: an `esi.dev/env` variable a
+ *  target container already sets. */
+export function checkResolved(pod: V1Pod, request: InjectionRequest, resolved: Resolved): string[] {
+  return resolved.envVars ? envClashes(targets(pod, request), resolved.envVars) : [];
 }
 
 function checkTargets(pod: V1Pod, request: InjectionRequest): string[] {
@@ -226,6 +234,7 @@ export function agentConfig(pod: V1Pod, inputs: MutationInputs, mode: InjectionM
     secrets: inputs.resolved.secrets,
     templates: request.templates,
     ...(inputs.resolved.dynamicSecrets.length > 0 ? { dynamicSecrets: inputs.resolved.dynamicSecrets } : {}),
+    ...(inputs.resolved.envVars ? { env: agentEnv(inputs.resolved.envVars) } : {}),
     ...(request.onChange ? { onChange: request.onChange } : {}),
   };
 }
@@ -338,6 +347,9 @@ export function mutatePod(pod: V1Pod, inputs: MutationInputs): V1Pod {
   const out: V1Pod = { ...pod, spec };
   const { request } = inputs;
   const mounts = storeMounts(inputs);
+  const envVars = inputs.resolved.envVars;
+  // The env volume: the agent's alone; app containers get fileKeyRef entries instead.
+  if (envVars) mounts.agentMounts.push(envAgentMount());
   const inits = [...(spec.initContainers ?? [])];
   const at = afterNativeSidecars(inits);
   const facts: PodFacts = { limitSet: 'esi.dev/agent-memory-limit' in (pod.metadata?.annotations ?? {}), securityContext: securityContext(pod, request, inputs.agent) };
@@ -350,15 +362,17 @@ export function mutatePod(pod: V1Pod, inputs: MutationInputs): V1Pod {
   }
   spec.initContainers = inits;
   const wanted = new Set(targets(out, request).map((c) => c.name));
-  const mounted = (c: V1Container): V1Container =>
-    !wanted.has(c.name) || isAgent(c)
-      ? c
-      : { ...c, volumeMounts: [...(c.volumeMounts ?? []), { name: SECRETS_VOLUME, mountPath: request.mountPath, readOnly: true }] };
+  const mounted = (c: V1Container): V1Container => {
+    if (!wanted.has(c.name) || isAgent(c)) return c;
+    const withMount = { ...c, volumeMounts: [...(c.volumeMounts ?? []), { name: SECRETS_VOLUME, mountPath: request.mountPath, readOnly: true }] };
+    return envVars ? withEnvRefs(withMount, envVars) : withMount;
+  };
   spec.initContainers = spec.initContainers.map(mounted);
   spec.containers = spec.containers.map(mounted);
   spec.volumes = [
     ...(spec.volumes ?? []),
     { name: SECRETS_VOLUME, emptyDir: { medium: 'Memory', sizeLimit: request.volumeSizeLimit } },
+    ...(envVars ? [envVolume()] : []),
     ...mounts.volumes,
   ];
   out.metadata = { ...out.metadata, annotations: { ...out.metadata?.annotations, [INJECTED_ANNOTATION]: request.mode } };

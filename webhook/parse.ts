@@ -8,6 +8,7 @@ import {
   ANNOTATIONS, DYNAMIC_PREFIX, FILE_NAME, INJECTED_ANNOTATION, parseDynamic, PREFIX, TEMPLATE_PREFIX,
   type AnnotationSpec, type DynamicRequest, type InjectionRequest,
 } from './annotations.js';
+import type { EnvRequest } from './env.js';
 
 export type ParseResult = { ok: true; request: InjectionRequest } | { ok: false; problems: string[] };
 
@@ -147,19 +148,15 @@ function parseRest(ann: Record<string, unknown>, problems: string[]): { template
   return { templates, dynamic };
 }
 
-export function parseAnnotations(annotations: Record<string, unknown> | undefined): ParseResult {
-  const ann = annotations ?? {};
-  if (typeof ann !== 'object' || Array.isArray(ann)) return { ok: false, problems: ['metadata.annotations: must be a map of names to strings'] };
+/** What esi.dev/mode allows and what dynamic secrets' names may clash with. */
+function modeAndNameProblems(out: Record<string, unknown>, secrets: string[], dynamic: DynamicRequest[]): string[] {
   const problems: string[] = [];
-  const out: Record<string, unknown> = {};
-  parseTable(ann, out, problems);
-  const { templates, dynamic } = parseRest(ann, problems);
-  if (!out.secrets && dynamic.length === 0 && !problems.some((p) => p.startsWith('esi.dev/secrets') || p.startsWith(DYNAMIC_PREFIX))) {
-    problems.push('esi.dev/secrets: required: name the ExternalSecrets to mount, e.g. esi.dev/secrets: "db,api-keys"');
-  }
-  const secrets = (out.secrets as string[] | undefined) ?? [];
+  const envSecrets = ((out.env as EnvRequest[] | undefined) ?? []).map((r) => r.secret);
+  // The env file exists before the app starts only when an init container or a native
+  // sidecar writes it; sidecar mode's clusters (no native sidecars) have no env files.
+  if (out.env && out.mode === 'sidecar') problems.push('esi.dev/env: needs esi.dev/mode native-sidecar or init-only (sidecar mode is for clusters without native sidecars, which have no env files either)');
   for (const d of dynamic) {
-    if (secrets.includes(d.name)) problems.push(`${DYNAMIC_PREFIX}${d.name}: the name clashes with ExternalSecret "${d.name}" in esi.dev/secrets`);
+    if (secrets.includes(d.name) || envSecrets.includes(d.name)) problems.push(`${DYNAMIC_PREFIX}${d.name}: the name clashes with ExternalSecret "${d.name}" in ${secrets.includes(d.name) ? 'esi.dev/secrets' : 'esi.dev/env'}`);
     // The agent lives as long as the pod only as a native sidecar (docs/dynamic-secrets.md).
     if (out.mode !== undefined && out.mode !== 'native-sidecar') {
       problems.push(`${DYNAMIC_PREFIX}${d.name}: dynamic secrets need esi.dev/mode native-sidecar (${out.mode === 'init-only'
@@ -167,6 +164,21 @@ export function parseAnnotations(annotations: Record<string, unknown> | undefine
         : 'in sidecar mode the init container and the sidecar would mint two credentials for one pod'})`);
     }
   }
+  return problems;
+}
+
+export function parseAnnotations(annotations: Record<string, unknown> | undefined): ParseResult {
+  const ann = annotations ?? {};
+  if (typeof ann !== 'object' || Array.isArray(ann)) return { ok: false, problems: ['metadata.annotations: must be a map of names to strings'] };
+  const problems: string[] = [];
+  const out: Record<string, unknown> = {};
+  parseTable(ann, out, problems);
+  const { templates, dynamic } = parseRest(ann, problems);
+  if (!out.secrets && !out.env && dynamic.length === 0 && !problems.some((p) => /^esi\.dev\/(secrets|env)/.test(p) || p.startsWith(DYNAMIC_PREFIX))) {
+    problems.push('esi.dev/secrets: required: name the ExternalSecrets to mount, e.g. esi.dev/secrets: "db,api-keys" (or esi.dev/env for environment variables)');
+  }
+  const secrets = (out.secrets as string[] | undefined) ?? [];
+  problems.push(...modeAndNameProblems(out, secrets, dynamic));
   for (const t of templates) {
     if (secrets.includes(t.file)) problems.push(`${TEMPLATE_PREFIX}${t.file}: the file name clashes with the directory of ExternalSecret "${t.file}"`);
     if (dynamic.some((d) => d.name === t.file)) problems.push(`${TEMPLATE_PREFIX}${t.file}: the file name clashes with the directory of ${DYNAMIC_PREFIX}${t.file}`);

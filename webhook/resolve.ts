@@ -9,6 +9,8 @@ import { classNotServed, crossNamespaceCredentials, describeStoreRef, lookupStor
 import { selectTemplateEngine, type TemplateEngineChoice } from '../src/templating/eso.js';
 import { describeSpecProblem, externalSecretSpecProblems } from '../src/externalsecret/checks.js';
 import type { InjectionRequest } from './annotations.js';
+import { resolveEnv } from './env.js';
+import type { AgentEnv } from '../src/agent-config/types.js';
 
 export interface ObjectLookup extends StoreLookup {
   externalSecret(namespace: string, name: string): ExternalSecret | undefined;
@@ -37,6 +39,8 @@ export interface Resolved {
   /** `esi.dev/dynamic-<name>` entries (docs/dynamic-secrets.md). */
   dynamicSecrets: AgentDynamicSecret[];
   stores: Map<string, ResolvedStore>;
+  /** `esi.dev/env` variables (webhook/env.ts); absent without the annotation. */
+  envVars?: AgentEnv['vars'];
 }
 
 export type ResolveResult = { ok: true; resolved: Resolved } | { ok: false; problems: string[] };
@@ -117,10 +121,12 @@ export function resolve(pod: PodFacts, request: InjectionRequest, lookup: Object
   const problems: string[] = [];
   const stores = new Map<string, ResolvedStore>();
   const secrets: AgentSecret[] = [];
-  for (const name of request.secrets) {
+  // ExternalSecrets named only in esi.dev/env are fetched for the env file, not mounted.
+  const envOnly = (request.env ?? []).map((r) => r.secret).filter((n) => !request.secrets.includes(n));
+  for (const name of [...request.secrets, ...envOnly]) {
     const es = lookup.externalSecret(pod.namespace, name);
     if (!es) {
-      problems.push(`esi.dev/secrets: ExternalSecret "${name}" not found in namespace "${pod.namespace}"; create it before the pod or remove it from the annotation`);
+      problems.push(`${envOnly.includes(name) ? 'esi.dev/env' : 'esi.dev/secrets'}: ExternalSecret "${name}" not found in namespace "${pod.namespace}"; create it before the pod or remove it from the annotation`);
       continue;
     }
     checkEntries(es, problems);
@@ -140,10 +146,12 @@ export function resolve(pod: PodFacts, request: InjectionRequest, lookup: Object
     secrets.push({
       name, store: key, data: es.spec.data ?? [], dataFrom: es.spec.dataFrom ?? [],
       ...(engine !== 'none' ? { template: es.spec.target!.template!, templateEngine: engine } : {}),
+      ...(envOnly.includes(name) ? { files: false } : {}),
     });
   }
   const dynamicSecrets = resolveDynamic(request, { pod, lookup, opts }, stores, problems);
+  const envVars = request.env ? resolveEnv(request.env, (name) => lookup.externalSecret(pod.namespace, name), problems) : undefined;
   // A store that failed its checks is reported once per ExternalSecret using it; dedupe.
   const unique = [...new Set(problems)];
-  return unique.length ? { ok: false, problems: unique } : { ok: true, resolved: { secrets, dynamicSecrets, stores } };
+  return unique.length ? { ok: false, problems: unique } : { ok: true, resolved: { secrets, dynamicSecrets, stores, ...(envVars ? { envVars } : {}) } };
 }

@@ -6,6 +6,7 @@ import type { Server } from 'node:https';
 import type { Logger } from 'pino';
 import type { TlsSource } from '../certs/index.js';
 import { admit, type AdmitContext, type AdmitResult } from './admission.js';
+import type { ClusterVersion } from './env.js';
 import type { WebhookMetrics } from './metrics.js';
 import type { ObjectLookup, ResolveOptions } from './resolve.js';
 import type { AgentSettings } from './mutate.js';
@@ -30,6 +31,8 @@ export interface ServerOptions {
   agent: AgentSettings;
   metrics: WebhookMetrics;
   logger: Logger;
+  /** The apiserver's version, read at start (undefined if it could not be read). */
+  clusterVersion?: ClusterVersion;
 }
 
 type Response = Record<string, unknown> & { uid: string; allowed: boolean };
@@ -77,7 +80,7 @@ export function review(body: AdmissionReview, opts: ServerOptions): { response: 
     return { response: { uid: req.uid, allowed: false, status: { code: 503, message } }, result: 'unavailable' };
   }
   const namespace = req.namespace ?? pod.metadata?.namespace ?? 'default';
-  const ctx: AdmitContext = { namespace, lookup: opts.lookup, resolve: opts.resolve, agent: opts.agent };
+  const ctx: AdmitContext = { namespace, lookup: opts.lookup, resolve: opts.resolve, agent: opts.agent, ...(opts.clusterVersion ? { clusterVersion: opts.clusterVersion } : {}) };
   return respond(req, pod, namespace, admit(pod, ctx), opts);
 }
 

@@ -5,7 +5,7 @@
 // the exact field, because the one line the agent prints is all an operator will see.
 import { constants as osConstants } from 'node:os';
 import { AGENT_CONFIG_VERSION, type AgentConfig } from './types.js';
-import { MAX_REFRESH_SECONDS, SIGNALS } from './limits.js';
+import { ENV_NAME_PATTERN, MAX_REFRESH_SECONDS, SIGNALS } from './limits.js';
 import { providerMeta, providerNames } from '../providers/registry.js';
 import { validate as generated } from './validator.generated.js';
 
@@ -38,6 +38,14 @@ export function fileNameProblem(name: string): string | undefined {
   if (name.startsWith('..')) return 'must not start with ".." (reserved for the atomic writer)';
   if (Buffer.byteLength(name) > 255) return 'is longer than 255 bytes';
   return undefined;
+}
+
+const ENV_NAME = new RegExp(ENV_NAME_PATTERN);
+const ENV_NAME_PROBLEM = 'must be an environment variable name: letters, digits and "_", not starting with a digit, at most 128 characters';
+
+/** Why `name` cannot be the name of a variable ESI sets from its env file, or undefined. */
+export function envNameProblem(name: string): string | undefined {
+  return ENV_NAME.test(name) ? undefined : ENV_NAME_PROBLEM;
 }
 
 /** Loopback hosts only: the agent never calls anything outside its pod. */
@@ -136,6 +144,7 @@ function valueAt(raw: unknown, pointer: string): unknown {
 
 function patternProblem(pointer: string, value: unknown): string {
   if (/\/(outputDir|tokenPath|credentialsDir|configMapsDir)$/.test(pointer)) return 'must be an absolute path without ".." segments';
+  if (/^\/env\/vars\/\d+\/name$/.test(pointer)) return ENV_NAME_PROBLEM;
   if (pointer.endsWith('/process')) return 'must be a process name (1-15 characters, no "/" or spaces)';
   return fileNameProblem(value as string) ?? 'must be a file name';
 }
@@ -215,6 +224,20 @@ function dynamicProblem(c: AgentConfig, names: Set<string>): ConfigError | undef
   return undefined;
 }
 
+/** The env file (docs/decisions/0061-env-files.md): written before the app starts, so not
+ *  in sidecar mode; each variable once, from an ExternalSecret of `secrets`. */
+function envProblem(c: AgentConfig): ConfigError | undefined {
+  if (!c.env) return undefined;
+  if (c.mode === 'sidecar') return new ConfigError('env', 'needs mode native-sidecar or init-only (sidecar mode is for clusters without native sidecars, which have no env files either)');
+  const seen = new Set<string>();
+  for (const [i, v] of c.env.vars.entries()) {
+    if (seen.has(v.name)) return new ConfigError(`env.vars[${i}].name`, `${JSON.stringify(v.name)} is set twice`);
+    seen.add(v.name);
+    if (!c.secrets.some((s) => s.name === v.secret)) return new ConfigError(`env.vars[${i}].secret`, `must be the name of one of secrets, got ${JSON.stringify(v.secret.slice(0, 128))}`);
+  }
+  return undefined;
+}
+
 /** The first problem of a parsed config, or undefined when the agent accepts it. */
 export function agentConfigProblem(raw: unknown): ConfigError | undefined {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return new ConfigError('(root)', 'must be an object');
@@ -229,7 +252,7 @@ export function agentConfigProblem(raw: unknown): ConfigError | undefined {
     }
     return problemOf(e, raw);
   }
-  return crossFieldProblem(raw as AgentConfig);
+  return crossFieldProblem(raw as AgentConfig) ?? envProblem(raw as AgentConfig);
 }
 
 /** Checks a parsed config; throws ConfigError naming the first bad field. */

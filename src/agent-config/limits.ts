@@ -11,3 +11,8 @@ export const MAX_TEMPLATE_LENGTH = 32 * 1024;
 /** A name in the output directory: no "/", "\\", NUL; not ".", ".." or "..*" (the
  *  writer's own entries); the 255-byte limit is checked by fileNameProblem. */
 export const FILE_NAME_PATTERN = '^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$';
+/** Names of environment variables ESI sets from its env file (esi.dev/env): C identifiers,
+ *  what every shell and runtime accepts, at most 128 characters (kubelet 1.34's key limit). */
+export const ENV_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]{0,127}$';
+/** Environment variables per pod from esi.dev/env (bounded admission and agent work). */
+export const MAX_ENV_VARS = 64;

@@ -13,7 +13,7 @@ import type {
   SecretStoreProvider,
 } from '../api/types.js';
 
-import { FILE_NAME_PATTERN, MAX_REFRESH_SECONDS, MAX_TEMPLATE_LENGTH, SIGNALS } from './limits.js';
+import { ENV_NAME_PATTERN, FILE_NAME_PATTERN, MAX_ENV_VARS, MAX_REFRESH_SECONDS, MAX_TEMPLATE_LENGTH, SIGNALS } from './limits.js';
 
 const NonEmpty = (o: object = {}) => Type.String({ minLength: 1, maxLength: 4096, ...o });
 /** Absolute, without a ".." segment (so `--root` confines it). */
@@ -56,6 +56,26 @@ export const AgentSecretSchema = Type.Object({
   template: Type.Optional(Loose<ExternalSecretTemplate>(Type.Object({}))),
   /** The engine that renders `template`: Go (ESO's, the default) or handlebars (opt-in). */
   templateEngine: Type.Optional(Type.Union([Type.Literal('go'), Type.Literal('handlebars')])),
+  /** false: fetched only for `env` (esi.dev/env without esi.dev/secrets): no files. */
+  files: Type.Optional(Type.Boolean()),
+}, { additionalProperties: false });
+
+/** The env file (esi.dev/env, docs/decisions/0061-env-files.md): the agent writes
+ *  `<dir>/<file>` in the kubelet's env-file format; app containers read it through
+ *  `env[].valueFrom.fileKeyRef` when they start, without mounting the volume. */
+export const AgentEnvSchema = Type.Object({
+  /** Where the env volume is mounted in the agent container (and only there). */
+  dir: AbsolutePath,
+  /** The file in it, the `path` of every fileKeyRef. */
+  file: FileName,
+  vars: Type.Array(Type.Object({
+    /** The variable, also its key in the file. */
+    name: Type.String({ pattern: ENV_NAME_PATTERN }),
+    /** A `secrets[].name`. */
+    secret: FileName,
+    /** The key of that ExternalSecret (after its own template). */
+    key: FileName,
+  }, { additionalProperties: false }), { minItems: 1, maxItems: MAX_ENV_VARS }),
 }, { additionalProperties: false });
 
 /** A dynamic secret (docs/dynamic-secrets.md): credentials the store mints for this pod
@@ -118,5 +138,6 @@ export const AgentConfigSchema = Type.Object({
   secrets: Type.Array(AgentSecretSchema),
   templates: Type.Array(AgentTemplateSchema),
   dynamicSecrets: Type.Optional(Type.Array(AgentDynamicSecretSchema, { maxItems: 32 })),
+  env: Type.Optional(AgentEnvSchema),
   onChange: Type.Optional(OnChangeSchema),
 }, { additionalProperties: false });

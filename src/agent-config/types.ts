@@ -8,6 +8,7 @@ import type { Static } from '@sinclair/typebox';
 import type {
   AgentConfigSchema,
   AgentDynamicSecretSchema,
+  AgentEnvSchema,
   AgentSecretSchema,
   AgentStoreSchema,
   AgentTemplateSchema,
@@ -29,6 +30,9 @@ export type AgentSecret = Static<typeof AgentSecretSchema>;
 
 /** A credential minted for this pod (docs/dynamic-secrets.md): `<outputDir>/<name>/`. */
 export type AgentDynamicSecret = Static<typeof AgentDynamicSecretSchema>;
+
+/** The env file the agent writes for `env[].valueFrom.fileKeyRef` (esi.dev/env). */
+export type AgentEnv = Static<typeof AgentEnvSchema>;
 
 /** A file rendered from a handlebars template (annotation `esi.dev/template-<file>`). */
 export type AgentTemplate = Static<typeof AgentTemplateSchema>;

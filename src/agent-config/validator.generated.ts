@@ -4,14 +4,15 @@
 "use strict";
 export const validate = validate10;
 export default validate10;
-const schema11 = {"additionalProperties":false,"type":"object","required":["version","mode","pod","outputDir","fileMode","port","stores","secrets","templates"],"properties":{"version":{"const":1,"type":"number"},"mode":{"anyOf":[{"const":"native-sidecar","type":"string"},{"const":"init-only","type":"string"},{"const":"sidecar","type":"string"}]},"pod":{"additionalProperties":false,"type":"object","required":["namespace","name","serviceAccountName"],"properties":{"namespace":{"minLength":1,"maxLength":4096,"type":"string"},"name":{"minLength":1,"maxLength":4096,"type":"string"},"serviceAccountName":{"type":"string"}}},"outputDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"fileMode":{"minimum":0,"maximum":511,"type":"integer"},"refreshSeconds":{"minimum":1,"maximum":86400,"type":"number"},"tokenPath":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenAudience":{"minLength":1,"maxLength":4096,"type":"string"},"port":{"minimum":0,"maximum":65535,"type":"integer"},"stores":{"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","required":["kind","name","provider"],"properties":{"kind":{"anyOf":[{"const":"SecretStore","type":"string"},{"const":"ClusterSecretStore","type":"string"}]},"name":{"minLength":1,"maxLength":4096,"type":"string"},"provider":{"minProperties":1,"maxProperties":1,"type":"object","patternProperties":{"^(.*)$":{"type":"object","properties":{}}}},"credentialsDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"configMapsDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenPath":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenAudience":{"minLength":1,"maxLength":4096,"type":"string"}}}}},"secrets":{"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","store","data","dataFrom"],"properties":{"name":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"store":{"minLength":1,"maxLength":4096,"type":"string"},"data":{"type":"array","items":{"type":"object","required":["secretKey","remoteRef"],"properties":{"secretKey":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"remoteRef":{"type":"object","required":["key"],"properties":{"key":{"minLength":1,"maxLength":4096,"type":"string"}}}}}},"dataFrom":{"type":"array","items":{"type":"object","properties":{}}},"template":{"type":"object","properties":{}},"templateEngine":{"anyOf":[{"const":"go","type":"string"},{"const":"handlebars","type":"string"}]}}}},"templates":{"type":"array","items":{"additionalProperties":false,"type":"object","required":["file","template"],"properties":{"file":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"template":{"maxLength":32768,"type":"string"}}}},"dynamicSecrets":{"maxItems":32,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","store","path"],"properties":{"name":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"store":{"minLength":1,"maxLength":4096,"type":"string"},"path":{"minLength":1,"maxLength":1024,"type":"string"},"method":{"anyOf":[{"const":"GET","type":"string"},{"const":"POST","type":"string"}]},"parameters":{"maxProperties":64,"type":"object","patternProperties":{"^(.*)$":{}}},"overlapSeconds":{"minimum":0,"maximum":86400,"type":"integer"},"revokeOnExit":{"type":"boolean"}}}},"onChange":{"anyOf":[{"additionalProperties":false,"type":"object","required":["type","url","method"],"properties":{"type":{"const":"http","type":"string"},"url":{"minLength":1,"maxLength":4096,"type":"string"},"method":{"anyOf":[{"const":"POST","type":"string"},{"const":"PUT","type":"string"},{"const":"GET","type":"string"}]}}},{"additionalProperties":false,"type":"object","required":["type","process","signal"],"properties":{"type":{"const":"signal","type":"string"},"process":{"pattern":"^[^\\s/]{1,15}$","type":"string"},"signal":{"anyOf":[{"const":"SIGHUP","type":"string"},{"const":"SIGUSR1","type":"string"},{"const":"SIGUSR2","type":"string"},{"const":"SIGTERM","type":"string"},{"const":"SIGINT","type":"string"},{"const":"SIGQUIT","type":"string"},{"const":"SIGWINCH","type":"string"}]}}}]}}};
+const schema11 = {"additionalProperties":false,"type":"object","required":["version","mode","pod","outputDir","fileMode","port","stores","secrets","templates"],"properties":{"version":{"const":1,"type":"number"},"mode":{"anyOf":[{"const":"native-sidecar","type":"string"},{"const":"init-only","type":"string"},{"const":"sidecar","type":"string"}]},"pod":{"additionalProperties":false,"type":"object","required":["namespace","name","serviceAccountName"],"properties":{"namespace":{"minLength":1,"maxLength":4096,"type":"string"},"name":{"minLength":1,"maxLength":4096,"type":"string"},"serviceAccountName":{"type":"string"}}},"outputDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"fileMode":{"minimum":0,"maximum":511,"type":"integer"},"refreshSeconds":{"minimum":1,"maximum":86400,"type":"number"},"tokenPath":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenAudience":{"minLength":1,"maxLength":4096,"type":"string"},"port":{"minimum":0,"maximum":65535,"type":"integer"},"stores":{"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","required":["kind","name","provider"],"properties":{"kind":{"anyOf":[{"const":"SecretStore","type":"string"},{"const":"ClusterSecretStore","type":"string"}]},"name":{"minLength":1,"maxLength":4096,"type":"string"},"provider":{"minProperties":1,"maxProperties":1,"type":"object","patternProperties":{"^(.*)$":{"type":"object","properties":{}}}},"credentialsDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"configMapsDir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenPath":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"tokenAudience":{"minLength":1,"maxLength":4096,"type":"string"}}}}},"secrets":{"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","store","data","dataFrom"],"properties":{"name":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"store":{"minLength":1,"maxLength":4096,"type":"string"},"data":{"type":"array","items":{"type":"object","required":["secretKey","remoteRef"],"properties":{"secretKey":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"remoteRef":{"type":"object","required":["key"],"properties":{"key":{"minLength":1,"maxLength":4096,"type":"string"}}}}}},"dataFrom":{"type":"array","items":{"type":"object","properties":{}}},"template":{"type":"object","properties":{}},"templateEngine":{"anyOf":[{"const":"go","type":"string"},{"const":"handlebars","type":"string"}]},"files":{"type":"boolean"}}}},"templates":{"type":"array","items":{"additionalProperties":false,"type":"object","required":["file","template"],"properties":{"file":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"template":{"maxLength":32768,"type":"string"}}}},"dynamicSecrets":{"maxItems":32,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","store","path"],"properties":{"name":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"store":{"minLength":1,"maxLength":4096,"type":"string"},"path":{"minLength":1,"maxLength":1024,"type":"string"},"method":{"anyOf":[{"const":"GET","type":"string"},{"const":"POST","type":"string"}]},"parameters":{"maxProperties":64,"type":"object","patternProperties":{"^(.*)$":{}}},"overlapSeconds":{"minimum":0,"maximum":86400,"type":"integer"},"revokeOnExit":{"type":"boolean"}}}},"env":{"additionalProperties":false,"type":"object","required":["dir","file","vars"],"properties":{"dir":{"minLength":1,"maxLength":4096,"pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))","type":"string"},"file":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"vars":{"minItems":1,"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","secret","key"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"},"secret":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"},"key":{"minLength":1,"maxLength":255,"pattern":"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$","type":"string"}}}}}},"onChange":{"anyOf":[{"additionalProperties":false,"type":"object","required":["type","url","method"],"properties":{"type":{"const":"http","type":"string"},"url":{"minLength":1,"maxLength":4096,"type":"string"},"method":{"anyOf":[{"const":"POST","type":"string"},{"const":"PUT","type":"string"},{"const":"GET","type":"string"}]}}},{"additionalProperties":false,"type":"object","required":["type","process","signal"],"properties":{"type":{"const":"signal","type":"string"},"process":{"pattern":"^[^\\s/]{1,15}$","type":"string"},"signal":{"anyOf":[{"const":"SIGHUP","type":"string"},{"const":"SIGUSR1","type":"string"},{"const":"SIGUSR2","type":"string"},{"const":"SIGTERM","type":"string"},{"const":"SIGINT","type":"string"},{"const":"SIGQUIT","type":"string"},{"const":"SIGWINCH","type":"string"}]}}}]}}};
 const func2 = Object.prototype.hasOwnProperty;
 import func3_module from "ajv/dist/runtime/ucs2length.js";
 const func3 = func3_module.default ?? func3_module;
 const pattern0 = new RegExp("^/(?!(?:.*/)?\\.\\.(?:/|$))", "u");
 const pattern2 = new RegExp("^(.*)$", "u");
 const pattern7 = new RegExp("^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$", "u");
-const pattern11 = new RegExp("^[^\\s/]{1,15}$", "u");
+const pattern13 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
+const pattern16 = new RegExp("^[^\\s/]{1,15}$", "u");
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -791,7 +792,7 @@ return false;
 else {
 const _errs62 = errors;
 for(const key5 in data23){
-if(!((((((key5 === "name") || (key5 === "store")) || (key5 === "data")) || (key5 === "dataFrom")) || (key5 === "template")) || (key5 === "templateEngine"))){
+if(!(((((((key5 === "name") || (key5 === "store")) || (key5 === "data")) || (key5 === "dataFrom")) || (key5 === "template")) || (key5 === "templateEngine")) || (key5 === "files"))){
 validate10.errors = [{instancePath:instancePath+"/secrets/" + i0,schemaPath:"#/properties/secrets/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -1108,6 +1109,19 @@ var valid8 = _errs83 === errors;
 else {
 var valid8 = true;
 }
+if(valid8){
+if(data23.files !== undefined){
+const _errs89 = errors;
+if(typeof data23.files !== "boolean"){
+validate10.errors = [{instancePath:instancePath+"/secrets/" + i0+"/files",schemaPath:"#/properties/secrets/items/properties/files/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid8 = _errs89 === errors;
+}
+else {
+var valid8 = true;
+}
+}
 }
 }
 }
@@ -1139,48 +1153,48 @@ var valid0 = true;
 }
 if(valid0){
 if(data.templates !== undefined){
-let data35 = data.templates;
-const _errs89 = errors;
-if(errors === _errs89){
-if(Array.isArray(data35)){
-var valid14 = true;
-const len3 = data35.length;
-for(let i3=0; i3<len3; i3++){
-let data36 = data35[i3];
+let data36 = data.templates;
 const _errs91 = errors;
 if(errors === _errs91){
-if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
+if(Array.isArray(data36)){
+var valid14 = true;
+const len3 = data36.length;
+for(let i3=0; i3<len3; i3++){
+let data37 = data36[i3];
+const _errs93 = errors;
+if(errors === _errs93){
+if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
 let missing6;
-if(((data36.file === undefined) && (missing6 = "file")) || ((data36.template === undefined) && (missing6 = "template"))){
+if(((data37.file === undefined) && (missing6 = "file")) || ((data37.template === undefined) && (missing6 = "template"))){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: missing6},message:"must have required property '"+missing6+"'"}];
 return false;
 }
 else {
-const _errs93 = errors;
-for(const key6 in data36){
+const _errs95 = errors;
+for(const key6 in data37){
 if(!((key6 === "file") || (key6 === "template"))){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3,schemaPath:"#/properties/templates/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs93 === errors){
-if(data36.file !== undefined){
-let data37 = data36.file;
-const _errs94 = errors;
-if(errors === _errs94){
-if(typeof data37 === "string"){
-if(func3(data37) > 255){
+if(_errs95 === errors){
+if(data37.file !== undefined){
+let data38 = data37.file;
+const _errs96 = errors;
+if(errors === _errs96){
+if(typeof data38 === "string"){
+if(func3(data38) > 255){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/file",schemaPath:"#/properties/templates/items/properties/file/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
 return false;
 }
 else {
-if(func3(data37) < 1){
+if(func3(data38) < 1){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/file",schemaPath:"#/properties/templates/items/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(!pattern7.test(data37)){
+if(!pattern7.test(data38)){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/file",schemaPath:"#/properties/templates/items/properties/file/pattern",keyword:"pattern",params:{pattern: "^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"},message:"must match pattern \""+"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"+"\""}];
 return false;
 }
@@ -1192,18 +1206,18 @@ validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/file",schem
 return false;
 }
 }
-var valid15 = _errs94 === errors;
+var valid15 = _errs96 === errors;
 }
 else {
 var valid15 = true;
 }
 if(valid15){
-if(data36.template !== undefined){
-let data38 = data36.template;
-const _errs96 = errors;
-if(errors === _errs96){
-if(typeof data38 === "string"){
-if(func3(data38) > 32768){
+if(data37.template !== undefined){
+let data39 = data37.template;
+const _errs98 = errors;
+if(errors === _errs98){
+if(typeof data39 === "string"){
+if(func3(data39) > 32768){
 validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/template",schemaPath:"#/properties/templates/items/properties/template/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters"}];
 return false;
 }
@@ -1213,7 +1227,7 @@ validate10.errors = [{instancePath:instancePath+"/templates/" + i3+"/template",s
 return false;
 }
 }
-var valid15 = _errs96 === errors;
+var valid15 = _errs98 === errors;
 }
 else {
 var valid15 = true;
@@ -1227,7 +1241,7 @@ validate10.errors = [{instancePath:instancePath+"/templates/" + i3,schemaPath:"#
 return false;
 }
 }
-var valid14 = _errs91 === errors;
+var valid14 = _errs93 === errors;
 if(!valid14){
 break;
 }
@@ -1238,60 +1252,60 @@ validate10.errors = [{instancePath:instancePath+"/templates",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs89 === errors;
+var valid0 = _errs91 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.dynamicSecrets !== undefined){
-let data39 = data.dynamicSecrets;
-const _errs98 = errors;
-if(errors === _errs98){
-if(Array.isArray(data39)){
-if(data39.length > 32){
+let data40 = data.dynamicSecrets;
+const _errs100 = errors;
+if(errors === _errs100){
+if(Array.isArray(data40)){
+if(data40.length > 32){
 validate10.errors = [{instancePath:instancePath+"/dynamicSecrets",schemaPath:"#/properties/dynamicSecrets/maxItems",keyword:"maxItems",params:{limit: 32},message:"must NOT have more than 32 items"}];
 return false;
 }
 else {
 var valid16 = true;
-const len4 = data39.length;
+const len4 = data40.length;
 for(let i4=0; i4<len4; i4++){
-let data40 = data39[i4];
-const _errs100 = errors;
-if(errors === _errs100){
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+let data41 = data40[i4];
+const _errs102 = errors;
+if(errors === _errs102){
+if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
 let missing7;
-if((((data40.name === undefined) && (missing7 = "name")) || ((data40.store === undefined) && (missing7 = "store"))) || ((data40.path === undefined) && (missing7 = "path"))){
+if((((data41.name === undefined) && (missing7 = "name")) || ((data41.store === undefined) && (missing7 = "store"))) || ((data41.path === undefined) && (missing7 = "path"))){
 validate10.errors = [{instancePath:instancePath+"/dynamicSecrets/" + i4,schemaPath:"#/properties/dynamicSecrets/items/required",keyword:"required",params:{missingProperty: missing7},message:"must have required property '"+missing7+"'"}];
 return false;
 }
 else {
-const _errs102 = errors;
-for(const key7 in data40){
+const _errs104 = errors;
+for(const key7 in data41){
 if(!(((((((key7 === "name") || (key7 === "store")) || (key7 === "path")) || (key7 === "method")) || (key7 === "parameters")) || (key7 === "overlapSeconds")) || (key7 === "revokeOnExit"))){
 validate10.errors = [{instancePath:instancePath+"/dynamicSecrets/" + i4,schemaPath:"#/properties/dynamicSecrets/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs102 === errors){
-if(data40.name !== undefined){
-let data41 = data40.name;
-const _errs103 = errors;
-if(errors === _errs103){
-if(typeof data41 === "string"){
-if(func3(data41) > 255){
+if(_errs104 === errors){
+if(data41.name !== undefined){
+let data42 = data41.name;
+const _errs105 = errors;
+if(errors === _errs105){
+if(typeof data42 === "string"){
+if(func3(data42) > 255){
 validate10.errors = [{instancePath:instancePath+"/dynamicSecrets/" + i4+"/name",schemaPath:"#/properties/dynamicSecrets/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
 return false;
 }
 else {
-if(func3(data41) < 1){
+if(func3(data42) < 1){
 validate10.errors = [{instancePath:instancePath+"/dynamicSecrets/" + i4+"/name",schemaPath:"#/properties/dynamicSecrets/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(!pattern7.test(data41)){
+if(!pattern7.test(data42)){
 validate10.errors = [{instancePath:instancePath+"/dynamicSecrets/" + i4+"/name",schemaPath:"#/properties/dynamicSecrets/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"},message:"must match pattern \""+"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"+"\""}];
 return false;
 }
@@ -1303,23 +1317,23 @@ validate10.errors = [{instancePath:instancePath+"/dynamicSecrets/" + i4+"/name",
 return false;
 }
 }
-var valid17 = _errs103 === errors;
+var valid17 = _errs105 === errors;
 }
 else {
 var valid17 = true;
 }
 if(valid17){
-if(data40.store !== undefined){
-let data42 = data40.store;
-const _errs105 = errors;
-if(errors === _errs105){
-if(typeof data42 === "string"){
-if(func3(data42) > 4096){
+if(data41.store !== undefined){
+let data43 = data41.store;
+const _errs107 = errors;
+if(errors === _errs107){
+if(typeof data43 === "string"){
+if(func3(data43) > 4096){
 validate10.errors = [{instancePath:instancePath+"/dynamicSecrets/" + i4+"/store",schemaPath:"#/properties/dynamicSecrets/items/properties/store/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
 else {
-if(func3(data42) < 1){
+if(func3(data43) < 1){
 validate10.errors = [{instancePath:instancePath+"/dynamicSecrets/" + i4+"/store",schemaPath:"#/properties/dynamicSecrets/items/properties/store/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1330,23 +1344,23 @@ validate10.errors = [{instancePath:instancePath+"/dynamicSecrets/" + i4+"/store"
 return false;
 }
 }
-var valid17 = _errs105 === errors;
+var valid17 = _errs107 === errors;
 }
 else {
 var valid17 = true;
 }
 if(valid17){
-if(data40.path !== undefined){
-let data43 = data40.path;
-const _errs107 = errors;
-if(errors === _errs107){
-if(typeof data43 === "string"){
-if(func3(data43) > 1024){
+if(data41.path !== undefined){
+let data44 = data41.path;
+const _errs109 = errors;
+if(errors === _errs109){
+if(typeof data44 === "string"){
+if(func3(data44) > 1024){
 validate10.errors = [{instancePath:instancePath+"/dynamicSecrets/" + i4+"/path",schemaPath:"#/properties/dynamicSecrets/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 else {
-if(func3(data43) < 1){
+if(func3(data44) < 1){
 validate10.errors = [{instancePath:instancePath+"/dynamicSecrets/" + i4+"/path",schemaPath:"#/properties/dynamicSecrets/items/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1357,19 +1371,19 @@ validate10.errors = [{instancePath:instancePath+"/dynamicSecrets/" + i4+"/path",
 return false;
 }
 }
-var valid17 = _errs107 === errors;
+var valid17 = _errs109 === errors;
 }
 else {
 var valid17 = true;
 }
 if(valid17){
-if(data40.method !== undefined){
-let data44 = data40.method;
-const _errs109 = errors;
-const _errs110 = errors;
-let valid18 = false;
+if(data41.method !== undefined){
+let data45 = data41.method;
 const _errs111 = errors;
-if(typeof data44 !== "string"){
+const _errs112 = errors;
+let valid18 = false;
+const _errs113 = errors;
+if(typeof data45 !== "string"){
 const err17 = {instancePath:instancePath+"/dynamicSecrets/" + i4+"/method",schemaPath:"#/properties/dynamicSecrets/items/properties/method/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
@@ -1379,7 +1393,7 @@ vErrors.push(err17);
 }
 errors++;
 }
-if("GET" !== data44){
+if("GET" !== data45){
 const err18 = {instancePath:instancePath+"/dynamicSecrets/" + i4+"/method",schemaPath:"#/properties/dynamicSecrets/items/properties/method/anyOf/0/const",keyword:"const",params:{allowedValue: "GET"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err18];
@@ -1389,11 +1403,11 @@ vErrors.push(err18);
 }
 errors++;
 }
-var _valid3 = _errs111 === errors;
+var _valid3 = _errs113 === errors;
 valid18 = valid18 || _valid3;
 if(!valid18){
-const _errs113 = errors;
-if(typeof data44 !== "string"){
+const _errs115 = errors;
+if(typeof data45 !== "string"){
 const err19 = {instancePath:instancePath+"/dynamicSecrets/" + i4+"/method",schemaPath:"#/properties/dynamicSecrets/items/properties/method/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
@@ -1403,7 +1417,7 @@ vErrors.push(err19);
 }
 errors++;
 }
-if("POST" !== data44){
+if("POST" !== data45){
 const err20 = {instancePath:instancePath+"/dynamicSecrets/" + i4+"/method",schemaPath:"#/properties/dynamicSecrets/items/properties/method/anyOf/1/const",keyword:"const",params:{allowedValue: "POST"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err20];
@@ -1413,7 +1427,7 @@ vErrors.push(err20);
 }
 errors++;
 }
-var _valid3 = _errs113 === errors;
+var _valid3 = _errs115 === errors;
 valid18 = valid18 || _valid3;
 }
 if(!valid18){
@@ -1429,28 +1443,28 @@ validate10.errors = vErrors;
 return false;
 }
 else {
-errors = _errs110;
+errors = _errs112;
 if(vErrors !== null){
-if(_errs110){
-vErrors.length = _errs110;
+if(_errs112){
+vErrors.length = _errs112;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid17 = _errs109 === errors;
+var valid17 = _errs111 === errors;
 }
 else {
 var valid17 = true;
 }
 if(valid17){
-if(data40.parameters !== undefined){
-let data45 = data40.parameters;
-const _errs115 = errors;
-if(errors === _errs115){
-if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
-if(Object.keys(data45).length > 64){
+if(data41.parameters !== undefined){
+let data46 = data41.parameters;
+const _errs117 = errors;
+if(errors === _errs117){
+if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
+if(Object.keys(data46).length > 64){
 validate10.errors = [{instancePath:instancePath+"/dynamicSecrets/" + i4+"/parameters",schemaPath:"#/properties/dynamicSecrets/items/properties/parameters/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties"}];
 return false;
 }
@@ -1460,46 +1474,46 @@ validate10.errors = [{instancePath:instancePath+"/dynamicSecrets/" + i4+"/parame
 return false;
 }
 }
-var valid17 = _errs115 === errors;
-}
-else {
-var valid17 = true;
-}
-if(valid17){
-if(data40.overlapSeconds !== undefined){
-let data46 = data40.overlapSeconds;
-const _errs117 = errors;
-if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-validate10.errors = [{instancePath:instancePath+"/dynamicSecrets/" + i4+"/overlapSeconds",schemaPath:"#/properties/dynamicSecrets/items/properties/overlapSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs117){
-if((typeof data46 == "number") && (isFinite(data46))){
-if(data46 > 86400 || isNaN(data46)){
-validate10.errors = [{instancePath:instancePath+"/dynamicSecrets/" + i4+"/overlapSeconds",schemaPath:"#/properties/dynamicSecrets/items/properties/overlapSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"}];
-return false;
-}
-else {
-if(data46 < 0 || isNaN(data46)){
-validate10.errors = [{instancePath:instancePath+"/dynamicSecrets/" + i4+"/overlapSeconds",schemaPath:"#/properties/dynamicSecrets/items/properties/overlapSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
 var valid17 = _errs117 === errors;
 }
 else {
 var valid17 = true;
 }
 if(valid17){
-if(data40.revokeOnExit !== undefined){
+if(data41.overlapSeconds !== undefined){
+let data47 = data41.overlapSeconds;
 const _errs119 = errors;
-if(typeof data40.revokeOnExit !== "boolean"){
+if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
+validate10.errors = [{instancePath:instancePath+"/dynamicSecrets/" + i4+"/overlapSeconds",schemaPath:"#/properties/dynamicSecrets/items/properties/overlapSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs119){
+if((typeof data47 == "number") && (isFinite(data47))){
+if(data47 > 86400 || isNaN(data47)){
+validate10.errors = [{instancePath:instancePath+"/dynamicSecrets/" + i4+"/overlapSeconds",schemaPath:"#/properties/dynamicSecrets/items/properties/overlapSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"}];
+return false;
+}
+else {
+if(data47 < 0 || isNaN(data47)){
+validate10.errors = [{instancePath:instancePath+"/dynamicSecrets/" + i4+"/overlapSeconds",schemaPath:"#/properties/dynamicSecrets/items/properties/overlapSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid17 = _errs119 === errors;
+}
+else {
+var valid17 = true;
+}
+if(valid17){
+if(data41.revokeOnExit !== undefined){
+const _errs121 = errors;
+if(typeof data41.revokeOnExit !== "boolean"){
 validate10.errors = [{instancePath:instancePath+"/dynamicSecrets/" + i4+"/revokeOnExit",schemaPath:"#/properties/dynamicSecrets/items/properties/revokeOnExit/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid17 = _errs119 === errors;
+var valid17 = _errs121 === errors;
 }
 else {
 var valid17 = true;
@@ -1518,7 +1532,7 @@ validate10.errors = [{instancePath:instancePath+"/dynamicSecrets/" + i4,schemaPa
 return false;
 }
 }
-var valid16 = _errs100 === errors;
+var valid16 = _errs102 === errors;
 if(!valid16){
 break;
 }
@@ -1530,23 +1544,276 @@ validate10.errors = [{instancePath:instancePath+"/dynamicSecrets",schemaPath:"#/
 return false;
 }
 }
-var valid0 = _errs98 === errors;
+var valid0 = _errs100 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.env !== undefined){
+let data49 = data.env;
+const _errs123 = errors;
+if(errors === _errs123){
+if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
+let missing8;
+if((((data49.dir === undefined) && (missing8 = "dir")) || ((data49.file === undefined) && (missing8 = "file"))) || ((data49.vars === undefined) && (missing8 = "vars"))){
+validate10.errors = [{instancePath:instancePath+"/env",schemaPath:"#/properties/env/required",keyword:"required",params:{missingProperty: missing8},message:"must have required property '"+missing8+"'"}];
+return false;
+}
+else {
+const _errs125 = errors;
+for(const key8 in data49){
+if(!(((key8 === "dir") || (key8 === "file")) || (key8 === "vars"))){
+validate10.errors = [{instancePath:instancePath+"/env",schemaPath:"#/properties/env/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs125 === errors){
+if(data49.dir !== undefined){
+let data50 = data49.dir;
+const _errs126 = errors;
+if(errors === _errs126){
+if(typeof data50 === "string"){
+if(func3(data50) > 4096){
+validate10.errors = [{instancePath:instancePath+"/env/dir",schemaPath:"#/properties/env/properties/dir/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+return false;
+}
+else {
+if(func3(data50) < 1){
+validate10.errors = [{instancePath:instancePath+"/env/dir",schemaPath:"#/properties/env/properties/dir/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern0.test(data50)){
+validate10.errors = [{instancePath:instancePath+"/env/dir",schemaPath:"#/properties/env/properties/dir/pattern",keyword:"pattern",params:{pattern: "^/(?!(?:.*/)?\\.\\.(?:/|$))"},message:"must match pattern \""+"^/(?!(?:.*/)?\\.\\.(?:/|$))"+"\""}];
+return false;
+}
+}
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/env/dir",schemaPath:"#/properties/env/properties/dir/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid19 = _errs126 === errors;
+}
+else {
+var valid19 = true;
+}
+if(valid19){
+if(data49.file !== undefined){
+let data51 = data49.file;
+const _errs128 = errors;
+if(errors === _errs128){
+if(typeof data51 === "string"){
+if(func3(data51) > 255){
+validate10.errors = [{instancePath:instancePath+"/env/file",schemaPath:"#/properties/env/properties/file/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
+return false;
+}
+else {
+if(func3(data51) < 1){
+validate10.errors = [{instancePath:instancePath+"/env/file",schemaPath:"#/properties/env/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern7.test(data51)){
+validate10.errors = [{instancePath:instancePath+"/env/file",schemaPath:"#/properties/env/properties/file/pattern",keyword:"pattern",params:{pattern: "^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"},message:"must match pattern \""+"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"+"\""}];
+return false;
+}
+}
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/env/file",schemaPath:"#/properties/env/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid19 = _errs128 === errors;
+}
+else {
+var valid19 = true;
+}
+if(valid19){
+if(data49.vars !== undefined){
+let data52 = data49.vars;
+const _errs130 = errors;
+if(errors === _errs130){
+if(Array.isArray(data52)){
+if(data52.length > 64){
+validate10.errors = [{instancePath:instancePath+"/env/vars",schemaPath:"#/properties/env/properties/vars/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"}];
+return false;
+}
+else {
+if(data52.length < 1){
+validate10.errors = [{instancePath:instancePath+"/env/vars",schemaPath:"#/properties/env/properties/vars/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+var valid20 = true;
+const len5 = data52.length;
+for(let i5=0; i5<len5; i5++){
+let data53 = data52[i5];
+const _errs132 = errors;
+if(errors === _errs132){
+if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
+let missing9;
+if((((data53.name === undefined) && (missing9 = "name")) || ((data53.secret === undefined) && (missing9 = "secret"))) || ((data53.key === undefined) && (missing9 = "key"))){
+validate10.errors = [{instancePath:instancePath+"/env/vars/" + i5,schemaPath:"#/properties/env/properties/vars/items/required",keyword:"required",params:{missingProperty: missing9},message:"must have required property '"+missing9+"'"}];
+return false;
+}
+else {
+const _errs134 = errors;
+for(const key9 in data53){
+if(!(((key9 === "name") || (key9 === "secret")) || (key9 === "key"))){
+validate10.errors = [{instancePath:instancePath+"/env/vars/" + i5,schemaPath:"#/properties/env/properties/vars/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs134 === errors){
+if(data53.name !== undefined){
+let data54 = data53.name;
+const _errs135 = errors;
+if(errors === _errs135){
+if(typeof data54 === "string"){
+if(!pattern13.test(data54)){
+validate10.errors = [{instancePath:instancePath+"/env/vars/" + i5+"/name",schemaPath:"#/properties/env/properties/vars/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/env/vars/" + i5+"/name",schemaPath:"#/properties/env/properties/vars/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid21 = _errs135 === errors;
+}
+else {
+var valid21 = true;
+}
+if(valid21){
+if(data53.secret !== undefined){
+let data55 = data53.secret;
+const _errs137 = errors;
+if(errors === _errs137){
+if(typeof data55 === "string"){
+if(func3(data55) > 255){
+validate10.errors = [{instancePath:instancePath+"/env/vars/" + i5+"/secret",schemaPath:"#/properties/env/properties/vars/items/properties/secret/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
+return false;
+}
+else {
+if(func3(data55) < 1){
+validate10.errors = [{instancePath:instancePath+"/env/vars/" + i5+"/secret",schemaPath:"#/properties/env/properties/vars/items/properties/secret/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern7.test(data55)){
+validate10.errors = [{instancePath:instancePath+"/env/vars/" + i5+"/secret",schemaPath:"#/properties/env/properties/vars/items/properties/secret/pattern",keyword:"pattern",params:{pattern: "^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"},message:"must match pattern \""+"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"+"\""}];
+return false;
+}
+}
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/env/vars/" + i5+"/secret",schemaPath:"#/properties/env/properties/vars/items/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid21 = _errs137 === errors;
+}
+else {
+var valid21 = true;
+}
+if(valid21){
+if(data53.key !== undefined){
+let data56 = data53.key;
+const _errs139 = errors;
+if(errors === _errs139){
+if(typeof data56 === "string"){
+if(func3(data56) > 255){
+validate10.errors = [{instancePath:instancePath+"/env/vars/" + i5+"/key",schemaPath:"#/properties/env/properties/vars/items/properties/key/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
+return false;
+}
+else {
+if(func3(data56) < 1){
+validate10.errors = [{instancePath:instancePath+"/env/vars/" + i5+"/key",schemaPath:"#/properties/env/properties/vars/items/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern7.test(data56)){
+validate10.errors = [{instancePath:instancePath+"/env/vars/" + i5+"/key",schemaPath:"#/properties/env/properties/vars/items/properties/key/pattern",keyword:"pattern",params:{pattern: "^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"},message:"must match pattern \""+"^(?!\\.\\.)(?!\\.$)[^/\\\\\\u0000]+$"+"\""}];
+return false;
+}
+}
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/env/vars/" + i5+"/key",schemaPath:"#/properties/env/properties/vars/items/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid21 = _errs139 === errors;
+}
+else {
+var valid21 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/env/vars/" + i5,schemaPath:"#/properties/env/properties/vars/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid20 = _errs132 === errors;
+if(!valid20){
+break;
+}
+}
+}
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/env/vars",schemaPath:"#/properties/env/properties/vars/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid19 = _errs130 === errors;
+}
+else {
+var valid19 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/env",schemaPath:"#/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs123 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.onChange !== undefined){
-let data48 = data.onChange;
-const _errs121 = errors;
-const _errs122 = errors;
-let valid19 = false;
-const _errs123 = errors;
-if(errors === _errs123){
-if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
-let missing8;
-if((((data48.type === undefined) && (missing8 = "type")) || ((data48.url === undefined) && (missing8 = "url"))) || ((data48.method === undefined) && (missing8 = "method"))){
-const err22 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/0/required",keyword:"required",params:{missingProperty: missing8},message:"must have required property '"+missing8+"'"};
+let data57 = data.onChange;
+const _errs141 = errors;
+const _errs142 = errors;
+let valid22 = false;
+const _errs143 = errors;
+if(errors === _errs143){
+if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
+let missing10;
+if((((data57.type === undefined) && (missing10 = "type")) || ((data57.url === undefined) && (missing10 = "url"))) || ((data57.method === undefined) && (missing10 = "method"))){
+const err22 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/0/required",keyword:"required",params:{missingProperty: missing10},message:"must have required property '"+missing10+"'"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -1556,10 +1823,10 @@ vErrors.push(err22);
 errors++;
 }
 else {
-const _errs125 = errors;
-for(const key8 in data48){
-if(!(((key8 === "type") || (key8 === "url")) || (key8 === "method"))){
-const err23 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+const _errs145 = errors;
+for(const key10 in data57){
+if(!(((key10 === "type") || (key10 === "url")) || (key10 === "method"))){
+const err23 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -1570,11 +1837,11 @@ errors++;
 break;
 }
 }
-if(_errs125 === errors){
-if(data48.type !== undefined){
-let data49 = data48.type;
-const _errs126 = errors;
-if(typeof data49 !== "string"){
+if(_errs145 === errors){
+if(data57.type !== undefined){
+let data58 = data57.type;
+const _errs146 = errors;
+if(typeof data58 !== "string"){
 const err24 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/0/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
@@ -1584,7 +1851,7 @@ vErrors.push(err24);
 }
 errors++;
 }
-if("http" !== data49){
+if("http" !== data58){
 const err25 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/0/properties/type/const",keyword:"const",params:{allowedValue: "http"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err25];
@@ -1594,18 +1861,18 @@ vErrors.push(err25);
 }
 errors++;
 }
-var valid20 = _errs126 === errors;
+var valid23 = _errs146 === errors;
 }
 else {
-var valid20 = true;
+var valid23 = true;
 }
-if(valid20){
-if(data48.url !== undefined){
-let data50 = data48.url;
-const _errs128 = errors;
-if(errors === _errs128){
-if(typeof data50 === "string"){
-if(func3(data50) > 4096){
+if(valid23){
+if(data57.url !== undefined){
+let data59 = data57.url;
+const _errs148 = errors;
+if(errors === _errs148){
+if(typeof data59 === "string"){
+if(func3(data59) > 4096){
 const err26 = {instancePath:instancePath+"/onChange/url",schemaPath:"#/properties/onChange/anyOf/0/properties/url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err26];
@@ -1616,7 +1883,7 @@ vErrors.push(err26);
 errors++;
 }
 else {
-if(func3(data50) < 1){
+if(func3(data59) < 1){
 const err27 = {instancePath:instancePath+"/onChange/url",schemaPath:"#/properties/onChange/anyOf/0/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err27];
@@ -1639,19 +1906,19 @@ vErrors.push(err28);
 errors++;
 }
 }
-var valid20 = _errs128 === errors;
+var valid23 = _errs148 === errors;
 }
 else {
-var valid20 = true;
+var valid23 = true;
 }
-if(valid20){
-if(data48.method !== undefined){
-let data51 = data48.method;
-const _errs130 = errors;
-const _errs131 = errors;
-let valid21 = false;
-const _errs132 = errors;
-if(typeof data51 !== "string"){
+if(valid23){
+if(data57.method !== undefined){
+let data60 = data57.method;
+const _errs150 = errors;
+const _errs151 = errors;
+let valid24 = false;
+const _errs152 = errors;
+if(typeof data60 !== "string"){
 const err29 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err29];
@@ -1661,7 +1928,7 @@ vErrors.push(err29);
 }
 errors++;
 }
-if("POST" !== data51){
+if("POST" !== data60){
 const err30 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/0/const",keyword:"const",params:{allowedValue: "POST"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err30];
@@ -1671,11 +1938,11 @@ vErrors.push(err30);
 }
 errors++;
 }
-var _valid5 = _errs132 === errors;
-valid21 = valid21 || _valid5;
-if(!valid21){
-const _errs134 = errors;
-if(typeof data51 !== "string"){
+var _valid5 = _errs152 === errors;
+valid24 = valid24 || _valid5;
+if(!valid24){
+const _errs154 = errors;
+if(typeof data60 !== "string"){
 const err31 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err31];
@@ -1685,7 +1952,7 @@ vErrors.push(err31);
 }
 errors++;
 }
-if("PUT" !== data51){
+if("PUT" !== data60){
 const err32 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/1/const",keyword:"const",params:{allowedValue: "PUT"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err32];
@@ -1695,11 +1962,11 @@ vErrors.push(err32);
 }
 errors++;
 }
-var _valid5 = _errs134 === errors;
-valid21 = valid21 || _valid5;
-if(!valid21){
-const _errs136 = errors;
-if(typeof data51 !== "string"){
+var _valid5 = _errs154 === errors;
+valid24 = valid24 || _valid5;
+if(!valid24){
+const _errs156 = errors;
+if(typeof data60 !== "string"){
 const err33 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err33];
@@ -1709,7 +1976,7 @@ vErrors.push(err33);
 }
 errors++;
 }
-if("GET" !== data51){
+if("GET" !== data60){
 const err34 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf/2/const",keyword:"const",params:{allowedValue: "GET"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err34];
@@ -1719,11 +1986,11 @@ vErrors.push(err34);
 }
 errors++;
 }
-var _valid5 = _errs136 === errors;
-valid21 = valid21 || _valid5;
+var _valid5 = _errs156 === errors;
+valid24 = valid24 || _valid5;
 }
 }
-if(!valid21){
+if(!valid24){
 const err35 = {instancePath:instancePath+"/onChange/method",schemaPath:"#/properties/onChange/anyOf/0/properties/method/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err35];
@@ -1734,20 +2001,20 @@ vErrors.push(err35);
 errors++;
 }
 else {
-errors = _errs131;
+errors = _errs151;
 if(vErrors !== null){
-if(_errs131){
-vErrors.length = _errs131;
+if(_errs151){
+vErrors.length = _errs151;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid20 = _errs130 === errors;
+var valid23 = _errs150 === errors;
 }
 else {
-var valid20 = true;
+var valid23 = true;
 }
 }
 }
@@ -1765,15 +2032,15 @@ vErrors.push(err36);
 errors++;
 }
 }
-var _valid4 = _errs123 === errors;
-valid19 = valid19 || _valid4;
-if(!valid19){
-const _errs138 = errors;
-if(errors === _errs138){
-if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
-let missing9;
-if((((data48.type === undefined) && (missing9 = "type")) || ((data48.process === undefined) && (missing9 = "process"))) || ((data48.signal === undefined) && (missing9 = "signal"))){
-const err37 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/1/required",keyword:"required",params:{missingProperty: missing9},message:"must have required property '"+missing9+"'"};
+var _valid4 = _errs143 === errors;
+valid22 = valid22 || _valid4;
+if(!valid22){
+const _errs158 = errors;
+if(errors === _errs158){
+if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
+let missing11;
+if((((data57.type === undefined) && (missing11 = "type")) || ((data57.process === undefined) && (missing11 = "process"))) || ((data57.signal === undefined) && (missing11 = "signal"))){
+const err37 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/1/required",keyword:"required",params:{missingProperty: missing11},message:"must have required property '"+missing11+"'"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -1783,10 +2050,10 @@ vErrors.push(err37);
 errors++;
 }
 else {
-const _errs140 = errors;
-for(const key9 in data48){
-if(!(((key9 === "type") || (key9 === "process")) || (key9 === "signal"))){
-const err38 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+const _errs160 = errors;
+for(const key11 in data57){
+if(!(((key11 === "type") || (key11 === "process")) || (key11 === "signal"))){
+const err38 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -1797,11 +2064,11 @@ errors++;
 break;
 }
 }
-if(_errs140 === errors){
-if(data48.type !== undefined){
-let data52 = data48.type;
-const _errs141 = errors;
-if(typeof data52 !== "string"){
+if(_errs160 === errors){
+if(data57.type !== undefined){
+let data61 = data57.type;
+const _errs161 = errors;
+if(typeof data61 !== "string"){
 const err39 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/1/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err39];
@@ -1811,7 +2078,7 @@ vErrors.push(err39);
 }
 errors++;
 }
-if("signal" !== data52){
+if("signal" !== data61){
 const err40 = {instancePath:instancePath+"/onChange/type",schemaPath:"#/properties/onChange/anyOf/1/properties/type/const",keyword:"const",params:{allowedValue: "signal"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err40];
@@ -1821,18 +2088,18 @@ vErrors.push(err40);
 }
 errors++;
 }
-var valid22 = _errs141 === errors;
+var valid25 = _errs161 === errors;
 }
 else {
-var valid22 = true;
+var valid25 = true;
 }
-if(valid22){
-if(data48.process !== undefined){
-let data53 = data48.process;
-const _errs143 = errors;
-if(errors === _errs143){
-if(typeof data53 === "string"){
-if(!pattern11.test(data53)){
+if(valid25){
+if(data57.process !== undefined){
+let data62 = data57.process;
+const _errs163 = errors;
+if(errors === _errs163){
+if(typeof data62 === "string"){
+if(!pattern16.test(data62)){
 const err41 = {instancePath:instancePath+"/onChange/process",schemaPath:"#/properties/onChange/anyOf/1/properties/process/pattern",keyword:"pattern",params:{pattern: "^[^\\s/]{1,15}$"},message:"must match pattern \""+"^[^\\s/]{1,15}$"+"\""};
 if(vErrors === null){
 vErrors = [err41];
@@ -1854,19 +2121,19 @@ vErrors.push(err42);
 errors++;
 }
 }
-var valid22 = _errs143 === errors;
+var valid25 = _errs163 === errors;
 }
 else {
-var valid22 = true;
+var valid25 = true;
 }
-if(valid22){
-if(data48.signal !== undefined){
-let data54 = data48.signal;
-const _errs145 = errors;
-const _errs146 = errors;
-let valid23 = false;
-const _errs147 = errors;
-if(typeof data54 !== "string"){
+if(valid25){
+if(data57.signal !== undefined){
+let data63 = data57.signal;
+const _errs165 = errors;
+const _errs166 = errors;
+let valid26 = false;
+const _errs167 = errors;
+if(typeof data63 !== "string"){
 const err43 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err43];
@@ -1876,7 +2143,7 @@ vErrors.push(err43);
 }
 errors++;
 }
-if("SIGHUP" !== data54){
+if("SIGHUP" !== data63){
 const err44 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/0/const",keyword:"const",params:{allowedValue: "SIGHUP"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err44];
@@ -1886,11 +2153,11 @@ vErrors.push(err44);
 }
 errors++;
 }
-var _valid6 = _errs147 === errors;
-valid23 = valid23 || _valid6;
-if(!valid23){
-const _errs149 = errors;
-if(typeof data54 !== "string"){
+var _valid6 = _errs167 === errors;
+valid26 = valid26 || _valid6;
+if(!valid26){
+const _errs169 = errors;
+if(typeof data63 !== "string"){
 const err45 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err45];
@@ -1900,7 +2167,7 @@ vErrors.push(err45);
 }
 errors++;
 }
-if("SIGUSR1" !== data54){
+if("SIGUSR1" !== data63){
 const err46 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/1/const",keyword:"const",params:{allowedValue: "SIGUSR1"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err46];
@@ -1910,11 +2177,11 @@ vErrors.push(err46);
 }
 errors++;
 }
-var _valid6 = _errs149 === errors;
-valid23 = valid23 || _valid6;
-if(!valid23){
-const _errs151 = errors;
-if(typeof data54 !== "string"){
+var _valid6 = _errs169 === errors;
+valid26 = valid26 || _valid6;
+if(!valid26){
+const _errs171 = errors;
+if(typeof data63 !== "string"){
 const err47 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err47];
@@ -1924,7 +2191,7 @@ vErrors.push(err47);
 }
 errors++;
 }
-if("SIGUSR2" !== data54){
+if("SIGUSR2" !== data63){
 const err48 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/2/const",keyword:"const",params:{allowedValue: "SIGUSR2"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err48];
@@ -1934,11 +2201,11 @@ vErrors.push(err48);
 }
 errors++;
 }
-var _valid6 = _errs151 === errors;
-valid23 = valid23 || _valid6;
-if(!valid23){
-const _errs153 = errors;
-if(typeof data54 !== "string"){
+var _valid6 = _errs171 === errors;
+valid26 = valid26 || _valid6;
+if(!valid26){
+const _errs173 = errors;
+if(typeof data63 !== "string"){
 const err49 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err49];
@@ -1948,7 +2215,7 @@ vErrors.push(err49);
 }
 errors++;
 }
-if("SIGTERM" !== data54){
+if("SIGTERM" !== data63){
 const err50 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/3/const",keyword:"const",params:{allowedValue: "SIGTERM"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err50];
@@ -1958,11 +2225,11 @@ vErrors.push(err50);
 }
 errors++;
 }
-var _valid6 = _errs153 === errors;
-valid23 = valid23 || _valid6;
-if(!valid23){
-const _errs155 = errors;
-if(typeof data54 !== "string"){
+var _valid6 = _errs173 === errors;
+valid26 = valid26 || _valid6;
+if(!valid26){
+const _errs175 = errors;
+if(typeof data63 !== "string"){
 const err51 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/4/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err51];
@@ -1972,7 +2239,7 @@ vErrors.push(err51);
 }
 errors++;
 }
-if("SIGINT" !== data54){
+if("SIGINT" !== data63){
 const err52 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/4/const",keyword:"const",params:{allowedValue: "SIGINT"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err52];
@@ -1982,11 +2249,11 @@ vErrors.push(err52);
 }
 errors++;
 }
-var _valid6 = _errs155 === errors;
-valid23 = valid23 || _valid6;
-if(!valid23){
-const _errs157 = errors;
-if(typeof data54 !== "string"){
+var _valid6 = _errs175 === errors;
+valid26 = valid26 || _valid6;
+if(!valid26){
+const _errs177 = errors;
+if(typeof data63 !== "string"){
 const err53 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/5/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err53];
@@ -1996,7 +2263,7 @@ vErrors.push(err53);
 }
 errors++;
 }
-if("SIGQUIT" !== data54){
+if("SIGQUIT" !== data63){
 const err54 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/5/const",keyword:"const",params:{allowedValue: "SIGQUIT"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err54];
@@ -2006,11 +2273,11 @@ vErrors.push(err54);
 }
 errors++;
 }
-var _valid6 = _errs157 === errors;
-valid23 = valid23 || _valid6;
-if(!valid23){
-const _errs159 = errors;
-if(typeof data54 !== "string"){
+var _valid6 = _errs177 === errors;
+valid26 = valid26 || _valid6;
+if(!valid26){
+const _errs179 = errors;
+if(typeof data63 !== "string"){
 const err55 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/6/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err55];
@@ -2020,7 +2287,7 @@ vErrors.push(err55);
 }
 errors++;
 }
-if("SIGWINCH" !== data54){
+if("SIGWINCH" !== data63){
 const err56 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf/6/const",keyword:"const",params:{allowedValue: "SIGWINCH"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err56];
@@ -2030,15 +2297,15 @@ vErrors.push(err56);
 }
 errors++;
 }
-var _valid6 = _errs159 === errors;
-valid23 = valid23 || _valid6;
+var _valid6 = _errs179 === errors;
+valid26 = valid26 || _valid6;
 }
 }
 }
 }
 }
 }
-if(!valid23){
+if(!valid26){
 const err57 = {instancePath:instancePath+"/onChange/signal",schemaPath:"#/properties/onChange/anyOf/1/properties/signal/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err57];
@@ -2049,20 +2316,20 @@ vErrors.push(err57);
 errors++;
 }
 else {
-errors = _errs146;
+errors = _errs166;
 if(vErrors !== null){
-if(_errs146){
-vErrors.length = _errs146;
+if(_errs166){
+vErrors.length = _errs166;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid22 = _errs145 === errors;
+var valid25 = _errs165 === errors;
 }
 else {
-var valid22 = true;
+var valid25 = true;
 }
 }
 }
@@ -2080,10 +2347,10 @@ vErrors.push(err58);
 errors++;
 }
 }
-var _valid4 = _errs138 === errors;
-valid19 = valid19 || _valid4;
+var _valid4 = _errs158 === errors;
+valid22 = valid22 || _valid4;
 }
-if(!valid19){
+if(!valid22){
 const err59 = {instancePath:instancePath+"/onChange",schemaPath:"#/properties/onChange/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err59];
@@ -2096,20 +2363,21 @@ validate10.errors = vErrors;
 return false;
 }
 else {
-errors = _errs122;
+errors = _errs142;
 if(vErrors !== null){
-if(_errs122){
-vErrors.length = _errs122;
+if(_errs142){
+vErrors.length = _errs142;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid0 = _errs121 === errors;
+var valid0 = _errs141 === errors;
 }
 else {
 var valid0 = true;
+}
 }
 }
 }

@@ -37,6 +37,8 @@ export interface ControlPlaneInfo {
 export interface ControlPlaneOptions {
   /** Run kube-controller-manager with these controllers (default: none). */
   controllers?: readonly ControllerName[];
+  /** Extra kube-apiserver flags (a private plane only; e.g. a feature gate turned off). */
+  apiserverArgs?: readonly string[];
 }
 
 export interface RunningControlPlane extends ControlPlaneInfo {
@@ -132,6 +134,7 @@ export async function startControlPlane(dir: string, opts: ControlPlaneOptions =
     // Reach a node's kubelet (logs, exec) at its address, never by resolving its name.
     '--kubelet-preferred-address-types=InternalIP',
     '--enable-priority-and-fairness=false', '--profiling=false', '--v=1',
+    ...(opts.apiserverArgs ?? []),
   ];
   let apiserver = launch(bins.apiserver, args, log);
   let stopControllers = async () => {};

@@ -35,6 +35,9 @@ export async function writeKubeletConfig(dir: string, net: NodeNetwork, cgroup: 
     authorization: { mode: 'AlwaysAllow' },
     containerRuntimeEndpoint: `unix://${containerdSocket}`,
     cgroupDriver: 'cgroupfs', cgroupsPerQOS: true, cgroupRoot: `/${cgroup}`,
+    // failCgroupV1: false because test machines may still mount cgroup v1 (/sys/fs/cgroup a
+    // tmpfs of v1 hierarchies): since 1.35 it defaults to true, and a kubelet with it true
+    // refuses to start on cgroup v1 ("configured to not run on a host using cgroup v1").
     failSwapOn: false, failCgroupV1: false,
     resolvConf, clusterDomain: 'cluster.local',
     podLogsDir,
