@@ -146,3 +146,45 @@ t.test('a mesh proxy appended after injection starts before the agent, which sti
   t.notOk((await logOf(kc, ns, 'meshed', 'esi-agent')).includes(CANARY), 'no secret value in the agent log');
   await core.deleteNamespacedPod({ namespace: ns, name: 'meshed', body: { gracePeriodSeconds: 0 } });
 });
+
+t.test('restricted and under the platform\'s UID: admitted by Pod Security "restricted", the agent signals the app without a capability, and the restarted app reads the new value', async (t) => {
+  // An OpenShift-like namespace: its UID range makes the webhook leave the agent's user to the
+  // pod (webhook/namespace-policy.ts), and Pod Security "restricted" is enforced.
+  const ns = await createNamespace(kc, 'node-restricted', t, { ...RUN, 'pod-security.kubernetes.io/enforce': 'restricted' }, { 'openshift.io/sa.scc.uid-range': '1000770000/10000' });
+  await secretsFixture(kc, ns, cp.caPem, `${CANARY}-r1`);
+  const app = appContainer(node.esiImage);
+  delete app.securityContext!.runAsUser; // the pod's user, as a platform assigns it
+  const body: V1Pod = {
+    metadata: { name: 'uid', ...optedIn({ 'esi.dev/refresh-interval': '10s', 'esi.dev/on-change': 'signal:SIGTERM:node' }) },
+    spec: {
+      serviceAccountName: 'app', terminationGracePeriodSeconds: 1, shareProcessNamespace: true,
+      securityContext: { runAsUser: 1000770000, runAsGroup: 1000770000, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+      containers: [app],
+    },
+  };
+  // The webhook learns the namespace from its watch: until then it would inject the default
+  // user, which needs KILL, which Pod Security refuses; so retry the creation briefly.
+  await until('the pod admitted', async () => core.createNamespacedPod({ namespace: ns, body }).then(() => true, () => undefined), 30_000);
+  const pod = await until('the pod Ready', async () => {
+    const p = await core.readNamespacedPod({ namespace: ns, name: 'uid' });
+    return ready(p) ? p : undefined;
+  }, 180_000);
+  const agentSpec = pod.spec!.initContainers!.find((c) => c.name === 'esi-agent')!;
+  t.equal(agentSpec.securityContext?.runAsUser, undefined, "the agent runs as the pod's user");
+  t.same(agentSpec.securityContext?.capabilities, { drop: ['ALL'] }, 'and has no capability');
+  const first = await until('the app log', async () => (await logOf(kc, ns, 'uid', 'app')) || undefined);
+  t.equal(first.split('\n')[0], `start ${hashOf(`${CANARY}-r1`)}`, 'the app read its file at start');
+
+  await core.replaceNamespacedSecret({ namespace: ns, name: 'db', body: { metadata: { name: 'db' }, stringData: { username: 'orders', password: `${CANARY}-r2` } } });
+  const restarted = await until('the app restarted with the new value', async () => {
+    const p = await core.readNamespacedPod({ namespace: ns, name: 'uid' });
+    const restarts = statusOf(p, 'app')?.restartCount ?? 0;
+    const log = restarts > 0 ? await logOf(kc, ns, 'uid', 'app') : '';
+    return log.split('\n')[0] === `start ${hashOf(`${CANARY}-r2`)}` ? restarts : undefined;
+  }, 120_000);
+  t.ok(restarted >= 1, `the agent's SIGTERM ended the app's process; the kubelet restarted it (${restarted} restart(s)) and it read the new value`);
+  const agentLog = await logOf(kc, ns, 'uid', 'esi-agent');
+  t.match(agentLog, /application notified of changed files/);
+  t.notOk(agentLog.includes(CANARY), 'no value in the agent log');
+  await core.deleteNamespacedPod({ namespace: ns, name: 'uid', body: { gracePeriodSeconds: 0 } });
+});
