@@ -3,8 +3,10 @@
 // the native sidecar first and holds the app until the sidecar's startup probe passes, the
 // app's own process reads its files at start, a changed remote value reaches the running
 // app and fires its reload hook, an init-only Job completes, and a forbidden store keeps
-// the pod in Init with a clear agent log line, and a mesh proxy appended after injection
-// starts before the agent. No secret value appears in any log.
+// the pod in Init with a clear agent log line, a mesh proxy appended after injection
+// starts before the agent, and in a Pod Security "restricted" namespace under the platform's
+// UID the agent restarts the app by a signal with no capability. No secret value appears in
+// any log.
 import { AppsV1Api, BatchV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
