@@ -31,3 +31,26 @@ export function capabilities(find: FindBy[], opts: { versions: boolean; pushProp
     ownershipMark: opts.ownershipMark ?? false,
   };
 }
+
+/** The write half of the contract for a provider that only reads (`readOnly` above): every
+ *  write refused with one message naming the provider. The reconciler refuses pushes to a
+ *  store whose capabilities cannot write before any call; these are the backstop. */
+export abstract class ReadOnlyClient {
+  protected constructor(private readonly readOnly: { storeId: string; provider: string }) {}
+
+  private refused(): ProviderError {
+    return new ProviderError('Unsupported', this.readOnly.storeId, `PushSecret is not supported by the ${this.readOnly.provider} provider`);
+  }
+
+  async pushSecret(): Promise<void> {
+    throw this.refused();
+  }
+
+  async deleteSecret(): Promise<void> {
+    throw this.refused();
+  }
+
+  async secretExists(): Promise<boolean> {
+    throw this.refused();
+  }
+}

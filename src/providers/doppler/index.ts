@@ -6,7 +6,7 @@
 // DOPPLER_BASE_URL (ESO's variable; the process environment, never the store spec), so no
 // address policy applies: a tenant cannot choose it. docs/providers/doppler.md.
 import type { DopplerProvider } from '../../api/types.js';
-import { defineProvider } from '../define.js';
+import { defineProvider, ReadOnlyClient } from '../define.js';
 import { guard, RemoteRefError, toProviderError } from '../errors.js';
 import { classifyHttp, httpCall, statusCode } from '../http-store.js';
 import { objectToSecretMap, parseJson } from '../json-path.js';
@@ -26,13 +26,14 @@ export const FILE_KEY = 'DOPPLER_SECRETS_FILE';
 
 const unsupported = (storeId: string, what: string, key?: string) => new ProviderError('Unsupported', storeId, `${what} is not supported by the doppler provider`, key);
 
-export class DopplerClient implements SecretsClient {
+export class DopplerClient extends ReadOnlyClient implements SecretsClient {
   private readonly base: string;
 
   constructor(
     private readonly ctx: ProviderContext,
     private readonly spec: DopplerProvider,
   ) {
+    super({ storeId: ctx.storeId, provider: 'doppler' });
     this.base = (process.env[BASE_URL_ENV] || DEFAULT_BASE_URL).replace(/\/+$/, '');
   }
 
@@ -106,18 +107,6 @@ export class DopplerClient implements SecretsClient {
     const out = emptySecretMap();
     for (const [k, v] of Object.entries(all)) if (matches(k) && (find.path === undefined || k.startsWith(find.path))) out[k] = v;
     return out;
-  }
-
-  async pushSecret(): Promise<void> {
-    throw unsupported(this.ctx.storeId, 'PushSecret');
-  }
-
-  async deleteSecret(): Promise<void> {
-    throw unsupported(this.ctx.storeId, 'PushSecret');
-  }
-
-  async secretExists(): Promise<boolean> {
-    throw unsupported(this.ctx.storeId, 'PushSecret');
   }
 
   /** The token authenticates (GET /v3/me, ESO's Authenticate). */

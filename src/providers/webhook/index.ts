@@ -6,7 +6,7 @@
 // carry the status and never the answer's body. docs/providers/webhook.md.
 import type { WebhookProvider } from '../../api/types.js';
 import { parseGoDuration } from '../../duration.js';
-import { defineProvider } from '../define.js';
+import { defineProvider, ReadOnlyClient } from '../define.js';
 import { guard, RemoteRefError, toProviderError } from '../errors.js';
 import { checkAddress, classifyHttp, httpCall, statusCode, storeCa } from '../http-store.js';
 import { isJsonObject } from '../json-text.js';
@@ -21,7 +21,7 @@ export { validateSpec };
 
 const unsupported = (storeId: string, what: string) => new ProviderError('Unsupported', storeId, `${what} is not supported by the webhook provider`);
 
-export class WebhookClient implements SecretsClient {
+export class WebhookClient extends ReadOnlyClient implements SecretsClient {
   private readonly templates: Map<string, Template>;
   private readonly timeoutMs: number;
 
@@ -30,6 +30,7 @@ export class WebhookClient implements SecretsClient {
     private readonly spec: WebhookProvider,
     private readonly ca: string | undefined,
   ) {
+    super({ storeId: ctx.storeId, provider: 'webhook' });
     this.templates = parsedTemplates(spec);
     this.timeoutMs = Math.min(ctx.timeoutMs, spec.timeout ? parseGoDuration(spec.timeout) : ctx.timeoutMs);
   }
@@ -129,18 +130,6 @@ export class WebhookClient implements SecretsClient {
 
   async getAllSecrets(): Promise<SecretMap> {
     throw unsupported(this.ctx.storeId, 'dataFrom.find');
-  }
-
-  async pushSecret(): Promise<void> {
-    throw unsupported(this.ctx.storeId, 'PushSecret');
-  }
-
-  async deleteSecret(): Promise<void> {
-    throw unsupported(this.ctx.storeId, 'PushSecret');
-  }
-
-  async secretExists(): Promise<boolean> {
-    throw unsupported(this.ctx.storeId, 'PushSecret');
   }
 
   /** No request (a webhook has no side-effect-free call): the credentials are readable and
