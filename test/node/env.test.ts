@@ -7,30 +7,16 @@
 import { AppsV1Api, BatchV1Api, CoreV1Api, type V1Container } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
-import { installCrds } from '../../src/api/crds.js';
 import { createNamespace } from '../helpers/kube.js';
-import { registerWebhook, startWebhook, waitForCaBundle } from '../helpers/webhook.js';
-import { freePort } from '../platform/processes.js';
-import { useNode } from '../platform/node/useNode.js';
-import { hashOf, logOf, optedIn, podsOf, secretsFixture, until } from './fixture.js';
+import { hashOf, logOf, nodeWithWebhook, optedIn, podsOf, secretsFixture, until } from './fixture.js';
 
 t.setTimeout(900_000);
-const { cp, node } = await useNode(t);
+const { cp, node, run: RUN, webhook } = await nodeWithWebhook(t);
 const kc = cp.kc;
 const core = kc.makeApiClient(CoreV1Api);
-await installCrds(kc);
-const port = await freePort();
-const { name: configName, runId } = await registerWebhook(kc, port, t);
-const webhook = await startWebhook({
-  kubeconfigPath: cp.kubeconfigPath, namespace: await createNamespace(kc, 'esi-system', t), configName, port,
-  extraArgs: ['--agent-image', node.esiImage, '--agent-pull-policy', 'Never'],
-});
-t.teardown(() => webhook.stop());
-await waitForCaBundle(kc, configName);
 const CANARY = `env-canary-${randomBytes(4).toString('hex')}`;
 /** A value that needs the env-file format's quoting: spaces, shell characters, a newline. */
 const valueOf = (n: number) => `${CANARY}-${n} $HOME \`id\` "dq" # not a comment\nsecond line`;
-const RUN = { 'esi-test-run': runId };
 
 /** Prints `env <hash>` of $DB_PASSWORD and whether the env volume is visible, then (unless
  *  `once`) exits on POST /-/reload so the kubelet restarts it. */

@@ -4,6 +4,13 @@
 // file it reads at start and on each reload call, and polling helpers.
 import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api, type KubeConfig, type V1Container, type V1Pod } from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
+import { installCrds } from '../../src/api/crds.js';
+import { createNamespace } from '../helpers/kube.js';
+import { registerWebhook, startWebhook, waitForCaBundle } from '../helpers/webhook.js';
+import type { ControlPlane } from '../platform/controlPlane.js';
+import { useNode } from '../platform/node/useNode.js';
+import type { NodeInfo } from '../platform/node/node.js';
+import { freePort } from '../platform/processes.js';
 import { until } from '../platform/until.js';
 
 export const SECRETS_DIR = '/var/run/secrets/esi';
@@ -69,4 +76,20 @@ export async function podsOf(kc: KubeConfig, ns: string, selector: string): Prom
 /** A container's log through the apiserver (which asks the node's kubelet). */
 export async function logOf(kc: KubeConfig, ns: string, pod: string, container: string): Promise<string> {
   return kc.makeApiClient(CoreV1Api).readNamespacedPodLog({ namespace: ns, name: pod, container }).catch(() => '');
+}
+
+/** The node, ESI's CRDs, and a local `esi webhook` registered for this run's namespaces
+ *  (labelled with `run`), injecting the node's image. */
+export async function nodeWithWebhook(t: { teardown(fn: () => unknown): void }): Promise<{ cp: ControlPlane; node: NodeInfo; run: Record<string, string>; webhook: { output(): string } }> {
+  const { cp, node } = await useNode(t);
+  await installCrds(cp.kc);
+  const port = await freePort();
+  const { name: configName, runId } = await registerWebhook(cp.kc, port, t);
+  const webhook = await startWebhook({
+    kubeconfigPath: cp.kubeconfigPath, namespace: await createNamespace(cp.kc, 'esi-system', t), configName, port,
+    extraArgs: ['--agent-image', node.esiImage, '--agent-pull-policy', 'Never'],
+  });
+  t.teardown(() => webhook.stop());
+  await waitForCaBundle(cp.kc, configName);
+  return { cp, node, run: { 'esi-test-run': runId }, webhook };
 }

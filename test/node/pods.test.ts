@@ -10,31 +10,17 @@
 import { AppsV1Api, BatchV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
-import { installCrds } from '../../src/api/crds.js';
 import { createNamespace } from '../helpers/kube.js';
 import { MESH_PROXY, startMeshWebhook } from '../helpers/mesh-webhook.js';
-import { registerWebhook, startWebhook, waitForCaBundle } from '../helpers/webhook.js';
-import { freePort } from '../platform/processes.js';
-import { useNode } from '../platform/node/useNode.js';
-import { appContainer, hashOf, logOf, optedIn, podsOf, secretsFixture, until } from './fixture.js';
+import { appContainer, hashOf, logOf, nodeWithWebhook, optedIn, podsOf, secretsFixture, until } from './fixture.js';
 
 // The first node file of a run waits for the node (and, if the sources changed since
 // `npm run platform:build`, for the image build): more than tap's default 300 s per file.
 t.setTimeout(900_000);
-const { cp, node } = await useNode(t);
+const { cp, node, run: RUN } = await nodeWithWebhook(t);
 const kc = cp.kc;
 const core = kc.makeApiClient(CoreV1Api);
-await installCrds(kc);
-const port = await freePort();
-const { name: configName, runId } = await registerWebhook(kc, port, t);
-const webhook = await startWebhook({
-  kubeconfigPath: cp.kubeconfigPath, namespace: await createNamespace(kc, 'esi-system', t), configName, port,
-  extraArgs: ['--agent-image', node.esiImage, '--agent-pull-policy', 'Never'],
-});
-t.teardown(() => webhook.stop());
-await waitForCaBundle(kc, configName);
 const CANARY = `node-canary-${randomBytes(4).toString('hex')}`;
-const RUN = { 'esi-test-run': runId };
 
 const statusOf = (pod: V1Pod, name: string) =>
   [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].find((s) => s.name === name);
@@ -122,7 +108,7 @@ t.test('a mesh proxy appended after injection starts before the agent, which sti
   // A stand-in proxy that only runs: what matters is the order the kubelet starts them in
   // (docs/decisions/0059-re-placement-after-mesh-sidecars.md). Like istio-proxy it has a
   // user of its own, so the kubelet leaves the agent's token owned by root.
-  await startMeshWebhook(kc, runId, t, {
+  await startMeshWebhook(kc, RUN['esi-test-run']!, t, {
     namespaceLabels: { 'esi-test-mesh': 'true' },
     proxy: { image: node.esiImage, imagePullPolicy: 'Never', command: ['/nodejs/bin/node', '-e', 'setInterval(() => {}, 1 << 30)'], securityContext: { runAsUser: 1337, runAsNonRoot: true } },
   });
