@@ -15,7 +15,7 @@ import { ProviderError, type SecretsClient } from '../../src/providers/types.js'
 import { freePort } from '../platform/processes.js';
 import { makeClientCertificate, startKeyVault, type Permission } from '../platform/backends/lowkey-vault.js';
 import { runConformance } from './conformance.js';
-import { testContext } from './context.js';
+import { testContext, providerError } from './context.js';
 
 const CANARY = 'CANARY-azurekv-7f3e21';
 const kv = await startKeyVault(t, { pageSize: 5 });
@@ -54,15 +54,7 @@ const rw = principal(['get', 'list', 'set', 'delete', 'purge']);
 const client = (spec: unknown = rw.spec, credentials: Record<string, string> = rw.credentials, timeoutMs = 10_000) =>
   provider.newClient(testContext({ storeId, spec, credentials, timeoutMs }));
 
-async function caught(p: Promise<unknown>): Promise<ProviderError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ProviderError) return err;
-    throw err;
-  }
-  throw new Error('expected a ProviderError');
-}
+const caught = providerError;
 
 const text = (b: Uint8Array) => Buffer.from(b).toString('utf8');
 const run = `t${Date.now().toString(36)}`;

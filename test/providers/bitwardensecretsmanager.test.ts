@@ -4,9 +4,9 @@
 import t from 'tap';
 import { meta } from '../../src/providers/bitwardensecretsmanager/meta.js';
 import { provider } from '../../src/providers/bitwardensecretsmanager/index.js';
-import { ProviderError, type SecretsClient } from '../../src/providers/types.js';
+import { type SecretsClient } from '../../src/providers/types.js';
 import { startBitwardenStandIn } from './bitwarden-standin.js';
-import { testContext } from './context.js';
+import { testContext, providerError } from './context.js';
 
 const CANARY = 'CANARY-bw-83c4d2';
 const TOKEN = `0.machine-token.${CANARY}`;
@@ -37,15 +37,7 @@ function client(s: object = spec(), token = TOKEN): Promise<SecretsClient> {
   return provider.newClient(testContext({ storeId: STORE, spec: s, credentials: { 'bitwarden-access-token/token': token } }));
 }
 
-async function failure(p: () => Promise<unknown>): Promise<ProviderError> {
-  try {
-    await p();
-  } catch (err) {
-    if (err instanceof ProviderError) return err;
-    throw err;
-  }
-  throw new Error('expected a ProviderError');
-}
+const failure = providerError;
 
 t.test('a key is a secret id or a name unique in the project; maps; find; validate', async (t) => {
   const c = await client();

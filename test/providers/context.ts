@@ -28,3 +28,15 @@ export function testContext(opts: {
     },
   };
 }
+
+/** The ProviderError a call fails with (a promise, or a function returning one); anything
+ *  else, or success, fails the test. */
+export async function providerError(p: Promise<unknown> | (() => Promise<unknown>)): Promise<ProviderError> {
+  try {
+    await (typeof p === 'function' ? p() : p);
+  } catch (err) {
+    if (err instanceof ProviderError) return err;
+    throw err;
+  }
+  throw new Error('expected a ProviderError');
+}

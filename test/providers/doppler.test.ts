@@ -5,8 +5,8 @@
 import t from 'tap';
 import { BASE_URL_ENV, provider } from '../../src/providers/doppler/index.js';
 import { meta } from '../../src/providers/doppler/meta.js';
-import { ProviderError, type SecretsClient } from '../../src/providers/types.js';
-import { testContext } from './context.js';
+import { type SecretsClient } from '../../src/providers/types.js';
+import { testContext, providerError } from './context.js';
 import { startDopplerStandIn } from './doppler-standin.js';
 
 const CANARY = 'CANARY-doppler-5c0b8e';
@@ -34,15 +34,7 @@ function client(s: object = spec(), token = TOKEN): Promise<SecretsClient> {
   return provider.newClient(testContext({ storeId: STORE, spec: s, credentials: { 'doppler-token-auth-api/dopplerToken': `${token}\n` } }));
 }
 
-async function failure(p: () => Promise<unknown>): Promise<ProviderError> {
-  try {
-    await p();
-  } catch (err) {
-    if (err instanceof ProviderError) return err;
-    throw err;
-  }
-  throw new Error('expected a ProviderError');
-}
+const failure = providerError;
 
 t.test('one secret (its computed value); a JSON secret as a map; validate', async (t) => {
   const c = await client();

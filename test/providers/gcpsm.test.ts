@@ -11,11 +11,11 @@ import { newGcpsmClient, provider, validateSpec } from '../../src/providers/gcps
 import { keyFileClient, federationPlan } from '../../src/providers/gcpsm/auth.js';
 import { toProviderError } from '../../src/providers/errors.js';
 import { classifyGcpsm, Code, withRetries } from '../../src/providers/gcpsm/errors.js';
-import { ProviderError, type SecretsClient } from '../../src/providers/types.js';
+import { type SecretsClient } from '../../src/providers/types.js';
 import { freePort } from '../platform/processes.js';
 import { GAPS, startGcpsmEmulator } from '../platform/backends/gcpsm-emulator.js';
 import { runConformance } from './conformance.js';
-import { testContext } from './context.js';
+import { testContext, providerError } from './context.js';
 
 const PROJECT = 'esi-conformance';
 const storeId = 'SecretStore/conformance/gcpsm';
@@ -47,15 +47,7 @@ async function seed(key: string, value: string, opts: { tags?: Record<string, st
   return v.name!.split('/').pop()!;
 }
 
-async function caught(p: Promise<unknown>): Promise<ProviderError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ProviderError) return err;
-    throw err;
-  }
-  throw new Error('expected a ProviderError');
-}
+const caught = providerError;
 
 await runConformance(t, {
   name: `gcpsm (${emu.name})`,

@@ -6,7 +6,7 @@ import type { MemoryStore } from '../../examples/grpc-plugin/backend.js';
 import { generateCa, generateDevPki, issue } from '../../examples/grpc-plugin/dev-certs.js';
 import { startPluginServer, type PluginServer } from '../../examples/grpc-plugin/server.js';
 import { provider } from '../../src/providers/grpc/index.js';
-import { ProviderError, type SecretsClient } from '../../src/providers/types.js';
+import { type SecretsClient } from '../../src/providers/types.js';
 import { freePort } from '../platform/processes.js';
 import { testContext } from './context.js';
 
@@ -36,15 +36,7 @@ export function client(storeId: string, url: string, credentials: Creds | undefi
   }));
 }
 
-export async function caught(p: Promise<unknown>): Promise<ProviderError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ProviderError) return err;
-    throw err;
-  }
-  throw new Error('expected a ProviderError');
-}
+export { providerError as caught } from './context.js';
 
 export async function closedPort(): Promise<number> {
   return freePort();

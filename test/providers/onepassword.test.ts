@@ -4,8 +4,8 @@
 import t from 'tap';
 import { meta } from '../../src/providers/onepassword/meta.js';
 import { provider } from '../../src/providers/onepassword/index.js';
-import { ProviderError, type AddressPolicy, type SecretsClient } from '../../src/providers/types.js';
-import { testContext } from './context.js';
+import { type AddressPolicy, type SecretsClient } from '../../src/providers/types.js';
+import { testContext, providerError } from './context.js';
 import { startOnePasswordStandIn } from './onepassword-standin.js';
 
 const CANARY = 'CANARY-op-2d9e61';
@@ -38,15 +38,7 @@ function client(s: object = spec(), opts: { token?: string; addresses?: AddressP
   return provider.newClient({ ...ctx, ...(opts.addresses ? { addresses: opts.addresses } : {}) });
 }
 
-async function failure(p: Promise<unknown>): Promise<ProviderError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ProviderError) return err;
-    throw err;
-  }
-  throw new Error('expected a ProviderError');
-}
+const failure = providerError;
 
 t.test('key = item title, property = field label (default password); the first vault in order wins', async (t) => {
   const c = await client();

@@ -4,8 +4,7 @@
 import t from 'tap';
 import { createToken, startVaultServer, writePolicy } from '../platform/backends/openbao.js';
 import { provider } from '../../src/providers/webhook/index.js';
-import { ProviderError } from '../../src/providers/types.js';
-import { testContext } from './context.js';
+import { testContext, providerError } from './context.js';
 
 const CANARY = 'CANARY-webhook-bao-4e1d';
 const STORE = 'SecretStore/team-a/bao-webhook';
@@ -25,15 +24,7 @@ const spec = (jsonPath: string) => ({
 });
 const client = (s: object, tok = token) => provider.newClient(testContext({ storeId: STORE, spec: s, credentials: { 'bao-token/token': tok } }));
 
-async function failure(p: Promise<unknown>): Promise<ProviderError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ProviderError) return err;
-    throw err;
-  }
-  throw new Error('expected a ProviderError');
-}
+const failure = providerError;
 
 t.test('a KV v2 field and the whole secret through the webhook provider', async (t) => {
   t.equal(dec(await (await client(spec('$.data.data.password'))).getSecret({ key: 'app/db' })), CANARY);

@@ -6,8 +6,8 @@ import { generateCa, issueServingCert } from '../../certs/pki.js';
 import { addressProblem } from '../../src/providers/http-store.js';
 import { provider } from '../../src/providers/webhook/index.js';
 import { meta } from '../../src/providers/webhook/meta.js';
-import { ProviderError, type AddressPolicy, type SecretsClient } from '../../src/providers/types.js';
-import { testContext } from './context.js';
+import { type AddressPolicy, type SecretsClient } from '../../src/providers/types.js';
+import { testContext, providerError } from './context.js';
 import { json, serve } from './http-standin.js';
 
 const CANARY = 'CANARY-webhook-7f3a91';
@@ -20,15 +20,7 @@ async function client(spec: object, opts: { addresses?: AddressPolicy; timeoutMs
   return provider.newClient(ctx);
 }
 
-async function failure(p: Promise<unknown>): Promise<ProviderError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ProviderError) return err;
-    throw err;
-  }
-  throw new Error('expected a ProviderError');
-}
+const failure = providerError;
 
 /** ESO's documented store (docs: provider/webhook), pointed at the stand-in. */
 const esoSpec = (url: string) => ({
