@@ -84,15 +84,21 @@ t.test('one credential per pod: accepted by PostgreSQL, kept across refreshes, r
   tt.notOk(logs.includes(login.password), 'no password in logs');
 });
 
-t.test('near the max TTL: a new credential is minted, published and notified; the old one is then revoked', async (tt) => {
+/** The app's reload endpoint on loopback: records the time of each call. */
+async function reloadEndpoint(tt: Test) {
   const reloads: number[] = [];
-  const app = createServer((req, res) => {
+  const app = createServer((_req, res) => {
     reloads.push(Date.now());
     res.end('ok');
   });
   await new Promise<void>((r) => app.listen(0, '127.0.0.1', r));
   tt.teardown(() => app.close());
   const onChange = { type: 'http' as const, url: `http://127.0.0.1:${(app.address() as AddressInfo).port}/reload`, method: 'POST' as const };
+  return { reloads, onChange };
+}
+
+t.test('near the max TTL: a new credential is minted, published and notified; the old one is then revoked', async (tt) => {
+  const { reloads, onChange } = await reloadEndpoint(tt);
   const { logger } = captureLogger();
   const { root, config } = await configFor(tt, [{ name: 'db', store: STORE, path: 'database/creds/short', overlapSeconds: 1 }], { onChange, refreshSeconds: 3600 });
   const agent = await startAgent({ config, root, logger, host: '127.0.0.1' });
@@ -131,14 +137,7 @@ t.test('a lease revoked behind the agent\'s back is replaced at the next renewal
 });
 
 t.test('a certificate (PKI, no lease) is re-issued from its own validity, published and notified', async (tt) => {
-  const reloads: number[] = [];
-  const app = createServer((_req, res) => {
-    reloads.push(Date.now());
-    res.end('ok');
-  });
-  await new Promise<void>((r) => app.listen(0, '127.0.0.1', r));
-  tt.teardown(() => app.close());
-  const onChange = { type: 'http' as const, url: `http://127.0.0.1:${(app.address() as AddressInfo).port}/reload`, method: 'POST' as const };
+  const { reloads, onChange } = await reloadEndpoint(tt);
   const { logger } = captureLogger();
   const { root, config } = await configFor(tt, [{ name: 'tls', store: STORE, path: 'pki/issue/web', method: 'POST', parameters: { common_name: 'app.example.test', ttl: '6s' } }],
     { onChange, refreshSeconds: 3600, templates: [] });
