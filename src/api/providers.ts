@@ -6,29 +6,11 @@
 // (see `OtherProviderName`) so stores meant for other controllers still apply; ESI
 // reports them as unsupported instead of serving them.
 
-/** A key of a Kubernetes Secret that holds a credential. `namespace` only on ClusterSecretStores. */
-export interface SecretKeySelector {
-  name: string;
-  /** The key inside the Secret's data. */
-  key?: string;
-  namespace?: string;
-}
+import type { CAProvider, SecretKeySelector, ServiceAccountSelector } from './selectors.js';
+import type { WebhookProvider, OnePasswordProvider, DopplerProvider, BitwardenSecretsManagerProvider } from './providers-http.js';
 
-/** A service account whose token authenticates to the store (pod identity where possible). */
-export interface ServiceAccountSelector {
-  name: string;
-  namespace?: string;
-  /** Audiences of the requested token, in addition to the provider's own default. */
-  audiences?: string[];
-}
-
-/** Where a CA certificate used to verify the store's TLS certificate is kept. */
-export interface CAProvider {
-  type: 'Secret' | 'ConfigMap';
-  name: string;
-  key?: string;
-  namespace?: string;
-}
+export * from './selectors.js';
+export * from './providers-http.js';
 
 // ---------------------------------------------------------------- vault / OpenBao
 
@@ -289,63 +271,8 @@ export interface GRPCProvider {
   tlsSecretRef?: TLSSecretRef;
 }
 
-/** ESO's generic webhook store (docs/providers/webhook.md). */
-export interface WebhookSecret {
-  /** The name templates read the Secret's keys under: `{{ .<name>.<key> }}`. */
-  name: string;
-  secretRef: { name: string; key?: string; namespace?: string };
-}
-
-export interface WebhookProvider {
-  /** Default GET. */
-  method?: string;
-  /** A template; `{{ .remoteRef.key }}` and the other remoteRef fields are URL-escaped in it. */
-  url: string;
-  headers?: Record<string, string>;
-  body?: string;
-  /** A Go duration, e.g. `10s`. */
-  timeout?: string;
-  result?: { jsonPath?: string };
-  secrets?: WebhookSecret[];
-  caBundle?: string;
-  caProvider?: CAProvider;
-  auth?: { ntlm?: { usernameSecret: SecretKeySelector; passwordSecret: SecretKeySelector } };
-}
-
-/** ESO's 1Password Connect store (docs/providers/onepassword.md). */
-export interface OnePasswordProvider {
-  /** URL of the 1Password Connect server. */
-  connectHost: string;
-  /** Vault names and their lookup order (lowest first). */
-  vaults: Record<string, number>;
-  auth: { secretRef: { connectTokenSecretRef: SecretKeySelector } };
-}
-
-/** ESO's Doppler store (docs/providers/doppler.md). */
-export interface DopplerProvider {
-  auth: { secretRef?: { dopplerToken: { name: string; key?: string; namespace?: string } }; oidcConfig?: Record<string, unknown> };
-  /** Required unless the token is a service token (scoped to one config). */
-  project?: string;
-  config?: string;
-  nameTransformer?: 'upper-camel' | 'camel' | 'lower-snake' | 'tf-var' | 'dotnet-env' | 'lower-kebab';
-  /** Download the whole config as one file (`DOPPLER_SECRETS_FILE`) in this format. */
-  format?: 'json' | 'dotnet-json' | 'env' | 'yaml' | 'docker';
-}
-
-/** ESO's Bitwarden Secrets Manager store, through the Bitwarden SDK server (docs/providers/bitwardensecretsmanager.md). */
-export interface BitwardenSecretsManagerProvider {
-  organizationID: string;
-  projectID: string;
-  apiURL?: string;
-  identityURL?: string;
-  /** The SDK server (https only). */
-  bitwardenServerSDKURL?: string;
-  caBundle?: string;
-  caProvider?: CAProvider;
-  auth: { secretRef: { credentials: SecretKeySelector } };
-}
-
 // ---------------------------------------------------------------- the provider union
+
 
 /** Providers of the external-secrets.io API ESI accepts but does not serve. */
 export const OTHER_PROVIDER_NAMES = [
