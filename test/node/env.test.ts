@@ -71,8 +71,13 @@ t.test('a Deployment gets the variable from the env file, and the restarted app 
     return l.startsWith(`env ${hashOf(valueOf(2))}`) ? l : undefined;
   }, 150_000);
   t.ok(restarted, 'after the refresh the reload hook made the app exit; the kubelet restarted it and read the current env file');
-  const now = await core.readNamespacedPod({ namespace: ns, name });
-  t.ok((now.status!.containerStatuses!.find((s) => s.name === 'app')!.restartCount ?? 0) >= 1, 'the same pod, its app container restarted');
+  // The kubelet reports the restart in the pod's status a moment after the new process logs.
+  const restarts = await until('the restart in the pod status', async () => {
+    const now = await core.readNamespacedPod({ namespace: ns, name });
+    const n = now.status?.containerStatuses?.find((s) => s.name === 'app')?.restartCount ?? 0;
+    return n >= 1 ? n : undefined;
+  }, 30_000);
+  t.ok(restarts >= 1, 'the same pod, its app container restarted');
 
   const where = await holders(CANARY);
   t.same(where, { secrets: [`${ns}/db`], configMaps: [], pods: [], events: 0 },
