@@ -8,7 +8,7 @@ import { AppsV1Api, BatchV1Api, CoreV1Api, type V1Container } from '@kubernetes/
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import { createNamespace } from '../helpers/kube.js';
-import { hashOf, logOf, nodeWithWebhook, optedIn, podsOf, secretsFixture, until } from './fixture.js';
+import { hashOf, jobDone, logOf, nodeWithWebhook, optedIn, podsOf, secretsFixture, until } from './fixture.js';
 
 t.setTimeout(900_000);
 const { cp, node, run: RUN, webhook } = await nodeWithWebhook(t);
@@ -97,10 +97,7 @@ t.test('an init-only Job gets its variable with no files at all', async (t) => {
     metadata: { name: 'once' },
     spec: { backoffLimit: 0, template: { metadata, spec: { serviceAccountName: 'app', restartPolicy: 'Never', containers: [envApp(node.esiImage, true)] } } },
   } });
-  const job = await until('the Job to finish', async () => {
-    const j = await batch.readNamespacedJob({ namespace: ns, name: 'once' });
-    return (j.status?.succeeded ?? 0) + (j.status?.failed ?? 0) > 0 ? j : undefined;
-  }, 180_000);
+  const job = await jobDone(kc, ns, 'once');
   t.equal(job.status!.succeeded, 1, 'the Job completed');
   const [pod] = await podsOf(kc, ns, 'app=once');
   t.equal((await logOf(kc, ns, pod!.metadata!.name!, 'app')).split('\n')[0], `env ${hashOf(valueOf(3))}`);

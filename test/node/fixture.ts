@@ -2,7 +2,7 @@
 // injected agent reads (Kubernetes Secrets through the apiserver, reached from pods at the
 // `kubernetes` Service address), an app container whose own process prints a hash of the
 // file it reads at start and on each reload call, and polling helpers.
-import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api, type KubeConfig, type V1Container, type V1Pod } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api, type KubeConfig, type V1Container, type V1Job, type V1Pod } from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
 import { installCrds } from '../../src/api/crds.js';
 import { createNamespace } from '../helpers/kube.js';
@@ -92,4 +92,12 @@ export async function nodeWithWebhook(t: { teardown(fn: () => unknown): void }):
   t.teardown(() => webhook.stop());
   await waitForCaBundle(cp.kc, configName);
   return { cp, node, run: { 'esi-test-run': runId }, webhook };
+}
+
+/** The Job once it succeeded or failed (at most 180 s). */
+export function jobDone(kc: KubeConfig, ns: string, name: string): Promise<V1Job> {
+  return until(`the Job ${name} to finish`, async () => {
+    const j = await kc.makeApiClient(BatchV1Api).readNamespacedJob({ namespace: ns, name });
+    return (j.status?.succeeded ?? 0) + (j.status?.failed ?? 0) > 0 ? j : undefined;
+  }, 180_000);
 }

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import { createNamespace } from '../helpers/kube.js';
 import { MESH_PROXY, startMeshWebhook } from '../helpers/mesh-webhook.js';
-import { appContainer, hashOf, logOf, nodeWithWebhook, optedIn, podsOf, secretsFixture, until } from './fixture.js';
+import { appContainer, hashOf, jobDone, logOf, nodeWithWebhook, optedIn, podsOf, secretsFixture, until } from './fixture.js';
 
 // The first node file of a run waits for the node (and, if the sources changed since
 // `npm run platform:build`, for the image build): more than tap's default 300 s per file.
@@ -74,10 +74,7 @@ t.test('a Job with an init-only agent completes', async (t) => {
       spec: { serviceAccountName: 'app', restartPolicy: 'Never', containers: [appContainer(node.esiImage, true)] },
     } },
   } });
-  const job = await until('the Job to finish', async () => {
-    const j = await batch.readNamespacedJob({ namespace: ns, name: 'once' });
-    return (j.status?.succeeded ?? 0) + (j.status?.failed ?? 0) > 0 ? j : undefined;
-  }, 180_000);
+  const job = await jobDone(kc, ns, 'once');
   t.equal(job.status!.succeeded, 1, 'the Job completed');
   const [pod] = await podsOf(kc, ns, 'app=once');
   t.equal(pod!.spec!.initContainers!.find((c) => c.name === 'esi-agent')?.restartPolicy, undefined, 'the agent is a classic init container');

@@ -1,6 +1,7 @@
 // A ProviderContext for tests: credentials from an in-memory map (what the agent reads
 // from mounted files), the workload token from a function, a silent logger.
 import { pino } from 'pino';
+import type { Test } from 'tap';
 import { ProviderError, type ProviderContext, type SecretKeySelector } from '../../src/providers/types.js';
 
 export function testContext(opts: {
@@ -39,4 +40,16 @@ export async function providerError(p: Promise<unknown> | (() => Promise<unknown
     throw err;
   }
   throw new Error('expected a ProviderError');
+}
+
+/** Each call fails with its ProviderError code and a message matching `message`, and no
+ *  message or error field carries the canary. */
+export async function expectFailures(t: Test,
+  cases: [() => Promise<unknown>, string, RegExp][], canary: RegExp): Promise<void> {
+  for (const [p, code, message] of cases) {
+    const e = await providerError(p);
+    t.equal(e.code, code, e.message);
+    t.match(e.message, message);
+    t.notMatch(JSON.stringify({ m: e.message, e }), canary);
+  }
 }
