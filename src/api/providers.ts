@@ -7,7 +7,7 @@
 // reports them as unsupported instead of serving them.
 
 import type { CAProvider, SecretKeySelector, ServiceAccountSelector } from './selectors.js';
-import type { WebhookProvider, OnePasswordProvider, DopplerProvider, BitwardenSecretsManagerProvider } from './providers-http.js';
+import type { WebhookProvider, OnePasswordProvider, DopplerProvider, BitwardenSecretsManagerProvider, InfisicalProvider } from './providers-http.js';
 
 export * from './selectors.js';
 export * from './providers-http.js';
@@ -292,7 +292,6 @@ export const OTHER_PROVIDER_NAMES = [
   'github',
   'gitlab',
   'ibm',
-  'infisical',
   'keepersecurity',
   'ngrok',
   'nebiusmysterybox',
@@ -327,6 +326,7 @@ export interface SecretStoreProvider extends Partial<Record<OtherProviderName, R
   onepassword?: OnePasswordProvider;
   doppler?: DopplerProvider;
   bitwardensecretsmanager?: BitwardenSecretsManagerProvider;
+  infisical?: InfisicalProvider;
 }
 
 /** The key of the one provider a store configures, or undefined when none or several

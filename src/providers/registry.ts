@@ -13,6 +13,7 @@ import { meta as doppler } from './doppler/meta.js';
 import { meta as fake } from './fake/meta.js';
 import { meta as gcpsm } from './gcpsm/meta.js';
 import { meta as grpc } from './grpc/meta.js';
+import { meta as infisical } from './infisical/meta.js';
 import { meta as kubernetes } from './kubernetes/meta.js';
 import { meta as onepassword } from './onepassword/meta.js';
 import { meta as openBao } from './openbao/meta.js';
@@ -39,6 +40,7 @@ const ENTRIES = new Map<string, ProviderEntry>([
   ['onepassword', { meta: onepassword, load: () => import('./onepassword/index.js') }],
   ['doppler', { meta: doppler, load: () => import('./doppler/index.js') }],
   ['bitwardensecretsmanager', { meta: bitwardensecretsmanager, load: () => import('./bitwardensecretsmanager/index.js') }],
+  ['infisical', { meta: infisical, load: () => import('./infisical/index.js') }],
 ]);
 
 /** Names of the providers this build serves, in registry order. */
