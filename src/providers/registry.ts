@@ -6,6 +6,7 @@
 // docs/decisions/0005-agent-footprint.md and 0009-provider-contract-and-lazy-registry.md).
 // Adding a provider = one folder (meta.ts + index.ts) and one line below.
 import { providerName } from '../api/types.js';
+import { meta as akeyless } from './akeyless/meta.js';
 import { meta as aws } from './aws/meta.js';
 import { meta as azurekv } from './azurekv/meta.js';
 import { meta as bitwardensecretsmanager } from './bitwardensecretsmanager/meta.js';
@@ -41,6 +42,7 @@ const ENTRIES = new Map<string, ProviderEntry>([
   ['doppler', { meta: doppler, load: () => import('./doppler/index.js') }],
   ['bitwardensecretsmanager', { meta: bitwardensecretsmanager, load: () => import('./bitwardensecretsmanager/index.js') }],
   ['infisical', { meta: infisical, load: () => import('./infisical/index.js') }],
+  ['akeyless', { meta: akeyless, load: () => import('./akeyless/index.js') }],
 ]);
 
 /** Names of the providers this build serves, in registry order. */
