@@ -40,6 +40,7 @@ export function secretAddress(defaultPath: string, key: string): { path: string;
   if (!key.includes('/')) return { path: defaultPath, name: key };
   if (!key.startsWith('/')) throw new RemoteRefError('a key naming a folder must be an absolute path (starting with /)', 'InvalidSpec');
   const i = key.lastIndexOf('/');
+  if (i === key.length - 1) throw new RemoteRefError('the key names a folder, not a secret', 'InvalidSpec');
   return { path: key.slice(0, i) || '/', name: key.slice(i + 1) };
 }
 
