@@ -47,7 +47,8 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
                              own environment identity (Azure managed identity, GCP ADC);
                              never SecretStores (default false, docs/controller.md)
   --allow-private-store-addresses BOOL  let SecretStores reached over HTTP (webhook,
-                             onepassword, bitwardensecretsmanager) call loopback and private addresses;
+                             onepassword, bitwardensecretsmanager, infisical, akeyless) call
+                             loopback and private addresses;
                              ClusterSecretStores always may (default false, ADR 0056)
   --restart-min-interval DUR  at most one restart per workload per this interval when a
                              Secret it opted in for changes; changes inside it coalesce
