@@ -2,9 +2,10 @@
 // Secrets Operator's per-kind toggles, marked as ESI's and kept on uninstall; then, with the
 // pinned helm on a private control plane (its CRDs are created and deleted here, which the
 // shared plane's other tests must not see): a release creates them, upgrades them and leaves
-// them on uninstall; installed after ESO's chart, with ESO's CRDs present, it succeeds and
+// them on uninstall; CRDs an older chart's crds/ created become the release's once marked;
+// installed after ESO's chart, with ESO's CRDs present, it succeeds and
 // leaves every one of them as ESO's chart left it, installing only a kind ESO left out.
-import { ApiextensionsV1Api, KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, KubeConfig, PatchStrategy, setHeaderOptions, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -87,6 +88,25 @@ async function suite(helm: Helm): Promise<void> {
       await run(['uninstall', 'esi', '--namespace', NS, '--kubeconfig', cp.kubeconfigPath, '--wait']);
       for (const name of names) t.ok(await read(name), `${name} kept by helm uninstall`);
       // Start the next case from a cluster without them.
+      for (const name of names) await api.deleteCustomResourceDefinition({ name });
+      await until('the CRDs are deleted', async () => (await Promise.all(names.map(read))).every((c) => c === undefined), 120_000);
+    });
+
+    t.test("from a chart with crds/: left alone, and owned by the release once marked as docs/install.md says", async (t) => {
+      // What Helm's crds/ created: ESI's CRDs with ESI's mark and no release.
+      await installCrds(kc);
+      await run(['install', 'esi', CHART, ...helmIn(NS)]);
+      const crd = await read('externalsecrets.external-secrets.io');
+      t.notOk(crd?.metadata?.annotations?.[KEEP], 'belongs to no release: not taken over silently');
+      // docs/install.md, "Upgrading": kubectl annotate … meta.helm.sh/release-name=esi …; kubectl label … managed-by=Helm
+      for (const name of names) {
+        await api.patchCustomResourceDefinition({ name, body: {
+          metadata: { annotations: { 'meta.helm.sh/release-name': 'esi', 'meta.helm.sh/release-namespace': NS }, labels: { 'app.kubernetes.io/managed-by': 'Helm' } },
+        } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+      }
+      await run(['upgrade', 'esi', CHART, ...helmIn(NS), '--reuse-values']);
+      for (const name of names) t.equal((await read(name))?.metadata?.annotations?.[KEEP], 'keep', `${name}: now the release's, upgraded with it`);
+      await run(['uninstall', 'esi', '--namespace', NS, '--kubeconfig', cp.kubeconfigPath, '--wait']);
       for (const name of names) await api.deleteCustomResourceDefinition({ name });
       await until('the CRDs are deleted', async () => (await Promise.all(names.map(read))).every((c) => c === undefined), 120_000);
     });
