@@ -3,7 +3,8 @@
 // namespace. Then on the real apiserver, with the RBAC the chart renders applied as is and
 // `esi controller` run with the Deployment's own flags as its ServiceAccount: an ExternalSecret
 // in a listed namespace gets its Secret, one in another namespace is left alone, and the
-// controller neither crashes nor retries refused requests.
+// controller neither crashes nor retries refused requests; ExternalSecrets and PushSecrets of
+// a ClusterSecretStore (a cluster kind) are left alone too.
 import { AuthorizationV1Api, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -91,6 +92,11 @@ async function suite(helm: Helm): Promise<void> {
     }
     // A ClusterSecretStore is a cluster kind: not served in scoped mode, even from a listed namespace.
     await create(env, listed, 'externalsecrets', externalSecret('shared', `css-${run}`, { data: [{ secretKey: 'password', remoteRef: { key: 'db' } }] }, {}, 'ClusterSecretStore'));
+    const push = { apiVersion: 'external-secrets.io/v1alpha1', kind: 'PushSecret', metadata: { name: 'push' }, spec: {
+      secretStoreRefs: [{ name: `css-${run}`, kind: 'ClusterSecretStore' }], selector: { secret: { name: 'app' } },
+      data: [{ match: { secretKey: 'password', remoteRef: { remoteKey: 'copy' } } }],
+    } };
+    await env.custom.createNamespacedCustomObject({ group: 'external-secrets.io', version: 'v1alpha1', namespace: listed, plural: 'pushsecrets', body: push });
     await ready(env, listed, 'app', 'True');
     t.same(decoded(await getSecret(env, listed, 'app')), { password: `pw-${listed}` }, 'the listed namespace is served');
     // Listed and unlisted objects were created together; give the unlisted one the same time again.
@@ -98,6 +104,8 @@ async function suite(helm: Helm): Promise<void> {
     t.same((await getES(env, other, 'app')).status ?? {}, {}, 'no status on the ExternalSecret of an unlisted namespace');
     t.notOk(await getSecret(env, other, 'app'), 'no Secret written there');
     t.same((await getES(env, listed, 'shared')).status ?? {}, {}, 'an ExternalSecret of a ClusterSecretStore is left to another controller');
+    const pushed = await env.custom.getNamespacedCustomObject({ group: 'external-secrets.io', version: 'v1alpha1', namespace: listed, plural: 'pushsecrets', name: 'push' }) as { status?: object; metadata: { finalizers?: string[] } };
+    t.same([pushed.status ?? {}, pushed.metadata.finalizers ?? []], [{}, []], 'a PushSecret to a ClusterSecretStore too: no status, no finalizer');
     t.equal(c.child.exitCode, null, 'still running');
     t.notMatch(c.output(), /forbidden|403|watch failed/i, 'no refused request, no watch restarts');
     t.match(c.output(), new RegExp(`"watchNamespaces":\\["${listed}"\\]`), 'the start-up line names the namespaces it serves');
