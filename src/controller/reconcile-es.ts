@@ -83,6 +83,12 @@ export class ExternalSecretReconciler {
       this.d.uses(key, undefined);
       return { result: 'skipped', reason: 'Deleted', requeue: { next: 'cancel' } };
     }
+    // Scoped mode serves no cluster kind (ADR 0064): an ExternalSecret of a ClusterSecretStore
+    // is another controller's, as one of another class is; no status, no 403 on the store.
+    if (!this.d.informers.clusterKinds && es.spec.secretStoreRef && storeKindOf(es.spec.secretStoreRef) === 'ClusterSecretStore') {
+      this.state.delete(key);
+      return { result: 'skipped', reason: 'ClusterKindNotServed', requeue: { next: 'cancel' } };
+    }
     const store = this.findStore(es);
     this.d.uses(key, store.id);
     try {
