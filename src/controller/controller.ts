@@ -79,7 +79,7 @@ export class Controller {
   private readonly restarts: Restarter;
   /** store id → ExternalSecret keys using it, and the reverse. */
   private readonly dependents = new Map<string, Set<string>>();
-  private readonly usesStore = new Map<string, string>();
+  private readonly usesStore = new Map<string, readonly string[]>();
 
   constructor(private readonly o: ControllerOptions) {
     const { metrics, logger, rest } = o;
@@ -160,18 +160,21 @@ export class Controller {
     return Object.entries(sel).every(([k, v]) => labels[k] === v);
   }
 
-  private track(key: string, store: string | undefined): void {
-    const prev = this.usesStore.get(key);
-    if (prev === store) return;
-    if (prev) this.dependents.get(prev)?.delete(key);
-    if (!store) {
+  /** Records the stores `key` reads from (several with per-entry sourceRef.storeRef). */
+  private track(key: string, stores: readonly string[]): void {
+    const prev = this.usesStore.get(key) ?? [];
+    if (prev.length === stores.length && prev.every((s, i) => s === stores[i])) return;
+    for (const p of prev) this.dependents.get(p)?.delete(key);
+    if (!stores.length) {
       this.usesStore.delete(key);
       return;
     }
-    this.usesStore.set(key, store);
-    let set = this.dependents.get(store);
-    if (!set) this.dependents.set(store, (set = new Set()));
-    set.add(key);
+    this.usesStore.set(key, [...stores]);
+    for (const store of stores) {
+      let set = this.dependents.get(store);
+      if (!set) this.dependents.set(store, (set = new Set()));
+      set.add(key);
+    }
   }
 
   private requeueDependents(id: string): void {

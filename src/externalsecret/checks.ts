@@ -5,7 +5,7 @@
 // the reconciler as Ready=False (an ExternalSecret no webhook ever saw). Pure: spec in,
 // problems out; Go templates in rewrite transforms are parsed (target.template is parsed by
 // src/templating/eso.ts, which also chooses the engine).
-import type { ExternalSecretDataFromRemoteRef, ExternalSecretRewrite, ExternalSecretSpec, ExternalSecretTemplate } from '../api/types.js';
+import type { ExternalSecretData, ExternalSecretDataFromRemoteRef, ExternalSecretRewrite, ExternalSecretSpec, ExternalSecretTemplate, SecretStoreRef } from '../api/types.js';
 import { compileGoRegexp } from '../providers/regexp.js';
 import { parseGoTemplates } from '../templating/go/index.js';
 import { nameProblem } from '../kube/names.js';
@@ -48,17 +48,33 @@ function checkRewrite(where: string, rw: ExternalSecretRewrite, add: Add, out: S
   }
 }
 
-/** `dataFrom[].sourceRef`: a generator, served by the reconciler (docs/generators.md). */
 interface Sink {
   consumer: Consumer;
   add: Add;
   out: SpecProblem[];
 }
 
+/** Adds why an entry's own store (`sourceRef.storeRef`, ADR 0066) cannot be served; true if it cannot. */
+function storeRefProblem(where: string, ref: SecretStoreRef, consumer: Consumer, add: Add): boolean {
+  if (consumer === 'agent') {
+    add(`${where}.sourceRef.storeRef`, `is served by ESI's reconciler only (it writes a Secret); the agent mounts an ExternalSecret from one store: move the entry to an ExternalSecret whose spec.secretStoreRef names ${ref.kind ?? 'SecretStore'} "${ref.name}"`);
+    return true;
+  }
+  const bad = nameProblem(ref.name ?? '', 'subdomain');
+  if (bad) add(`${where}.sourceRef.storeRef.name`, bad);
+  return !!bad;
+}
+
+/** `dataFrom[].sourceRef`: another store (ADR 0066) or a generator (docs/generators.md), both
+ *  served by the reconciler. */
 function checkSourceRef(where: string, d: ExternalSecretDataFromRemoteRef, { consumer, add, out }: Sink): void {
   const ref = d.sourceRef!;
-  if (ref.storeRef) return add(`${where}.sourceRef.storeRef`, 'is not supported by ESI (one store per ExternalSecret); use spec.secretStoreRef');
-  if (!ref.generatorRef) return add(`${where}.sourceRef`, 'must set generatorRef');
+  if (ref.storeRef && ref.generatorRef) return add(`${where}.sourceRef`, 'must set only one of storeRef or generatorRef');
+  if (ref.storeRef) {
+    if (!storeRefProblem(where, ref.storeRef, consumer, add)) checkExtractFind(where, d, add);
+    return;
+  }
+  if (!ref.generatorRef) return add(`${where}.sourceRef`, 'must set storeRef or generatorRef');
   if (consumer === 'agent') return add(`${where}.sourceRef.generatorRef`, 'is served by ESI\'s reconciler only (it writes a Secret); the agent mounts store values');
   const problem = generatorRefProblem(ref.generatorRef);
   if (problem) out.push({ field: `${where}.sourceRef.generatorRef`, message: `${where}.sourceRef.${problem}` });
@@ -81,6 +97,25 @@ function checkExtractFind(where: string, d: ExternalSecretDataFromRemoteRef, add
   if (d.find && !d.find.name?.regexp && !d.find.path && !Object.keys(d.find.tags ?? {}).length) {
     add(`${where}.find`, 'must set name.regexp, path or tags');
   }
+}
+
+function checkData(where: string, d: ExternalSecretData, consumer: Consumer, add: Add): void {
+  if (d.sourceRef?.generatorRef) add(`${where}.sourceRef.generatorRef`, 'is not implemented for spec.data (ESO neither); use spec.dataFrom[].sourceRef.generatorRef');
+  else if (d.sourceRef && !d.sourceRef.storeRef) add(`${where}.sourceRef`, 'must set storeRef');
+  else if (d.sourceRef?.storeRef) storeRefProblem(where, d.sourceRef.storeRef, consumer, add);
+  if (!d.remoteRef?.key) add(`${where}.remoteRef.key`, 'must not be empty');
+}
+
+/** `spec.secretStoreRef`: a valid name; without it (the reconciler), every entry must name
+ *  its own store or a generator (ESO). */
+function checkDefaultStore(s: ExternalSecretSpec, consumer: Consumer, add: Add): void {
+  const storeName = s.secretStoreRef?.name;
+  const badStore = storeName !== undefined ? nameProblem(storeName, 'subdomain') : undefined;
+  if (badStore) add('spec.secretStoreRef.name', badStore);
+  if (consumer !== 'reconciler' || storeName) return;
+  const fix = (where: string) => add(where, 'names no store: set spec.secretStoreRef, or this entry\'s sourceRef.storeRef');
+  (s.data ?? []).forEach((d, i) => !d.sourceRef && fix(`spec.data[${i}]`));
+  (s.dataFrom ?? []).forEach((d, i) => !d.sourceRef && fix(`spec.dataFrom[${i}]`));
 }
 
 /** Secret types the apiserver fills with credentials (a ServiceAccount token, a bootstrap
@@ -124,14 +159,9 @@ export function externalSecretSpecProblems(spec: ExternalSecretSpec | undefined,
   if (data.length > MAX_DATA_ENTRIES) add('spec.data', `has ${data.length} entries; ESI allows at most ${MAX_DATA_ENTRIES}`);
   if (dataFrom.length > MAX_DATA_FROM_ENTRIES) add('spec.dataFrom', `has ${dataFrom.length} entries; ESI allows at most ${MAX_DATA_FROM_ENTRIES}`);
   if (data.length > MAX_DATA_ENTRIES || dataFrom.length > MAX_DATA_FROM_ENTRIES) return out;
-  data.forEach((d, i) => {
-    if (d.sourceRef) add(`spec.data[${i}].sourceRef`, 'is not supported by ESI; use spec.secretStoreRef');
-    if (!d.remoteRef?.key) add(`spec.data[${i}].remoteRef.key`, 'must not be empty');
-  });
+  data.forEach((d, i) => checkData(`spec.data[${i}]`, d, consumer, add));
   dataFrom.forEach((d, i) => checkDataFrom(`spec.dataFrom[${i}]`, d, { consumer, add, out }));
-  const storeName = s.secretStoreRef?.name;
-  const badStore = storeName !== undefined ? nameProblem(storeName, 'subdomain') : undefined;
-  if (badStore) add('spec.secretStoreRef.name', badStore);
+  checkDefaultStore(s, consumer, add);
   checkTemplate('spec.target.template', s.target?.template, consumer, add);
   if (consumer === 'reconciler') checkTarget(s, add);
   return out;
