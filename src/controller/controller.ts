@@ -55,6 +55,8 @@ export interface ControllerOptions {
   allowPrivateStoreAddresses?: boolean;
   /** At most one restart on change per workload per this interval, ms (--restart-min-interval). */
   restartMinIntervalMs?: number;
+  /** Serve `spec.target.manifest` of kind ConfigMap (ADR 0067); off: refused with the flag's name. */
+  allowConfigMapTargets?: boolean;
 }
 
 const metaChanged = (a: KubernetesObject | undefined, b: KubernetesObject): boolean =>
@@ -112,8 +114,8 @@ export class Controller {
     this.restarts = new Restarter({ rest, events, logger, minIntervalMs: o.restartMinIntervalMs ?? DEFAULT_RESTART_MIN_INTERVAL_MS });
     this.es = new ExternalSecretReconciler({
       informers: this.informers, stores: this.stores, clients: this.clients, generators, rest, events, restarts: this.restarts,
-      renderer: this.renderer, logger, jitterMaxMs: o.windowMs / 2,
-      uses: (key, store) => this.track(key, store),
+      renderer: this.renderer, logger, jitterMaxMs: o.windowMs / 2, allowConfigMapTargets: o.allowConfigMapTargets ?? false,
+      uses: (key, stores) => this.track(key, stores),
     });
     this.push = new PushSecretReconciler({
       informers: this.informers, stores: this.stores, clients: this.clients, rest, events,

@@ -18,7 +18,8 @@ import type { Informers } from './informers.js';
 import { EXTERNAL_SECRET_ANNOTATION, FORCE_SYNC_ANNOTATION } from './labels.js';
 import { nextRefresh, phaseOf, refreshAfterRead, refreshSpec, type RefreshSpec } from './refresh.js';
 import type { Requeue } from './queue.js';
-import { desiredSecret, editedByHand, planSecret, type Plan } from './secret.js';
+import { desiredSecret, editedByHand, planSecret, type Desired, type Plan } from './secret.js';
+import { isManifestTarget, writeConfigMap } from './manifest-target.js';
 import { versionOf, type StoreReconciler } from './stores.js';
 import { bounded, patchStatus, readyCondition, statusDiffers, syncedResourceVersion, withReady } from './status.js';
 import { EXTERNAL_SECRETS, resourcePath, SECRETS } from '../kube/paths.js';
@@ -43,6 +44,8 @@ export interface EsDeps {
   jitterMaxMs: number;
   /** Restarts the opted-in workloads of a Secret whose data changed (src/controller/restart.ts). */
   restarts?: Pick<Restarter, 'secretChanged'>;
+  /** Serve `spec.target.manifest` of kind ConfigMap (--allow-configmap-targets, ADR 0067). */
+  allowConfigMapTargets?: boolean;
   /** Called with the ids of the stores each ExternalSecret uses (dependents index). */
   uses(esKey: string, stores: readonly string[]): void;
 }
@@ -60,6 +63,9 @@ interface EsState {
 export type Outcome = { result: 'synced' | 'unchanged' | 'skipped' | 'error'; reason: string; requeue: Requeue };
 
 /** What a change of any store the ExternalSecret reads from changes (a refresh is due). */
+/** The kind of object the ExternalSecret writes: a Secret, or its manifest's ConfigMap. */
+const targetKind = (es: ExternalSecret) => (isManifestTarget(es) ? 'ConfigMap' : 'Secret');
+
 const sourceVersion = (stores: readonly AnySecretStore[]) => (stores.length ? stores.map(versionOf).join(',') : 'generators');
 
 export class ExternalSecretReconciler {
@@ -134,6 +140,10 @@ export class ExternalSecretReconciler {
       problems.push((err as Error).message.replace(/^ExternalSecret "[^"]*": /, ''));
     }
     problems.push(...this.templateProblems(es));
+    const manifest = es.spec.target?.manifest;
+    if (manifest?.kind === 'ConfigMap' && manifest.apiVersion === 'v1' && !this.d.allowConfigMapTargets) {
+      problems.push('spec.target.manifest (ConfigMap) is not enabled in this controller: its operator starts it with --allow-configmap-targets (chart: controller.configMapTargets), off by default because values in a ConfigMap are not encrypted at rest and are readable by whoever may read ConfigMaps; remove it to get a Secret');
+    }
     let refresh: RefreshSpec | undefined;
     try {
       refresh = refreshSpec(es);
@@ -150,7 +160,8 @@ export class ExternalSecretReconciler {
 
   /** Is the target Secret there, ours and unedited (or not wanted: creationPolicy None)? */
   private secretOk(es: ExternalSecret, cur: V1Secret | undefined): boolean {
-    if ((es.spec.target?.creationPolicy ?? 'Owner') === 'None') return true;
+    // A ConfigMap target is read and compared at each fetch (src/controller/manifest-target.ts).
+    if ((es.spec.target?.creationPolicy ?? 'Owner') === 'None' || isManifestTarget(es)) return true;
     return !!cur && !editedByHand(cur) && cur.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION] === es.metadata.name;
   }
 
@@ -190,7 +201,7 @@ export class ExternalSecretReconciler {
     const ns = es.metadata.namespace!;
     const key = esKey(ns, es.metadata.name!);
     const target = this.targetName(es);
-    const cur = es.spec.target?.creationPolicy === 'None' ? undefined : this.d.informers.secret(ns, target);
+    const cur = es.spec.target?.creationPolicy === 'None' || isManifestTarget(es) ? undefined : this.d.informers.secret(ns, target);
     const prev = this.state.get(key);
     const st = prev?.uid === es.metadata.uid ? prev : undefined;
     const force = es.metadata.annotations?.[FORCE_SYNC_ANNOTATION];
@@ -207,7 +218,7 @@ export class ExternalSecretReconciler {
     const statusWritten = await this.writeStatus(es, this.syncedStatus(es, stores, wrote, Date.now(), missing));
     if (wrote) {
       const verb = action === 'create' ? 'Created' : 'Updated';
-      this.d.events.emit(regarding(es), 'Normal', verb, `${verb} Secret "${target}" from ${describeSource(es, stores)}`);
+      this.d.events.emit(regarding(es), 'Normal', verb, `${verb} ${targetKind(es)} "${target}" from ${describeSource(es, stores)}`);
     }
     if (changed) this.d.restarts?.secretChanged(ns, target, regarding(es));
     return { result: wrote || statusWritten ? 'synced' : 'unchanged', reason: 'SecretSynced', requeue: this.schedule(es, refresh, next(), requestedAt) };
@@ -223,7 +234,7 @@ export class ExternalSecretReconciler {
       ? `${missing}; its keys are merged once it exists`
       : none
         ? `values fetched from ${describeSource(es, stores)} (creationPolicy None: no Secret written)`
-        : `Secret "${target}" is in sync with ${describeSource(es, stores)}`;
+        : `${targetKind(es)} "${target}" is in sync with ${describeSource(es, stores)}`;
     return {
       conditions: withReady(es.status?.conditions, 'True', missing ? 'SecretMissing' : 'SecretSynced', message),
       // Only a write moves refreshTime: an idle refresh writes nothing, status included.
@@ -248,6 +259,7 @@ export class ExternalSecretReconciler {
     const ns = es.metadata.namespace!;
     const target = this.targetName(es);
     const desired = desiredSecret(es, sourceOf(es, stores), rendered);
+    if (isManifestTarget(es)) return this.writeConfigMap(es, desired);
     let cur = !cached && desired.policy === 'Merge' ? await this.read(ns, target) : cached;
     const exists = (n: string) => !!this.d.informers.externalSecret(ns, n);
     let plan = planSecret(desired, es, cur, exists);
@@ -266,6 +278,17 @@ export class ExternalSecretReconciler {
     if (plan.action === 'refuse' && plan.reason === 'SecretMissing') return { wrote, action: plan.action, missing: plan.message };
     if (plan.action === 'refuse') throw new Failure(plan.reason, plan.message, false);
     return { wrote, action: plan.action, changed: wrote && dataChanged(cur, plan) };
+  }
+
+  /** spec.target.manifest: the ConfigMap, by the Secret's rules (src/controller/manifest-target.ts). */
+  private async writeConfigMap(es: ExternalSecret, desired: Desired): Promise<{ wrote: boolean; action: Plan['action'] }> {
+    const exists = (n: string) => !!this.d.informers.externalSecret(es.metadata.namespace!, n);
+    const { wrote, plan } = await writeConfigMap(this.d.rest, desired, es, exists).catch((err: unknown) => {
+      throw new Failure('SecretWriteError', `cannot write ConfigMap "${desired.namespace}/${desired.name}": ${(err as Error).message}`, true);
+    });
+    if (plan.action === 'replace' && plan.adopted) this.d.events.emit(regarding(es), 'Normal', 'Adopted', `Took over ConfigMap "${desired.name}": ${plan.adopted}`);
+    if (plan.action === 'refuse') throw new Failure(plan.reason, plan.message, false);
+    return { wrote, action: plan.action };
   }
 
   private read(ns: string, name: string): Promise<V1Secret | undefined> {
@@ -304,7 +327,7 @@ export class ExternalSecretReconciler {
 
   /** deletionPolicy Retain with no remote data (ESO): no Secret is written, Ready=True. */
   private async retained(es: ExternalSecret): Promise<Omit<Outcome, 'requeue'>> {
-    const message = `no remote data: Secret "${this.targetName(es)}" is neither created nor changed (deletionPolicy Retain)`;
+    const message = `no remote data: ${targetKind(es)} "${this.targetName(es)}" is neither created nor changed (deletionPolicy Retain)`;
     const conditions = withReady(es.status?.conditions, 'True', 'SecretSynced', message);
     const written = await this.writeStatus(es, { ...es.status, conditions, syncedResourceVersion: syncedResourceVersion(es) });
     return { result: written ? 'synced' : 'unchanged', reason: 'SecretSynced' };

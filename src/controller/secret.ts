@@ -24,6 +24,8 @@ import {
 } from './labels.js';
 
 export interface Desired {
+  /** The object written: a Secret, or the ConfigMap of spec.target.manifest (ADR 0067). */
+  kind?: 'Secret' | 'ConfigMap';
   name: string;
   namespace: string;
   type: string;
@@ -245,9 +247,12 @@ function body(d: Desired, base?: V1Secret): V1Secret {
   };
 }
 
+/** `Secret "ns/name"` (or `ConfigMap "ns/name"`, ADR 0067), as messages name the target. */
+const describeTarget = (d: Desired) => `${d.kind ?? 'Secret'} "${d.namespace}/${d.name}"`;
+
 /** What to do about the target Secret. `cur` is the Secret in the cluster, if any. */
 export function planSecret(d: Desired, es: ExternalSecret, cur: V1Secret | undefined, esExists: (name: string) => boolean): Plan {
-  const target = `Secret "${d.namespace}/${d.name}"`;
+  const target = describeTarget(d);
   if (d.policy === 'None') return { action: 'none' };
   if (!cur) {
     if (d.policy === 'Merge') {

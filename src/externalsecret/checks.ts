@@ -138,12 +138,27 @@ function checkTemplate(where: string, tpl: ExternalSecretTemplate | undefined, c
   }
 }
 
+/** `target.manifest` (ADR 0067): a v1 ConfigMap only, owned (or orphaned) and rewritten
+ *  whole; what describes a Secret or another lifecycle is refused, naming the field. */
+function checkManifest(spec: ExternalSecretSpec, add: Add): void {
+  const target = spec.target!;
+  const { apiVersion, kind } = target.manifest!;
+  if (apiVersion !== 'v1' || kind !== 'ConfigMap') {
+    return add('spec.target.manifest', `(${apiVersion ?? ''} ${kind ?? ''}) is not served by ESI: its reconciler writes Secrets and, where the operator enabled it, ConfigMaps (apiVersion v1, kind ConfigMap); remove it to get a Secret`);
+  }
+  const with_ = 'with spec.target.manifest (a ConfigMap)';
+  if (target.creationPolicy === 'Merge') add('spec.target.creationPolicy', `Merge is not served ${with_}; use Owner or Orphan`);
+  if (target.deletionPolicy && target.deletionPolicy !== 'Retain') add('spec.target.deletionPolicy', `${target.deletionPolicy} is not served ${with_}; use Retain`);
+  if (target.immutable) add('spec.target.immutable', `is not served ${with_}; remove it`);
+  if (target.template?.type) add('spec.target.template.type', `describes a Secret and is not served ${with_}; remove it`);
+}
+
 /** The reconciler writes a Secret: what of `target` it cannot honour. */
 function checkTarget(spec: ExternalSecretSpec, add: Add): void {
   const target = spec.target;
   const badName = target?.name !== undefined ? nameProblem(target.name, 'subdomain') : undefined;
   if (badName) add('spec.target.name', `${badName} (the name of a Secret in this namespace)`);
-  if (target?.manifest) add('spec.target.manifest', `(${target.manifest.kind ?? 'another kind'}) is not supported by ESI's reconciler, which writes Secrets only; remove it to get a Secret`);
+  if (target?.manifest) checkManifest(spec, add);
   if (target?.creationPolicy === 'CreateOrMerge') add('spec.target.creationPolicy', 'CreateOrMerge is not supported by ESI; use Owner (create and own) or Merge (merge into an existing Secret)');
 }
 

@@ -1,6 +1,6 @@
 // Several stores in one ExternalSecret (ESO's per-entry `sourceRef.storeRef`, ADR 0066) in
 // `esi controller` on the real apiserver, every ExternalSecret written by a tenant
-// (test/helpers/tenant.ts). ESO's documented example (docs/examples/bitwarden.md, snippet
+// (test/helpers/tenant.ts). ESO's documented example (its Bitwarden example, snippet
 // bitwarden-secret.yaml: no spec.secretStoreRef, entries from three ClusterSecretStores)
 // applies unchanged — only apiVersion v1 (ESI serves v1; ESO's v1beta1 has the same fields)
 // and the tenant's namespace — and syncs; the stores are the operator's, fake stores under
@@ -24,7 +24,7 @@ const ns = tenant.namespace;
 const other = await createNamespace(env.kc, 'ctl-multi-oth', t);
 const ctl = await startController(env.cp.kubeconfigPath, ['--controller-class', env.cls, '--claim-unclassed=false', '--leader-elect=false'], t);
 
-// ESO's docs/snippets/bitwarden-secret.yaml; apiVersion v1 and the tenant's namespace.
+// ESO's snippet bitwarden-secret.yaml; apiVersion v1 and the tenant's namespace.
 const documented = `
 apiVersion: external-secrets.io/v1
 kind: ExternalSecret
