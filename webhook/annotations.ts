@@ -44,6 +44,10 @@ export interface InjectionRequest {
   cpuRequest: string;
   memoryRequest: string;
   memoryLimit: string;
+  /** `esi.dev/lease-overlap`: seconds an old dynamic credential outlives its rotation. */
+  leaseOverlapSeconds?: number;
+  /** `esi.dev/lease-revoke-on-exit`: false leaves the pod's leases to expire by themselves. */
+  leaseRevokeOnExit?: boolean;
 }
 
 type Field = Exclude<keyof InjectionRequest, 'templates' | 'dynamic'>;
@@ -156,6 +160,24 @@ export const ANNOTATIONS = [
       if (s < 10) throw new Error('must be at least 10s (stores rate-limit)');
       if (s > MAX_REFRESH_SECONDS) throw new Error(`must be at most ${MAX_REFRESH_SECONDS / 3600}h`);
       return s;
+    },
+  }),
+  spec({
+    name: 'esi.dev/lease-overlap', field: 'leaseOverlapSeconds', type: 'duration', default: undefined,
+    description: 'For the pod\'s `esi.dev/dynamic-<name>` credentials: after a rotation published the new credential, how long the old one stays valid before its lease is revoked, so that connections opened with it can finish. Default 60s (the agent\'s), `0s` revokes at once, at most 24h; never longer than the old credential\'s own end (docs/dynamic-secrets.md).',
+    parse: (raw) => {
+      const s = parseDuration(raw);
+      if (s > MAX_REFRESH_SECONDS) throw new Error(`must be at most ${MAX_REFRESH_SECONDS / 3600}h`);
+      return s;
+    },
+  }),
+  spec({
+    name: 'esi.dev/lease-revoke-on-exit', field: 'leaseRevokeOnExit', type: 'boolean', default: undefined,
+    description: 'For the pod\'s `esi.dev/dynamic-<name>` credentials: `true` (the default) revokes their leases when the pod ends (the database user is dropped); `false` leaves them to expire at the end of their TTL, e.g. for a credential a job hands to something that outlives it (docs/dynamic-secrets.md).',
+    parse: (raw) => {
+      if (raw.trim() === 'true') return true;
+      if (raw.trim() === 'false') return false;
+      throw new Error('must be "true" or "false"');
     },
   }),
   spec({

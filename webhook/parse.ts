@@ -164,6 +164,11 @@ function modeAndNameProblems(out: Record<string, unknown>, secrets: string[], dy
         : 'in sidecar mode the init container and the sidecar would mint two credentials for one pod'})`);
     }
   }
+  if (!dynamic.length) {
+    for (const [field, name] of [['leaseOverlapSeconds', 'esi.dev/lease-overlap'], ['leaseRevokeOnExit', 'esi.dev/lease-revoke-on-exit']] as const) {
+      if (out[field] !== undefined) problems.push(`${name}: applies to esi.dev/dynamic-<name> credentials, and the pod has none; remove it`);
+    }
+  }
   return problems;
 }
 

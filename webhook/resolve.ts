@@ -111,7 +111,12 @@ function resolveDynamic(request: InjectionRequest, env: { pod: PodFacts; lookup:
     const resolved = stores.get(key) ?? checkStore(store, env, problems);
     if (!resolved) continue;
     stores.set(key, resolved);
-    dynamicSecrets.push({ name: d.name, store: key, path: d.path, ...(d.parameters ? { method: 'POST' as const, parameters: d.parameters } : {}) });
+    dynamicSecrets.push({
+      name: d.name, store: key, path: d.path,
+      ...(d.parameters ? { method: 'POST' as const, parameters: d.parameters } : {}),
+      ...(request.leaseOverlapSeconds !== undefined ? { overlapSeconds: request.leaseOverlapSeconds } : {}),
+      ...(request.leaseRevokeOnExit !== undefined ? { revokeOnExit: request.leaseRevokeOnExit } : {}),
+    });
   }
   return dynamicSecrets;
 }

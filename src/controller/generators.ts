@@ -77,11 +77,28 @@ function keepUntilExpiry(leases: LeaseOperations, lease: Lease): void {
   setTimeout(() => forget.call(leases, lease.id), Math.min(MAX_TIMER_MS, Math.max(0, lease.ttlSeconds) * 1000 + 60_000)).unref();
 }
 
-/** A generator's values as a key → bytes map; JSON values that are not strings as JSON text. */
+/** VaultDynamicSecret `resultType` → what the provider returns as data (ESO: the response's
+ *  `data`, its `auth` section, or the whole response). */
+const RESULT_TYPES: Readonly<Record<string, 'data' | 'auth' | 'raw'>> = { Data: 'data', Auth: 'auth', Raw: 'raw' };
+
+/** A generator's values as a key → bytes map, as ESO converts them: strings as they are,
+ *  null as an empty value, other JSON values as JSON text (numbers and booleans as written). */
 function asSecretMap(data: Readonly<Record<string, unknown>>): SecretMap {
   const out = emptySecretMap();
-  for (const [k, v] of Object.entries(data)) out[k] = new TextEncoder().encode(typeof v === 'string' ? v : JSON.stringify(v));
+  for (const [k, v] of Object.entries(data)) out[k] = new TextEncoder().encode(typeof v === 'string' ? v : v === null ? '' : JSON.stringify(v));
   return out;
+}
+
+/** The parts of a VaultDynamicSecret spec ESI serves; throws GeneratorError for the rest. */
+function checkVaultSpec(spec: VaultDynamicSecretSpec): { method: 'GET' | 'POST'; result: 'data' | 'auth' | 'raw' } {
+  if (typeof spec?.path !== 'string' || spec.path === '') throw new GeneratorError('spec.path is required');
+  const resultType = spec.resultType ?? 'Data';
+  const result = Object.hasOwn(RESULT_TYPES, resultType) ? RESULT_TYPES[resultType] : undefined;
+  if (!result) throw new GeneratorError(`spec.resultType ${JSON.stringify(spec.resultType)}: Data, Auth or Raw`);
+  const method = (spec.method ?? 'GET').toUpperCase();
+  if (method !== 'GET' && method !== 'POST' && method !== 'PUT') throw new GeneratorError(`spec.method ${JSON.stringify(spec.method)}: GET, POST or PUT`);
+  if (spec.getParameters && Object.keys(spec.getParameters).length) throw new GeneratorError('spec.getParameters is not supported by ESI; put the parameters in spec.parameters with method POST');
+  return { method: method === 'GET' ? 'GET' : 'POST', result };
 }
 
 export class Generators {
@@ -152,17 +169,13 @@ export class Generators {
   }
 
   private async vault(namespace: string, gen: ResolvedGenerator, spec: VaultDynamicSecretSpec, signal?: AbortSignal): Promise<SecretMap> {
-    if (typeof spec?.path !== 'string' || spec.path === '') throw new GeneratorError('spec.path is required');
-    if ((spec.resultType ?? 'Data') !== 'Data') throw new GeneratorError(`spec.resultType ${spec.resultType}: ESI returns the response's data only (Data)`);
-    const method = (spec.method ?? 'GET').toUpperCase();
-    if (method !== 'GET' && method !== 'POST' && method !== 'PUT') throw new GeneratorError(`spec.method ${JSON.stringify(spec.method)}: GET, POST or PUT`);
-    if (spec.getParameters && Object.keys(spec.getParameters).length) throw new GeneratorError('spec.getParameters is not supported by ESI; put the parameters in spec.parameters with method POST');
+    const { method, result } = checkVaultSpec(spec);
     const client = await this.clients.get(this.store(namespace, gen, { vault: spec.provider }), namespace);
     const leases = client.fresh.leases;
     if (!leases) throw new GeneratorError('the vault provider of this ESI build cannot mint dynamic secrets (no lease operations); VaultDynamicSecret is not served yet');
     const params = spec.parameters;
     const out = await leases.generate({
-      path: spec.path, method: method === 'GET' ? 'GET' : 'POST',
+      path: spec.path, method, result,
       ...(params && typeof params === 'object' && !Array.isArray(params) ? { parameters: params as Record<string, unknown> } : {}),
     }, { signal });
     if (out.lease) keepUntilExpiry(leases, out.lease);

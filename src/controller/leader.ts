@@ -42,6 +42,9 @@ export class LeaderElector {
   private stopped = false;
   private observed: { record: string; at: number } | undefined;
   private lastRenew = 0;
+  /** The running acquire/renew round: stop() waits for it, so that a renewal in flight cannot
+   *  overwrite the release (or make it fail with a conflict). */
+  private inflight: Promise<void> | undefined;
 
   constructor(private readonly o: LeaderOptions) {}
 
@@ -58,7 +61,7 @@ export class LeaderElector {
   }
 
   start(): void {
-    void this.tick();
+    this.inflight = this.tick();
   }
 
   private async tick(): Promise<void> {
@@ -74,7 +77,7 @@ export class LeaderElector {
       this.o.onLost();
       return;
     }
-    if (!this.stopped) this.timer = setTimeout(() => void this.tick(), this.o.retryPeriodMs);
+    if (!this.stopped) this.timer = setTimeout(() => (this.inflight = this.tick()), this.o.retryPeriodMs);
   }
 
   private spec(prev?: Lease['spec']): Lease['spec'] {
@@ -126,17 +129,24 @@ export class LeaderElector {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    await this.inflight;
     if (!this.leading) return;
     this.leading = false;
-    try {
-      const lease = await this.o.rest.get<Lease>(this.leasePath);
-      if (lease.spec.holderIdentity !== this.o.identity) return;
-      await this.o.rest.replace(this.leasePath, {
-        ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime() },
-      });
-      this.o.logger.info({ lease: this.o.name }, 'lease released');
-    } catch (err) {
-      this.o.logger.warn({ err: (err as Error).message }, 'lease not released');
+    // A conflict means the Lease changed since it was read: read it again (still ours?) once.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const lease = await this.o.rest.get<Lease>(this.leasePath);
+        if (lease.spec.holderIdentity !== this.o.identity) return;
+        await this.o.rest.replace(this.leasePath, {
+          ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime() },
+        });
+        this.o.logger.info({ lease: this.o.name }, 'lease released');
+        return;
+      } catch (err) {
+        if (attempt < 2 && isKubeStatus(err, 409)) continue;
+        this.o.logger.warn({ err: (err as Error).message }, 'lease not released');
+        return;
+      }
     }
   }
 }

@@ -17,6 +17,7 @@ import type { EventRecorder } from './events.js';
 import type { Informers } from './informers.js';
 import { EXTERNAL_SECRET_ANNOTATION, FORCE_SYNC_ANNOTATION } from './labels.js';
 import { nextRefresh, phaseOf, refreshAfterRead, refreshSpec, type RefreshSpec } from './refresh.js';
+import { refreshAllowed } from './sync-windows.js';
 import type { Requeue } from './queue.js';
 import { desiredSecret, editedByHand, planSecret, type Desired, type Plan } from './secret.js';
 import { isManifestTarget, writeConfigMap } from './manifest-target.js';
@@ -57,6 +58,8 @@ interface EsState {
   forceSync?: string;
   /** When the next periodic refresh is due (ms), once scheduled. */
   due?: number;
+  /** The syncedResourceVersion whose unreadable sync windows were reported in an Event. */
+  windowsReported?: string;
 }
 
 /** What happened (metrics) and when to run again (the work queue, src/controller/queue.ts). */
@@ -165,23 +168,39 @@ export class ExternalSecretReconciler {
     return !!cur && !editedByHand(cur) && cur.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION] === es.metadata.name;
   }
 
-  /** Whether values must be fetched now. */
-  private needsFetch(es: ExternalSecret, stores: readonly AnySecretStore[], refresh: RefreshSpec, seen: { st?: EsState; cur?: V1Secret }): boolean {
+  /** Whether values must be fetched now; `notBefore`: a due refresh that spec.syncWindows
+   *  holds back, and when it may run (undefined: at the next slot). */
+  private needsFetch(es: ExternalSecret, stores: readonly AnySecretStore[], refresh: RefreshSpec, seen: { st?: EsState; cur?: V1Secret }): { fetch: boolean; notBefore?: number } {
     const { st, cur } = seen;
     const ready = readyCondition(es.status?.conditions)?.status === 'True';
     const secretOk = this.secretOk(es, cur);
-    if (refresh.policy === 'CreatedOnce') return !ready || !secretOk;
-    if (st && st.forceSync !== es.metadata.annotations?.[FORCE_SYNC_ANNOTATION]) return true;
-    if (!ready || !secretOk || es.status?.syncedResourceVersion !== syncedResourceVersion(es)) return true;
-    if (refresh.policy === 'OnChange' || refresh.intervalMs === 0) return false;
-    if (st) return st.storeVersion !== sourceVersion(stores) || (st.due !== undefined && Date.now() >= st.due);
-    return this.dueOnFirstSight(es, refresh);
+    if (refresh.policy === 'CreatedOnce') return { fetch: !ready || !secretOk };
+    if (st && st.forceSync !== es.metadata.annotations?.[FORCE_SYNC_ANNOTATION]) return { fetch: true };
+    if (!ready || !secretOk || es.status?.syncedResourceVersion !== syncedResourceVersion(es)) return { fetch: true };
+    if (refresh.policy === 'OnChange' || refresh.intervalMs === 0) return { fetch: false };
+    if (st && st.storeVersion !== sourceVersion(stores)) return { fetch: true };
+    const due = st ? st.due !== undefined && Date.now() >= st.due : this.dueOnFirstSight(es, refresh);
+    if (!due) return { fetch: false };
+    // Sync windows gate only this, the periodic refresh (as ESO): a changed spec, a missing
+    // or edited Secret and force-sync go through above.
+    const gate = refreshAllowed(refresh.windows, Date.now());
+    return gate.allowed ? { fetch: true } : { fetch: false, notBefore: gate.next };
   }
 
   /** First sight (e.g. after a restart): due when a grid point passed since the last write. */
   private dueOnFirstSight(es: ExternalSecret, refresh: RefreshSpec): boolean {
     const written = Date.parse(es.status?.refreshTime ?? '') || 0;
     return Date.now() >= nextRefresh(refresh.intervalMs, phaseOf(es.metadata.uid ?? ''), this.d.jitterMaxMs, written);
+  }
+
+  /** Sync windows that cannot be read are left out (as ESO) and told once per spec, in a
+   *  Warning Event naming each; returns the spec version told about. */
+  private reportIgnoredWindows(es: ExternalSecret, refresh: RefreshSpec, st: EsState | undefined): string | undefined {
+    const ignored = refresh.windows?.ignored ?? [];
+    if (!ignored.length) return undefined;
+    const version = syncedResourceVersion(es);
+    if (st?.windowsReported !== version) this.d.events.emit(regarding(es), 'Warning', 'InvalidSyncWindow', `left out, as ESO does: ${ignored.join('; ')}`);
+    return version;
   }
 
   /** The next refresh: one interval after `readAt` when values were just read, otherwise
@@ -205,9 +224,12 @@ export class ExternalSecretReconciler {
     const prev = this.state.get(key);
     const st = prev?.uid === es.metadata.uid ? prev : undefined;
     const force = es.metadata.annotations?.[FORCE_SYNC_ANNOTATION];
-    const next = (): EsState => ({ uid: es.metadata.uid!, storeVersion: sourceVersion(stores), forceSync: force });
-    if (!this.needsFetch(es, stores, refresh, { st, cur })) {
-      return { result: 'unchanged', reason: 'UpToDate', requeue: this.schedule(es, refresh, { ...next(), due: st?.due }) };
+    const windowsReported = this.reportIgnoredWindows(es, refresh, st);
+    const next = (): EsState => ({ uid: es.metadata.uid!, storeVersion: sourceVersion(stores), forceSync: force, windowsReported });
+    const need = this.needsFetch(es, stores, refresh, { st, cur });
+    if (!need.fetch) {
+      const held = 'notBefore' in need;
+      return { result: 'unchanged', reason: held ? 'OutsideSyncWindow' : 'UpToDate', requeue: this.schedule(es, refresh, { ...next(), due: held ? need.notBefore : st?.due }) };
     }
     const fetched = await this.fetcher.fetch(es, stores, !!st && st.forceSync !== force, requestedAt);
     if ('gone' in fetched) {

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { ExternalSecret, RefreshPolicy } from '../api/types.js';
 import { parseGoDuration } from '../duration.js';
+import { syncWindowGate, type SyncWindowGate } from './sync-windows.js';
 
 export const DEFAULT_REFRESH_INTERVAL = '1h';
 /** The shortest refresh the reconciler honours (docs/controller.md, "Refresh"): a tenant's
@@ -24,6 +25,8 @@ export interface RefreshSpec {
   policy: RefreshPolicy;
   /** ms; 0 = fetch once. */
   intervalMs: number;
+  /** `spec.syncWindows`: when a periodic refresh may run (src/controller/sync-windows.ts). */
+  windows?: SyncWindowGate;
 }
 
 /** The ExternalSecret's refresh settings; throws naming the field when invalid. */
@@ -32,7 +35,7 @@ export function refreshSpec(es: ExternalSecret): RefreshSpec {
   if (!['Periodic', 'CreatedOnce', 'OnChange'].includes(policy)) {
     throw new Error(`spec.refreshPolicy "${policy}" must be Periodic, CreatedOnce or OnChange`);
   }
-  return { policy, intervalMs: refreshIntervalMs(es.spec.refreshInterval ?? DEFAULT_REFRESH_INTERVAL, 'spec.refreshInterval') };
+  return { policy, intervalMs: refreshIntervalMs(es.spec.refreshInterval ?? DEFAULT_REFRESH_INTERVAL, 'spec.refreshInterval'), windows: syncWindowGate(es.spec.syncWindows) };
 }
 
 /** A stable fraction in [0, 1) per object. */

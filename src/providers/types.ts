@@ -78,6 +78,8 @@ export interface PushOptions extends CallOptions {
 /** A lease on a credential the store minted for one consumer (a database user, a
  *  certificate). The id is a secret handle: never logged, never in status or errors. */
 export interface Lease {
+  /** The store's lease id; for a token minted with `result: 'auth'`, `token-accessor:<accessor>`
+   *  (revoked by its accessor, never renewable). */
   id: string;
   /** Seconds the store granted at mint or at the last renewal. */
   ttlSeconds: number;
@@ -89,6 +91,10 @@ export interface GenerateRequest {
   path: string;
   method?: 'GET' | 'POST';
   parameters?: Readonly<Record<string, unknown>>;
+  /** What `Generated.data` holds: the response's `data` (default, the only form the agent
+   *  uses), its `auth` section (a token minted at e.g. `auth/token/create`; auth paths are
+   *  allowed), or the whole response (`raw`). ESO's VaultDynamicSecret `resultType`. */
+  result?: 'data' | 'auth' | 'raw';
 }
 
 /** What a mint returned: the data (JSON values as the store sent them), its lease if any, and

@@ -1,9 +1,11 @@
 // ESO's generators in the reconciler, on the real apiserver, as a tenant: ESO's documented
 // manifests (examples/generators.yaml) apply unchanged and produce their Secrets — Password
 // with its rules, UUID, Fake, ECRAuthorizationToken against moto's ECR — with no store;
-// values are new at each refresh; a generatorRef reaches only the tenant's own namespace
-// (and ClusterGenerators); PushSecret pushes a generated password (IfNotExists: once;
-// Replace: rotated at each refresh); no generated value in logs, Events or status.
+// VaultDynamicSecret against a real OpenBao (PKI; resultType Auth and Raw of a token from
+// auth/token/create); values are new at each refresh; a generatorRef reaches only the
+// tenant's own namespace (and ClusterGenerators); PushSecret pushes a generated password
+// (IfNotExists: once; Replace: rotated at each refresh); no generated value in logs, Events
+// or status.
 import t from 'tap';
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -150,6 +152,35 @@ t.test('VaultDynamicSecret: a certificate minted by OpenBao\'s PKI engine throug
   t.match(data.private_key, /PRIVATE KEY-----/);
   t.equal(new X509Certificate(data.certificate!).subject.includes('CN=app.example.test'), true, 'the certificate asked for');
   t.notOk(ctl.output().includes(data.private_key!.split('\n')[1]!), 'no key material in the logs');
+});
+
+t.test('VaultDynamicSecret resultType Auth (a token from auth/token/create) and Raw (the whole response), as ESO converts them', async (t) => {
+  const vault = await startVaultServer(t);
+  await writePolicy(vault, 'gen-child', 'path "auth/token/lookup-self" { capabilities = ["read"] }');
+  await writePolicy(vault, 'gen-tokens', 'path "auth/token/create" { capabilities = ["update"] }');
+  await tenant.core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'bao-minter' }, stringData: { token: await createToken(vault, ['gen-tokens', 'gen-child']) } } });
+  const spec = (resultType: string) => ({ path: 'auth/token/create', method: 'POST', parameters: { policies: ['gen-child'], ttl: '10m' }, resultType,
+    provider: { server: vault.addr, auth: { tokenSecretRef: { name: 'bao-minter', key: 'token' } } } });
+  for (const kind of ['Auth', 'Raw']) {
+    await createAs(tenant, ns, gen('VaultDynamicSecret', `token-${kind.toLowerCase()}`, spec(kind)));
+    await createAs(tenant, ns, es(`token-${kind.toLowerCase()}`, { dataFrom: [ref('VaultDynamicSecret', `token-${kind.toLowerCase()}`)] }));
+  }
+  await ready(env, ns, 'token-auth', 'True');
+  await ready(env, ns, 'token-raw', 'True');
+  const policiesOf = async (token: string) => ((await vault.api('GET', 'auth/token/lookup-self', undefined, token)).body!.data as { policies: string[] }).policies;
+
+  const auth = decoded(await secretOf(tenant, 'token-auth'));
+  t.same(await policiesOf(auth.client_token!), ['default', 'gen-child'], 'Auth: the Secret\'s client_token is a working token with the asked policies');
+  t.same(JSON.parse(auth.policies!), ['default', 'gen-child'], 'lists as JSON');
+  t.match(auth, { lease_duration: '600', renewable: 'true', orphan: 'false' }, 'numbers and booleans as written');
+
+  const raw = decoded(await secretOf(tenant, 'token-raw'));
+  t.match(raw, { request_id: /^[0-9a-f-]{36}$/, lease_duration: '0', renewable: 'false', data: '' }, 'Raw: the response\'s fields; its null data as an empty value');
+  const rawAuth = JSON.parse(raw.auth!) as { client_token: string; lease_duration: number };
+  t.equal(rawAuth.lease_duration, 600, 'the auth section as JSON');
+  t.same(await policiesOf(rawAuth.client_token), ['default', 'gen-child'], 'with a working token');
+  const logs = ctl.output();
+  t.notOk(logs.includes(auth.client_token!) || logs.includes(rawAuth.client_token), 'no minted token in the controller\'s logs');
 });
 
 t.test('refused generator specs say what to fix', async (t) => {

@@ -3,36 +3,25 @@
 // version on idle refreshes, an unmarked secret refused) and moto (Secrets Manager: the
 // managed-by tag, deletionPolicy Delete removing exactly the pushed secret while a foreign
 // one with the same prefix survives); and the shared scenario of push-matrix.ts on both.
-import { CreateSecretCommand, DescribeSecretCommand, GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { CreateSecretCommand, DescribeSecretCommand, GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import t from 'tap';
-import { startMoto, useMotoEndpoint } from '../platform/backends/moto.js';
 import { kvRead, kvWrite, startVaultServer } from '../platform/backends/openbao.js';
 import { createNamespace } from '../helpers/kube.js';
 import { controllerEnv, create, startController, until } from './fixture.js';
-import { createPush, deletePush, getPush, pushReady, putSecret } from './push-fixture.js';
+import { createPush, deletePush, getPush, pushReady, putSecret, motoSecretsManagerStore } from './push-fixture.js';
 import { pushMatrix } from './push-matrix.js';
 
 const CANARY = 'pushbk-canary-81c2e7';
 const env = await controllerEnv(t);
 const ns = await createNamespace(env.kc, 'push-bk', t);
 const vault = await startVaultServer(t);
-const moto = await startMoto(t);
-useMotoEndpoint(t, moto); // inherited by processes the test starts
-const sm = new SecretsManagerClient({ region: moto.region, endpoint: moto.endpoint, credentials: { accessKeyId: 'seed', secretAccessKey: 'seed' } });
-t.teardown(() => sm.destroy());
+const { sm, store: awsStore } = await motoSecretsManagerStore(env, t, ns);
 
-await putSecret(env, ns, 'creds', { 'vault-token': vault.rootToken, 'aws-id': 'AKIAPUSHTEST', 'aws-secret': 'push-test-secret' });
+await putSecret(env, ns, 'creds', { 'vault-token': vault.rootToken });
 await putSecret(env, ns, 'db', { username: 'orders', password: `${CANARY}-pw` });
 const baoStore = {
   kind: 'SecretStore', metadata: { name: 'bao' },
   spec: { controller: env.cls, provider: { vault: { server: vault.addr, path: 'secret', version: 'v2', auth: { tokenSecretRef: { name: 'creds', key: 'vault-token' } } } } },
-};
-const awsStore = {
-  kind: 'SecretStore', metadata: { name: 'aws' },
-  spec: { controller: env.cls, provider: { aws: {
-    service: 'SecretsManager', region: moto.region, secretsManager: { forceDeleteWithoutRecovery: true },
-    auth: { secretRef: { accessKeyIDSecretRef: { name: 'creds', key: 'aws-id' }, secretAccessKeySecretRef: { name: 'creds', key: 'aws-secret' } } },
-  } } },
 };
 await create(env, ns, 'secretstores', baoStore);
 await create(env, ns, 'secretstores', awsStore);

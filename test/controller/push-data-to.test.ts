@@ -3,28 +3,17 @@
 // mode (the picked keys as one JSON secret), storeRef scoping (a second target gets only the
 // explicit `data` entries), explicit `data` winning for its key, a key removed from the source
 // deleted remotely (deletionPolicy Delete), and bad dataTo entries refused naming the field.
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import t from 'tap';
-import { startMoto, useMotoEndpoint } from '../platform/backends/moto.js';
 import { createNamespace } from '../helpers/kube.js';
 import { controllerEnv, create, startController, until } from './fixture.js';
-import { createPush, kubernetesStore, pushReady, putSecret, remoteData } from './push-fixture.js';
+import { createPush, kubernetesStore, motoSecretsManagerStore, pushReady, putSecret, remoteData } from './push-fixture.js';
 
 const CANARY = 'pushto-canary-5d20a9';
 const env = await controllerEnv(t);
 const ns = await createNamespace(env.kc, 'push-to', t);
-const moto = await startMoto(t);
-useMotoEndpoint(t, moto); // inherited by the controller
-const sm = new SecretsManagerClient({ region: moto.region, endpoint: moto.endpoint, credentials: { accessKeyId: 'seed', secretAccessKey: 'seed' } });
-t.teardown(() => sm.destroy());
-await putSecret(env, ns, 'creds', { 'aws-id': 'AKIAPUSHTEST', 'aws-secret': 'push-test-secret' });
-await create(env, ns, 'secretstores', {
-  kind: 'SecretStore', metadata: { name: 'aws' },
-  spec: { controller: env.cls, provider: { aws: {
-    service: 'SecretsManager', region: moto.region, secretsManager: { forceDeleteWithoutRecovery: true },
-    auth: { secretRef: { accessKeyIDSecretRef: { name: 'creds', key: 'aws-id' }, secretAccessKeySecretRef: { name: 'creds', key: 'aws-secret' } } },
-  } } },
-});
+const { sm, store: awsStore } = await motoSecretsManagerStore(env, t, ns);
+await create(env, ns, 'secretstores', awsStore);
 const k8s = await kubernetesStore(env, t, ns, 'remote');
 await create(env, ns, 'secretstores', k8s.store);
 const ctl = await startController(env.cp.kubeconfigPath, ['--controller-class', env.cls, '--claim-unclassed=false', '--leader-elect=false', '--coalesce-window', '2s'], t);

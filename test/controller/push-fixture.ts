@@ -1,7 +1,10 @@
 // Shared set-up of the PushSecret tests: PushSecret objects (v1alpha1), their Ready
 // condition, and a `kubernetes` store whose remote side is another namespace of the same
-// real control plane, written as a ServiceAccount with a Role there (read back as admin).
+// real control plane, written as a ServiceAccount with a Role there (read back as admin), and
+// one on moto's Secrets Manager.
 import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { startMoto, useMotoEndpoint, type MotoServer } from '../platform/backends/moto.js';
 import type { PushSecret } from '../../src/api/types.js';
 import { createNamespace, serviceAccountToken } from '../helpers/kube.js';
 import { GROUP, until, type Env } from './fixture.js';
@@ -79,6 +82,26 @@ export async function kubernetesStore(env: Env, t: T, ns: string, name: string, 
     spec: { controller: env.cls, provider: { kubernetes: { remoteNamespace: remote, server: { url: env.cp.server, caBundle }, auth: { token: { bearerToken: { name: `${name}-token`, key: 'token' } } } } } },
   };
   return { store, remote };
+}
+
+/** A moto server for this test file, a SecretStore `name` in `ns` on its Secrets Manager
+ *  (static keys in the Secret `<name>-creds`; not created, as kubernetesStore), and an SDK
+ *  client that reads the remote side back as the test. */
+export async function motoSecretsManagerStore(env: Env, t: T, ns: string, name = 'aws'): Promise<{ moto: MotoServer; sm: SecretsManagerClient; store: { kind: string; metadata: { name: string }; spec: object } }> {
+  const moto = await startMoto(t);
+  useMotoEndpoint(t, moto); // inherited by the controller the test starts
+  const sm = new SecretsManagerClient({ region: moto.region, endpoint: moto.endpoint, credentials: { accessKeyId: 'seed', secretAccessKey: 'seed' } });
+  t.teardown(() => sm.destroy());
+  await putSecret(env, ns, `${name}-creds`, { 'aws-id': 'AKIAPUSHTEST', 'aws-secret': 'push-test-secret' });
+  const creds = `${name}-creds`;
+  const store = {
+    kind: 'SecretStore', metadata: { name },
+    spec: { controller: env.cls, provider: { aws: {
+      service: 'SecretsManager', region: moto.region, secretsManager: { forceDeleteWithoutRecovery: true },
+      auth: { secretRef: { accessKeyIDSecretRef: { name: creds, key: 'aws-id' }, secretAccessKeySecretRef: { name: creds, key: 'aws-secret' } } },
+    } } },
+  };
+  return { moto, sm, store };
 }
 
 export async function remoteData(env: Env, ns: string, name: string): Promise<Record<string, string> | undefined> {

@@ -4,38 +4,28 @@
 // metadata changes with an unchanged value); fields a provider does not apply end in
 // Ready=False naming the field, with nothing pushed. (gcpsm and azurekv metadata:
 // push-gcpsm.test.ts, push-azurekv.test.ts.)
-import { DescribeSecretCommand, GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { DescribeSecretCommand, GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import t from 'tap';
-import { startMoto, useMotoEndpoint } from '../platform/backends/moto.js';
 import { kvRead, startVaultServer } from '../platform/backends/openbao.js';
 import { createNamespace } from '../helpers/kube.js';
 import { controllerEnv, create, startController, until } from './fixture.js';
-import { createPush, kubernetesStore, patchPush, pushReady, putSecret, remoteData } from './push-fixture.js';
+import { createPush, kubernetesStore, patchPush, pushReady, putSecret, remoteData, motoSecretsManagerStore } from './push-fixture.js';
 
 const CANARY = 'pushmd-canary-5f0a1c';
 const env = await controllerEnv(t);
 const ns = await createNamespace(env.kc, 'push-md', t);
 const vault = await startVaultServer(t);
-const moto = await startMoto(t);
-useMotoEndpoint(t, moto); // inherited by processes the test starts
-const sm = new SecretsManagerClient({ region: moto.region, endpoint: moto.endpoint, credentials: { accessKeyId: 'seed', secretAccessKey: 'seed' } });
-t.teardown(() => sm.destroy());
+const { sm, store: awsStore } = await motoSecretsManagerStore(env, t, ns);
 
 const md = (spec: object) => ({ apiVersion: 'kubernetes.external-secrets.io/v1alpha1', kind: 'PushSecretMetadata', spec });
 
-await putSecret(env, ns, 'creds', { 'vault-token': vault.rootToken, 'aws-id': 'AKIAPUSHTEST', 'aws-secret': 'push-test-secret' });
+await putSecret(env, ns, 'creds', { 'vault-token': vault.rootToken });
 await putSecret(env, ns, 'db', { username: 'orders', password: `${CANARY}-pw` });
 await create(env, ns, 'secretstores', {
   kind: 'SecretStore', metadata: { name: 'bao' },
   spec: { controller: env.cls, provider: { vault: { server: vault.addr, path: 'secret', version: 'v2', auth: { tokenSecretRef: { name: 'creds', key: 'vault-token' } } } } },
 });
-await create(env, ns, 'secretstores', {
-  kind: 'SecretStore', metadata: { name: 'aws' },
-  spec: { controller: env.cls, provider: { aws: {
-    service: 'SecretsManager', region: moto.region, secretsManager: { forceDeleteWithoutRecovery: true },
-    auth: { secretRef: { accessKeyIDSecretRef: { name: 'creds', key: 'aws-id' }, secretAccessKeySecretRef: { name: 'creds', key: 'aws-secret' } } },
-  } } },
-});
+await create(env, ns, 'secretstores', awsStore);
 const kube = await kubernetesStore(env, t, ns, 'kube');
 await create(env, ns, 'secretstores', kube.store);
 const ctl = await startController(env.cp.kubeconfigPath, ['--controller-class', env.cls, '--claim-unclassed=false', '--leader-elect=false', '--coalesce-window', '2s'], t);

@@ -17,8 +17,8 @@ await startController(env.cp.kubeconfigPath, ['--controller-class', env.cls, '--
 
 const data = [{ secretKey: 'a', remoteRef: { key: 'db', property: 'a' } }];
 const cases: { name: string; spec: ExternalSecretSpec; expected: RegExp }[] = [
-  { name: 'sync-windows', spec: { data, syncWindows: { kind: 'allow', windows: [{ schedule: '0 2 * * *', duration: '1h' }] } },
-    expected: /spec\.syncWindows is not supported by ESI \(the reconciler refreshes on spec\.refreshInterval\); remove it/ },
+  { name: 'sync-windows', spec: { data, syncWindows: { kind: 'allow', windows: Array.from({ length: 17 }, () => ({ schedule: '0 2 * * *', duration: '1h' })) } },
+    expected: /spec\.syncWindows\.windows has 17 entries; ESI allows at most 16/ },
   { name: 'generator', spec: { dataFrom: [{ sourceRef: { generatorRef: { apiVersion: 'generators.external-secrets.io/v1alpha1', kind: 'Grafana', name: 'p' } } }] },
     expected: /spec\.dataFrom\[0\]\.sourceRef\.generatorRef\.kind "Grafana" is not a generator ESI runs/ },
   { name: 'template-target', spec: { data, target: { template: { templateFrom: [{ literal: 'a: b', target: 'Spec' }] } } },

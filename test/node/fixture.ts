@@ -4,13 +4,17 @@
 // file it reads at start and on each reload call, and polling helpers.
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api, type KubeConfig, type V1Container, type V1Job, type V1Pod } from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { installCrds } from '../../src/api/crds.js';
 import { createNamespace } from '../helpers/kube.js';
 import { registerWebhook, startWebhook, waitForCaBundle } from '../helpers/webhook.js';
 import type { ControlPlane } from '../platform/controlPlane.js';
 import { useNode } from '../platform/node/useNode.js';
-import type { NodeInfo } from '../platform/node/node.js';
-import { freePort } from '../platform/processes.js';
+import { forwarder, type NodeInfo } from '../platform/node/node.js';
+import { networkFor } from '../platform/node/network.js';
+import { freePort, terminate } from '../platform/processes.js';
 import { until } from '../platform/until.js';
 
 export const SECRETS_DIR = '/var/run/secrets/esi';
@@ -100,4 +104,26 @@ export function jobDone(kc: KubeConfig, ns: string, name: string): Promise<V1Job
     const j = await kc.makeApiClient(BatchV1Api).readNamespacedJob({ namespace: ns, name });
     return (j.status?.succeeded ?? 0) + (j.status?.failed ?? 0) > 0 ? j : undefined;
   }, 180_000);
+}
+
+/** Makes a server listening on this host's 127.0.0.1:`port` (OpenBao, PostgreSQL) reachable
+ *  from pods at the returned `<node ip>:<port>`: the node's network has no route out
+ *  (test/platform/node/network.ts), so a forwarder pair joins them through a unix socket, as
+ *  the node does for the apiserver. Stopped at `t.teardown`. */
+export async function reachableFromPods(t: { teardown(fn: () => unknown): void }, node: NodeInfo, port: number): Promise<{ host: string; port: number }> {
+  const k = Number(/^esi-node-(\d+)$/.exec(node.name)?.[1]);
+  if (!Number.isInteger(k)) throw new Error(`unexpected node name ${node.name}`);
+  const dir = await mkdtemp(join(tmpdir(), 'esi-expose-'));
+  const sock = join(dir, 'forward.sock');
+  const onHost = await forwarder(dir, 'host', `unix:${sock}`, `tcp:127.0.0.1:${port}`);
+  const inNode = await forwarder(dir, 'node', `tcp:${node.ip}:${port}`, `unix:${sock}`, networkFor(k)).catch(async (err: unknown) => {
+    await terminate(onHost);
+    throw err;
+  });
+  t.teardown(async () => {
+    await terminate(inNode);
+    await terminate(onHost);
+    await rm(dir, { recursive: true, force: true });
+  });
+  return { host: node.ip, port };
 }

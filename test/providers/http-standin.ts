@@ -1,5 +1,5 @@
 // A local HTTP(S) server on 127.0.0.1 for the stores reached over HTTP (webhook, and the
-// stand-ins of 1Password Connect and Doppler): records every request, closed at teardown.
+// stand-ins of 1Password Connect and Doppler, the Vault nodes of vault-transport.test.ts): records every request, closed at teardown.
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';

@@ -5,7 +5,7 @@
 // Run: `npx tap test/providers/vault-leases.test.ts` (ESI_NO_PLATFORM=1 is enough).
 import t from 'tap';
 import { X509Certificate } from 'node:crypto';
-import { tokenCount } from '../platform/backends/openbao.js';
+import { tokenCount, writePolicy } from '../platform/backends/openbao.js';
 import { until } from '../platform/until.js';
 import { provider, type VaultClient } from '../../src/providers/vault/index.js';
 import { ProviderError } from '../../src/providers/types.js';
@@ -131,4 +131,48 @@ t.test('the token that minted live leases is not revoked by a re-login or by clo
   const n = await tokenCount(f.vault);
   await c2.close();
   t.equal(await tokenCount(f.vault), n - 1, 'close() revoked the token whose leases were all revoked');
+});
+
+t.test('result auth: a token minted at auth/token/create is the auth section, outlives its minting client, and is revoked by accessor', async (t) => {
+  // The generator's use (ESO's resultType Auth): the store may create child tokens.
+  await writePolicy(f.vault, 'esi-tokens', 'path "auth/token/create" { capabilities = ["update"] }\npath "auth/token/revoke-accessor" { capabilities = ["update"] }');
+  await f.vault.api('POST', 'auth/approle/role/esi', { token_policies: ['esi-dynamic', 'esi-tokens'], token_ttl: '1h' });
+  t.teardown(() => f.vault.api('POST', 'auth/approle/role/esi', { token_policies: ['esi-dynamic'], token_ttl: '1h' }));
+  const c = await newClient();
+  const asData = await caught(c.leases.generate({ path: 'auth/token/create', method: 'POST', parameters: {} }));
+  t.match((asData as Error)?.message, /is an auth path, not a secrets engine \(a generator reads a token there with resultType Auth\)/, 'auth paths only for the auth section');
+  t.ok((await caught(c.leases.generate({ path: 'sys/leases/lookup', result: 'raw' }))) instanceof ProviderError, 'sys/ stays refused');
+
+  const mint = () => c.leases.generate({ path: 'auth/token/create', method: 'POST', parameters: { policies: ['esi-dynamic'], ttl: '10m' }, result: 'auth' });
+  const g = await mint();
+  const token = str(g.data.client_token);
+  t.match(token, /^s\./, 'the auth section holds the new token');
+  t.same(g.data.policies, ['default', 'esi-dynamic']);
+  t.equal(g.data.lease_duration, 600);
+  t.match(g.lease, { ttlSeconds: 600, renewable: false }, 'a lease on the token, named by its accessor');
+  t.notOk(g.lease!.id.includes(token), 'the lease handle does not carry the token');
+  const self = async (tok: string) => (((await f.vault.api('GET', 'auth/token/lookup-self', undefined, tok)).body!.data as { policies: string[] }).policies);
+  t.same(await self(token), ['default', 'esi-dynamic'], 'the token works');
+
+  const g2 = await mint();
+  await c.leases.revoke(g2.lease!);
+  t.ok(await caught(self(str(g2.data.client_token))), 'revoked by its accessor: the token no longer works');
+
+  await c.close();
+  t.same(await self(token), ['default', 'esi-dynamic'], 'close() kept the minting token, so its child token still works');
+  await f.vault.api('POST', 'auth/token/revoke', { token });
+});
+
+t.test('result raw: the whole response, with the lease and the data', async (t) => {
+  const c = await newClient();
+  t.teardown(() => c.close());
+  const g = await c.leases.generate({ path: 'database/creds/app', result: 'raw' });
+  t.equal(g.data.lease_id, g.lease!.id, 'the response\'s lease id, as the store sent it');
+  t.equal(g.data.renewable, true);
+  t.equal(typeof g.data.lease_duration, 'number');
+  const data = g.data.data as Record<string, string>;
+  const login = { user: data.username!, password: data.password! };
+  t.equal(await f.pg.psql('SELECT current_user', login), login.user, 'the credentials in its data log in');
+  await c.leases.revoke(g.lease!);
+  t.notOk((await f.pg.roles()).includes(login.user), 'revoked as a data result is');
 });

@@ -2,42 +2,13 @@
 // servers playing a standby and an active Vault node: what reaches the server, redirects,
 // the refused downgrade, bounds and error codes. The provider's calls against a real
 // OpenBao are in vault.test.ts and vault-auth.test.ts.
-import t, { type Test } from 'tap';
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import https from 'node:https';
+import t from 'tap';
+import type { ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { AddressInfo } from 'node:net';
 import { generateCa, issueServingCert } from '../../certs/pki.js';
 import { generate } from 'selfsigned';
 import { MAX_RESPONSE_BYTES, send } from '../../src/providers/vault/transport.js';
-
-interface Seen {
-  method: string;
-  url: string;
-  headers: IncomingMessage['headers'];
-  body: string;
-}
-
-type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
-
-async function serve(tt: Test, handler: Handler, tls?: https.ServerOptions): Promise<{ url: string; seen: Seen[] }> {
-  const seen: Seen[] = [];
-  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c));
-    req.on('end', () => {
-      seen.push({ method: req.method!, url: req.url!, headers: req.headers, body });
-      handler(req, res, body);
-    });
-  };
-  const server = tls ? https.createServer(tls, onRequest) : http.createServer(onRequest);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  tt.teardown(() => new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  }));
-  return { url: `${tls ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
-}
+import { serve } from './http-standin.js';
 
 const json = (res: ServerResponse, status: number, body: unknown) => {
   res.writeHead(status, { 'Content-Type': 'application/json' });

@@ -28,7 +28,7 @@ function refused(t: Test, what: string, spec: Record<string, unknown>, expected:
 
 t.test('each unsupported feature is a denial naming the field and the alternative', async (t) => {
   refused(t, 'syncWindows', { data, syncWindows: { kind: 'allow', windows: [{ schedule: '0 2 * * *', duration: '1h' }] } },
-    /ExternalSecret "es": spec\.syncWindows is not supported by ESI \(the agent refreshes on spec\.refreshInterval/);
+    /ExternalSecret "es": spec\.syncWindows is not supported in pods \(the agent refreshes on spec\.refreshInterval.*ESI.s reconciler serves it/);
   refused(t, 'templateFrom configMap', { data, target: { template: { templateFrom: [{ configMap: { name: 'tpl', items: [{ key: 'a' }] } }] } } },
     /spec\.target\.template\.templateFrom\[0\]\.configMap is not supported by ESI .* inline the template as templateFrom\[0\]\.literal/);
   refused(t, 'templateFrom secret', { data, target: { template: { templateFrom: [{ secret: { name: 'tpl', items: [{ key: 'a' }] } }] } } },

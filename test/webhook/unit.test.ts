@@ -187,4 +187,13 @@ t.test('esi.dev/dynamic-<name>: a per-pod credential in the agent configuration;
   t.match(deny({ 'esi.dev/dynamic-db': 'database/creds/app' }), /must be "<store>:<engine path>"/);
   t.match(deny({ 'esi.dev/dynamic-db': 'vault:database/creds/app', 'esi.dev/secrets': 'db' }), /clashes with ExternalSecret "db"/);
   t.match(deny({ 'esi.dev/dynamic-db': 'vault:database/creds/app', 'esi.dev/template-db': 'x' }), /esi\.dev\/template-db: the file name clashes with the directory of esi\.dev\/dynamic-db/);
+
+  // The lease settings of the pod's credentials: esi.dev/lease-overlap, esi.dev/lease-revoke-on-exit.
+  const tuned = configOf({ 'esi.dev/dynamic-db': 'vault:database/creds/app', 'esi.dev/lease-overlap': '5m', 'esi.dev/lease-revoke-on-exit': 'false' }) as { dynamicSecrets?: unknown[] };
+  t.same(tuned.dynamicSecrets, [{ name: 'db', store: 'SecretStore/team-a/vault', path: 'database/creds/app', overlapSeconds: 300, revokeOnExit: false }],
+    'the annotations reach every dynamic entry of the configuration');
+  t.same((configOf({ 'esi.dev/dynamic-db': 'vault:database/creds/app', 'esi.dev/lease-overlap': '0s' }) as { dynamicSecrets?: { overlapSeconds?: number }[] }).dynamicSecrets?.[0]?.overlapSeconds, 0, '0s: revoke at once');
+  t.match(deny({ 'esi.dev/dynamic-db': 'vault:database/creds/app', 'esi.dev/lease-overlap': '25h' }), /esi\.dev\/lease-overlap: .*must be at most 24h/);
+  t.match(deny({ 'esi.dev/dynamic-db': 'vault:database/creds/app', 'esi.dev/lease-revoke-on-exit': 'no' }), /esi\.dev\/lease-revoke-on-exit: .*must be "true" or "false"/);
+  t.match(deny({ 'esi.dev/secrets': 'db', 'esi.dev/lease-overlap': '5m' }), /esi\.dev\/lease-overlap: applies to esi\.dev\/dynamic-<name> credentials, and the pod has none; remove it/);
 });

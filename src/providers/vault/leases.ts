@@ -23,15 +23,23 @@ export interface TokenHolds {
 
 const isMap = (v: unknown): v is DataMap => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Engine paths are relative (no leading slash), with no empty, `.` or `..` segment. */
-function checkPath(storeId: string, path: string): string {
+/** Engine paths are relative (no leading slash), with no empty, `.` or `..` segment, never
+ *  under sys/, and under auth/ only when the caller asked for the auth section or the whole
+ *  response (a token minted at `auth/token/create`). */
+function checkPath(storeId: string, path: string, result: GenerateRequest['result']): string {
   const p = path.replace(/^\/+|\/+$/g, '');
   if (!p || p.split('/').some((s) => s === '' || s === '.' || s === '..')) {
     throw new ProviderError('InvalidSpec', storeId, `dynamic secret path "${path}" is not a Vault path (segments separated by single slashes, no "." or "..")`);
   }
-  if (/^(sys|auth)\//.test(p)) throw new ProviderError('InvalidSpec', storeId, `dynamic secret path "${path}" is a system or auth path, not a secrets engine`);
+  if (/^sys\//.test(p)) throw new ProviderError('InvalidSpec', storeId, `dynamic secret path "${path}" is a system path, not a secrets engine`);
+  if (/^auth\//.test(p) && (result ?? 'data') === 'data') {
+    throw new ProviderError('InvalidSpec', storeId, `dynamic secret path "${path}" is an auth path, not a secrets engine (a generator reads a token there with resultType Auth)`);
+  }
   return p;
 }
+
+/** Lease ids of tokens minted with `result: 'auth'` (see Lease.id). */
+const TOKEN_LEASE = 'token-accessor:';
 
 /** When the data stops being valid where the store says so: a certificate's notAfter
  *  (PKI's `expiration`, or the certificate itself when the engine sends no field). */
@@ -63,27 +71,56 @@ export class VaultLeases implements LeaseOperations {
   }
 
   async generate(req: GenerateRequest): Promise<Generated> {
-    const path = checkPath(this.storeId, req.path);
+    const path = checkPath(this.storeId, req.path, req.result);
     const method = req.method ?? (req.parameters && Object.keys(req.parameters).length > 0 ? 'POST' : 'GET');
     if (method === 'GET' && req.parameters && Object.keys(req.parameters).length > 0) {
       throw new ProviderError('InvalidSpec', this.storeId, `dynamic secret ${path}: parameters need method POST`);
     }
     const { body, token } = await this.call(method, path, { what: 'generate', ...(method === 'POST' ? { body: req.parameters ?? {} } : {}) });
     if (!body) throw new ProviderError('NotFound', this.storeId, `no secrets engine answers at ${path} (404)`);
+    const result = req.result ?? 'data';
     const data = isMap(body.data) ? body.data : undefined;
-    if (!data) throw new ProviderError('Unknown', this.storeId, `${path} answered without data (not a dynamic secrets engine?)`);
-    const out: { data: DataMap; lease?: Lease; expiresAt?: Date } = { data };
-    if (typeof body.lease_id === 'string' && body.lease_id !== '') {
-      out.lease = { id: body.lease_id, ttlSeconds: typeof body.lease_duration === 'number' ? body.lease_duration : 0, renewable: body.renewable === true };
-      this.minters.set(body.lease_id, token);
-      this.tokens.hold(token);
-    }
-    const expiresAt = dataExpiry(data);
+    const auth = isMap(body.auth) ? body.auth : undefined;
+    const out: { data: DataMap; lease?: Lease; expiresAt?: Date } = { data: this.resultOf(path, result, body) };
+    const lease = this.leaseOf(body, result === 'data' ? undefined : auth, token);
+    if (lease) out.lease = lease;
+    const expiresAt = data ? dataExpiry(data) : undefined;
     if (expiresAt) out.expiresAt = expiresAt;
     return out;
   }
 
+  /** What the caller asked for: the data (which a dynamic secrets engine always sends), the
+   *  auth section (empty when there is none), or the whole response. */
+  private resultOf(path: string, result: 'data' | 'auth' | 'raw', body: DataMap): DataMap {
+    if (result === 'raw') return body;
+    if (result === 'auth') return isMap(body.auth) ? body.auth : {};
+    if (!isMap(body.data)) throw new ProviderError('Unknown', this.storeId, `${path} answered without data (not a dynamic secrets engine?)`);
+    return body.data;
+  }
+
+  /** The response's lease, or for a minted token (`auth`, when asked for) a lease named by
+   *  its accessor; the minting token is held while either lives. */
+  private leaseOf(body: DataMap, auth: DataMap | undefined, token: string): Lease | undefined {
+    const seconds = (v: unknown) => (typeof v === 'number' ? v : 0);
+    if (typeof body.lease_id === 'string' && body.lease_id !== '') {
+      this.track(body.lease_id, token);
+      return { id: body.lease_id, ttlSeconds: seconds(body.lease_duration), renewable: body.renewable === true };
+    }
+    if (typeof auth?.accessor !== 'string' || auth.accessor === '') return undefined;
+    // A token minted with this client's token is its child: Vault revokes it with the parent
+    // unless it is an orphan, so the parent is held as for a lease.
+    const lease = { id: `${TOKEN_LEASE}${auth.accessor}`, ttlSeconds: seconds(auth.lease_duration), renewable: false };
+    if (auth.orphan !== true) this.track(lease.id, token);
+    return lease;
+  }
+
+  private track(leaseId: string, token: string): void {
+    this.minters.set(leaseId, token);
+    this.tokens.hold(token);
+  }
+
   async renew(lease: Lease, incrementSeconds?: number): Promise<Lease> {
+    if (lease.id.startsWith(TOKEN_LEASE)) throw new ProviderError('InvalidSpec', this.storeId, 'lease renewal: a minted token is not renewable through its lease');
     const body: DataMap = { lease_id: lease.id };
     if (incrementSeconds !== undefined) body.increment = Math.max(0, Math.floor(incrementSeconds));
     let res: DataMap | undefined;
@@ -105,7 +142,12 @@ export class VaultLeases implements LeaseOperations {
   /** Revokes the lease at once (Vault removes the credential: drops the database user);
    *  a lease Vault no longer knows counts as revoked. Releases the minting token. */
   async revoke(lease: Lease): Promise<void> {
-    await this.call('POST', 'sys/leases/revoke', { body: { lease_id: lease.id }, what: 'lease revocation', secrets: [lease.id] });
+    if (lease.id.startsWith(TOKEN_LEASE)) {
+      const accessor = lease.id.slice(TOKEN_LEASE.length);
+      await this.call('POST', 'auth/token/revoke-accessor', { body: { accessor }, what: 'token revocation', secrets: [accessor] });
+    } else {
+      await this.call('POST', 'sys/leases/revoke', { body: { lease_id: lease.id }, what: 'lease revocation', secrets: [lease.id] });
+    }
     this.forget(lease.id);
   }
 

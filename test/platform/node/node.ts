@@ -93,7 +93,9 @@ function launchInNode(mnt: string | undefined, net: NodeNetwork, argv: string[],
   return launch('setpriv', ['--pdeathsig', 'SIGTERM', 'nsenter', ...ns, '--', ...argv], logFile);
 }
 
-async function forwarder(dir: string, name: string, listen: string, connect: string, net?: NodeNetwork): Promise<ChildProcess> {
+/** A forward.ts process (in the node's network namespace when `net` is given), once listening.
+ *  Exported for tests that expose a host service to pods (test/node/fixture.ts). */
+export async function forwarder(dir: string, name: string, listen: string, connect: string, net?: NodeNetwork): Promise<ChildProcess> {
   const script = join(import.meta.dirname, 'forward.ts');
   const argv = [process.execPath, ...process.execArgv, script, '--listen', listen, '--connect', connect];
   const logFile = join(dir, `forward-${name}.log`);
