@@ -7,7 +7,8 @@
 // the example's names. A default store plus per-entry stores merge in ESO's order. The
 // tenant boundary holds per store: a SecretStore only from the ExternalSecret's own
 // namespace, each ClusterSecretStore's conditions and credential references checked for
-// that namespace; a changed per-entry store re-fetches. No value in status or logs.
+// that namespace; a store of another controller class leaves the whole ExternalSecret to that
+// controller (as ESO); a changed per-entry store re-fetches. No value in status or logs.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { parse } from 'yaml';
@@ -183,6 +184,22 @@ t.test('tenant boundary, per store: own namespace only, each ClusterSecretStore\
   const cross = await ready(env, ns, 'cross', 'False', 'AccessDenied');
   t.match(message(cross), `references Secret "${other}/root-token" in another namespace`, 'credential references are checked for each store');
   for (const n of ['steal', 'pay', 'cross']) t.notOk(await secretOf(n), `no Secret ${n}`);
+});
+
+t.test('one store of another controller class: the ExternalSecret is left to that controller (as ESO)', async (t) => {
+  await asTenant('secretstores', fakeStore('elsewhere', `${env.cls}-other`, [{ key: 'k', value: `${CANARY}-else` }]));
+  const before = await ctl.counter('esi_controller_syncs_total', { result: 'skipped', reason: 'OtherClass' });
+  await asTenant('externalsecrets', es('split', {
+    secretStoreRef: { name: 'aws-store' },
+    data: [
+      { secretKey: 'u', remoteRef: { key: 'database-credentials', property: 'username' } },
+      { secretKey: 'x', remoteRef: { key: 'k' }, sourceRef: { storeRef: { name: 'elsewhere' } } },
+    ],
+  }));
+  await until('the controller skips it', async () => (await ctl.counter('esi_controller_syncs_total', { result: 'skipped', reason: 'OtherClass' })) > before);
+  const e = (await tenant.custom.getNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: ns, plural: 'externalsecrets', name: 'split' })) as ExternalSecret;
+  t.equal(e.status?.conditions, undefined, 'no status written: it belongs to the other class\'s controller');
+  t.notOk(await secretOf('split'), 'no Secret');
 });
 
 t.test('a change of a per-entry store re-fetches (refreshInterval 1h)', async (t) => {
