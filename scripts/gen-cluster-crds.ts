@@ -1,4 +1,4 @@
-// The ClusterExternalSecret and ClusterPushSecret CRDs of charts/esi/crds/, from ESI's own
+// The ClusterExternalSecret and ClusterPushSecret CRDs of charts/esi/files/crds/, from ESI's own
 // ExternalSecret and PushSecret CRDs: each cluster kind embeds the namespaced spec as a
 // template (spec.externalSecretSpec / spec.pushSecretSpec), so the schema is written once and
 // the copies cannot drift. Written by `npm run generate` (scripts/generate.ts);

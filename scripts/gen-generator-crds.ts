@@ -1,4 +1,4 @@
-// The generators.external-secrets.io CRDs of charts/esi/crds/ (Password, UUID, Fake,
+// The generators.external-secrets.io CRDs of charts/esi/files/crds/ (Password, UUID, Fake,
 // ECRAuthorizationToken, VaultDynamicSecret, ClusterGenerator, GeneratorState), with ESO's
 // field names (docs/generators.md). The Vault provider and AWS auth schemas are taken from
 // ESI's own SecretStore CRD, so a generator accepts exactly what a store does and the copies

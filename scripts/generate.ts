@@ -1,8 +1,8 @@
 // `npm run generate`: rewrites every generated file of the repository from its one source.
 // Each generator module says what it writes and from what:
 //   scripts/gen-agent-config-validator.ts  src/agent-config/validator.generated.ts
-//   scripts/gen-cluster-crds.ts            the cluster-scoped CRDs in charts/esi/crds/
-//   scripts/gen-generator-crds.ts          the generators.external-secrets.io CRDs in charts/esi/crds/
+//   scripts/gen-cluster-crds.ts            the cluster-scoped CRDs in charts/esi/files/crds/
+//   scripts/gen-generator-crds.ts          the generators.external-secrets.io CRDs in charts/esi/files/crds/
 //   scripts/gen-annotation-docs.ts         docs/annotations.md
 // test/unit/generated.test.ts compares the committed files with generatedFiles(), so a
 // change to a source without `npm run generate` fails the unit tests.

@@ -1,5 +1,5 @@
 // ESI's CustomResourceDefinitions for the external-secrets.io API: loads the manifests
-// shipped in charts/esi/crds/ and installs those a cluster lacks. ESI must work where
+// shipped in charts/esi/files/crds/ and installs those a cluster lacks. ESI must work where
 // another controller (e.g. External Secrets Operator) installed these CRDs, so an
 // existing CRD is left alone unless the caller asks to replace it.
 import { existsSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { ApiextensionsV1Api, ApiException, CustomObjectsApi, loadYaml } from '@k
 import type { KubeConfig, V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 
-const CRD_DIR = join('charts', 'esi', 'crds');
+const CRD_DIR = join('charts', 'esi', 'files', 'crds');
 
 /** The package root: the nearest ancestor of this module holding package.json
  *  (works from src/api/ under tsx and from dist/src/api/ after tsc). */
@@ -45,7 +45,7 @@ export async function loadCrdManifests(dir: string = crdDirectory()): Promise<Re
   return crds;
 }
 
-/** Every CRD in charts/esi/crds/ as a client model. The client's serializer knows only
+/** Every CRD in charts/esi/files/crds/ as a client model. The client's serializer knows only
  *  its own property names (`x_kubernetes_validations`, `_default`) and drops unknown
  *  ones, so a raw object passed to the typed API would silently lose its CEL rules:
  *  the manifests go through the client's deserializer (JSON is YAML) first. */
@@ -58,7 +58,7 @@ export interface InstallCrdsOptions {
   onlyIfAbsent?: boolean;
   /** How long to wait for each CRD to become Established, in ms (default 60 000). */
   timeoutMs?: number;
-  /** The CRDs to install; those of charts/esi/crds/ when omitted. */
+  /** The CRDs to install; those of charts/esi/files/crds/ when omitted. */
   crds?: V1CustomResourceDefinition[];
 }
 

@@ -58,3 +58,49 @@ export interface BitwardenSecretsManagerProvider {
   caProvider?: CAProvider;
   auth: { secretRef: { credentials: SecretKeySelector } };
 }
+
+/** ESO's Infisical store (docs/providers/infisical.md). One of the auth kinds is set. */
+export interface InfisicalProvider {
+  auth: {
+    universalAuthCredentials?: { clientId: SecretKeySelector; clientSecret: SecretKeySelector };
+    tokenAuthCredentials?: { accessToken: SecretKeySelector };
+    jwtAuthCredentials?: { identityId: SecretKeySelector; jwt: SecretKeySelector };
+    ldapAuthCredentials?: { identityId: SecretKeySelector; ldapUsername: SecretKeySelector; ldapPassword: SecretKeySelector };
+    /** The cloud and Kubernetes kinds ESO accepts; refused by ESI (docs/providers/infisical.md). */
+    [other: string]: unknown;
+  };
+  secretsScope: {
+    projectSlug: string;
+    environmentSlug: string;
+    /** Default `/`. */
+    secretsPath?: string;
+    /** Default false. */
+    recursive?: boolean;
+    /** Default true. */
+    expandSecretReferences?: boolean;
+    organizationSlug?: string;
+  };
+  /** Default `https://app.infisical.com/api`. */
+  hostAPI?: string;
+  caBundle?: string;
+  caProvider?: CAProvider;
+}
+
+/** ESO's Akeyless store (docs/providers/akeyless.md). */
+export interface AkeylessProvider {
+  /** Akeyless's API (`https://api.akeyless.io`) or a gateway's `…/v2` endpoint. */
+  akeylessGWApiURL: string;
+  authSecretRef: {
+    /** Access ID, access type and its parameter (the access key for `api_key`). */
+    secretRef?: { accessID: SecretKeySelector; accessType: SecretKeySelector; accessTypeParam?: SecretKeySelector };
+    kubernetesAuth?: {
+      accessID: string;
+      k8sConfName: string;
+      serviceAccountRef?: { name: string; namespace?: string; audiences?: string[] };
+      secretRef?: { name: string; key?: string; namespace?: string };
+    };
+  };
+  caBundle?: string;
+  caProvider?: CAProvider;
+  ignoreCache?: boolean;
+}

@@ -7,7 +7,7 @@
 // reports them as unsupported instead of serving them.
 
 import type { CAProvider, SecretKeySelector, ServiceAccountSelector } from './selectors.js';
-import type { WebhookProvider, OnePasswordProvider, DopplerProvider, BitwardenSecretsManagerProvider } from './providers-http.js';
+import type { WebhookProvider, OnePasswordProvider, DopplerProvider, BitwardenSecretsManagerProvider, InfisicalProvider, AkeylessProvider } from './providers-http.js';
 
 export * from './selectors.js';
 export * from './providers-http.js';
@@ -276,7 +276,6 @@ export interface GRPCProvider {
 
 /** Providers of the external-secrets.io API ESI accepts but does not serve. */
 export const OTHER_PROVIDER_NAMES = [
-  'akeyless',
   'alibaba',
   'barbican',
   'beyondtrust',
@@ -292,7 +291,6 @@ export const OTHER_PROVIDER_NAMES = [
   'github',
   'gitlab',
   'ibm',
-  'infisical',
   'keepersecurity',
   'ngrok',
   'nebiusmysterybox',
@@ -327,6 +325,8 @@ export interface SecretStoreProvider extends Partial<Record<OtherProviderName, R
   onepassword?: OnePasswordProvider;
   doppler?: DopplerProvider;
   bitwardensecretsmanager?: BitwardenSecretsManagerProvider;
+  infisical?: InfisicalProvider;
+  akeyless?: AkeylessProvider;
 }
 
 /** The key of the one provider a store configures, or undefined when none or several

@@ -1,7 +1,7 @@
 // TypeScript shapes of the external-secrets.io API ESI serves: ExternalSecret,
 // SecretStore and ClusterSecretStore at v1, PushSecret at v1alpha1 (docs/design.md, "The external-secrets.io API").
 // Field names and meanings are those of the public API (External Secrets Operator v1);
-// the CRD schemas in charts/esi/crds/ validate them. Provider specs live in providers.ts.
+// the CRD schemas in charts/esi/files/crds/ validate them. Provider specs live in providers.ts.
 // Optional fields stay optional: the CRDs set no defaults, the code applies them.
 import type { V1LabelSelector, V1ObjectMeta } from '@kubernetes/client-node';
 import type { Condition } from './condition.js';

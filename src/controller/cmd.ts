@@ -4,7 +4,7 @@
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { bool, loadKubeConfig, ownNamespace, positive } from '../flags.js';
-import { isDnsSubdomain } from '../kube/names.js';
+import { isDnsLabel, isDnsSubdomain } from '../kube/names.js';
 import { NAMESPACES, resourcePath } from '../kube/paths.js';
 import { KubeRest } from '../kube/rest.js';
 import { createLogger } from '../log.js';
@@ -43,11 +43,15 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
   --lease-name NAME          (default esi-controller-<class>)
   --lease-duration DUR --renew-deadline DUR --retry-period DUR   (default 15s / 10s / 2s)
   --namespace-selector K=V[,K=V]  serve only namespaces with these labels (default: all)
+  --watch-namespaces NS[,NS]  scoped mode: watch and serve only these namespaces, and no
+                             cluster kinds (ClusterSecretStore, ClusterExternalSecret,
+                             ClusterPushSecret); Roles in them suffice (ADR 0064)
   --allow-ambient-identity BOOL  let ClusterSecretStores authenticate with the controller's
                              own environment identity (Azure managed identity, GCP ADC);
                              never SecretStores (default false, docs/controller.md)
   --allow-private-store-addresses BOOL  let SecretStores reached over HTTP (webhook,
-                             onepassword, bitwardensecretsmanager) call loopback and private addresses;
+                             onepassword, bitwardensecretsmanager, infisical, akeyless) call
+                             loopback and private addresses;
                              ClusterSecretStores always may (default false, ADR 0056)
   --allow-configmap-targets BOOL  serve ExternalSecrets whose spec.target.manifest is a v1
                              ConfigMap (values then sit unencrypted in a ConfigMap; default
@@ -78,6 +82,7 @@ const OPTIONS = {
   'renew-deadline': { type: 'string', default: '10s' },
   'retry-period': { type: 'string', default: '2s' },
   'namespace-selector': { type: 'string' },
+  'watch-namespaces': { type: 'string' },
   'allow-ambient-identity': { type: 'string', default: 'false' },
   'allow-private-store-addresses': { type: 'string', default: 'false' },
   'allow-configmap-targets': { type: 'string', default: 'false' },
@@ -98,6 +103,17 @@ function selector(raw: string | undefined): Record<string, string> | undefined {
   return out;
 }
 
+/** --watch-namespaces: distinct namespace names, or undefined (every namespace). */
+function watchNamespaces(raw: string | undefined, namespaceSelector: Record<string, string> | undefined): string[] | undefined {
+  if (raw === undefined) return undefined;
+  const names = [...new Set(raw.split(',').map((n) => n.trim()).filter(Boolean))];
+  if (names.length === 0) throw new Error('--watch-namespaces: expected at least one namespace');
+  for (const n of names) if (!isDnsLabel(n)) throw new Error(`--watch-namespaces "${n}": not a namespace name`);
+  // The selector reads Namespace labels, which only a cluster-wide watch sees.
+  if (namespaceSelector) throw new Error('--watch-namespaces and --namespace-selector cannot be combined: list the namespaces to serve');
+  return names;
+}
+
 function claimFlag(raw: string): 'true' | 'false' | 'auto' {
   if (raw === 'true' || raw === 'false' || raw === 'auto') return raw;
   throw new Error(`--claim-unclassed must be true, false or auto, got "${raw}"`);
@@ -115,6 +131,7 @@ function flags(v: Values) {
     claimUnclassed: claimFlag(v['claim-unclassed']!),
     kubeQps: positive('kube-qps', v['kube-qps']!), kubeBurst: positive('kube-burst', v['kube-burst']!),
     namespaceSelector: selector(v['namespace-selector']),
+    watchNamespaces: watchNamespaces(v['watch-namespaces'], selector(v['namespace-selector'])),
     workers: positive('workers', v.workers!),
     windowMs: parseGoDuration(v['coalesce-window']!, '--coalesce-window'),
     storeQps: positive('store-qps', v['store-qps']!), storeBurst: positive('store-burst', v['store-burst']!),
@@ -162,7 +179,7 @@ export async function main(argv: string[]): Promise<number> {
   const classes = claim.claim ? [cls, ''] : [cls];
   logger.info({ claimUnclassed: claim.claim, why: claim.why }, claim.claim ? 'serving stores without spec.controller too' : 'not serving stores without spec.controller');
   const controller = new Controller({
-    kc, rest, logger, metrics, classes, namespace, namespaceSelector: f.namespaceSelector,
+    kc, rest, logger, metrics, classes, namespace, namespaceSelector: f.namespaceSelector, watchNamespaces: f.watchNamespaces,
     workers: f.workers, windowMs: f.windowMs, storeQps: f.storeQps, storeBurst: f.storeBurst, providerTimeoutMs: f.providerTimeoutMs,
     renderWorkers: f.renderWorkers, renderTimeoutMs: f.renderTimeoutMs, allowAmbientIdentity: f.allowAmbientIdentity,
     allowPrivateStoreAddresses: f.allowPrivateStoreAddresses, restartMinIntervalMs: f.restartMinIntervalMs,
@@ -193,7 +210,7 @@ export async function main(argv: string[]): Promise<number> {
         },
       })
     : undefined;
-  logger.info({ classes, identity, leaderElection: elect, allowAmbientIdentity: bool('allow-ambient-identity', v['allow-ambient-identity']!) }, 'esi controller starting');
+  logger.info({ classes, identity, leaderElection: elect, watchNamespaces: f.watchNamespaces ?? 'all', allowAmbientIdentity: bool('allow-ambient-identity', v['allow-ambient-identity']!) }, 'esi controller starting');
   if (leader) leader.start();
   else await run();
   return new Promise((resolve) => {

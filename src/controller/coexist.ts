@@ -2,7 +2,7 @@
 // --claim-unclassed is `auto` (the default): not where another controller, External Secrets
 // Operator first of all, already serves them. Two reconcilers writing one Secret fight, and
 // ESO cannot be asked; the external-secrets.io CRDs tell. ESI's carry
-// `app.kubernetes.io/part-of: esi` (charts/esi/crds/); CRDs without it were installed by
+// `app.kubernetes.io/part-of: esi` (charts/esi/files/crds/); CRDs without it were installed by
 // someone else, ESO's chart or bundle in practice, so unclassed stores are left to them.
 // docs/controller.md "Next to External Secrets Operator", docs/decisions/0062-coexistence-default.md.
 import { isKubeStatus, type KubeRest } from '../kube/rest.js';

@@ -46,6 +46,8 @@ export interface ControllerOptions {
   namespace: string;
   /** Only namespaces carrying these labels (equality) are served; all when unset. */
   namespaceSelector?: Record<string, string>;
+  /** Scoped mode (--watch-namespaces, ADR 0064): only these namespaces, no cluster kinds. */
+  watchNamespaces?: readonly string[];
   /** Threads and per-render deadline of the render pool (docs/decisions/0051-render-pool.md). */
   renderWorkers: number;
   renderTimeoutMs: number;
@@ -102,7 +104,7 @@ export class Controller {
       add: (kind, obj) => this.onEvent(kind, obj, undefined, 'add'),
       update: (kind, obj, old) => this.onEvent(kind, obj, old, 'update'),
       delete: (kind, obj) => this.onEvent(kind, obj, undefined, 'delete'),
-    }, logger);
+    }, { logger, namespaces: o.watchNamespaces });
     // Bounded by the reconcile workers: a render waits only while a reconcile does.
     this.renderer = new PooledRenderer({
       workers: o.renderWorkers, timeoutMs: o.renderTimeoutMs, maxQueued: o.workers * 4,

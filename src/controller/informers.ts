@@ -2,7 +2,9 @@
 // ClusterSecretStores, Namespaces, and only the Secrets it manages (label-selected, so a
 // cluster's other Secrets never enter its memory). A watch that fails is relisted after a
 // short delay (src/kube/informer.ts): a controller that silently stops watching is the
-// failure mode to avoid.
+// failure mode to avoid. In scoped mode (--watch-namespaces, ADR 0064) the namespaced kinds
+// are watched in each listed namespace only, with one cache per namespace, and the cluster
+// kinds and Namespaces not at all: Roles in those namespaces are then all it needs.
 import type { KubeConfig, KubernetesObject, V1Namespace, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ClusterSecretStore, ExternalSecret, PushSecret, SecretStore } from '../api/types.js';
@@ -25,7 +27,8 @@ export interface Handlers {
 
 interface Watched {
   kind: Kind;
-  cache: RestartableInformer<KubernetesObject>;
+  /** By namespace: '' holds the one cluster-wide cache; scoped mode has one per namespace. */
+  caches: Map<string, RestartableInformer<KubernetesObject>>;
   /** The previous version of each object, to tell spec changes from status updates. */
   last: Map<string, KubernetesObject>;
 }
@@ -64,16 +67,32 @@ export function slim<T extends KubernetesObject>(kind: Kind, obj: T): T {
 export class Informers {
   private readonly watched = new Map<Kind, Watched>();
 
-  constructor(private readonly kc: KubeConfig, rest: KubeRest, private readonly handlers: Handlers, private readonly logger: Logger) {
+  private readonly logger: Logger;
+  /** False in scoped mode: the cluster kinds are neither watched nor served. */
+  readonly clusterKinds: boolean;
+
+  /** `o.namespaces`: watch only these (scoped mode); every namespace and the cluster kinds when unset. */
+  constructor(private readonly kc: KubeConfig, rest: KubeRest, private readonly handlers: Handlers, o: { logger: Logger; namespaces?: readonly string[] }) {
+    this.logger = o.logger;
+    const { namespaces } = o;
+    this.clusterKinds = !namespaces;
     const selector = `${MANAGED_LABEL}=true`;
     const list = (kind: Kind, path: string) => () => pagedList(rest, path, (o) => slim(kind, o)) as never;
-    const all = (kind: Kind, r: Resource) => this.add(kind, resourcePath(r), list(kind, resourcePath(r)));
-    all('externalsecrets', EXTERNAL_SECRETS);
-    all('secretstores', SECRET_STORES);
+    const watch = (kind: Kind, r: Resource, labelSelector?: string) => {
+      const query = labelSelector ? { labelSelector } : undefined;
+      for (const namespace of namespaces ?? [undefined]) {
+        const path = resourcePath(r, { namespace });
+        this.add(kind, { namespace: namespace ?? '', path, list: list(kind, resourcePath(r, { namespace, query })), labelSelector });
+      }
+    };
+    watch('externalsecrets', EXTERNAL_SECRETS);
+    watch('secretstores', SECRET_STORES);
+    watch('pushsecrets', PUSH_SECRETS);
+    watch('secrets', SECRETS, selector);
+    if (namespaces) return;
+    const all = (kind: Kind, r: Resource) => this.add(kind, { namespace: '', path: resourcePath(r), list: list(kind, resourcePath(r)) });
     all('clustersecretstores', CLUSTER_SECRET_STORES);
     all('namespaces', NAMESPACES);
-    all('pushsecrets', PUSH_SECRETS);
-    this.add('secrets', resourcePath(SECRETS), list('secrets', resourcePath(SECRETS, { query: { labelSelector: selector } })), selector);
     // The cluster kinds that provision ExternalSecrets / PushSecrets (src/controller/cluster/).
     all('clusterexternalsecrets', CLUSTER_EXTERNAL_SECRETS);
     all('clusterpushsecrets', CLUSTER_PUSH_SECRETS);
@@ -81,29 +100,40 @@ export class Informers {
 
   /** Restarts of failed watches, summed over the caches. */
   get restarts(): number {
-    return [...this.watched.values()].reduce((n, w) => n + w.cache.restarts, 0);
+    return this.caches().reduce((n, c) => n + c.restarts, 0);
   }
 
-  private add(kind: Kind, path: string, list: () => Promise<{ items?: KubernetesObject[] }>, labelSelector?: string) {
-    const cache = new RestartableInformer<KubernetesObject>(this.kc, path, list, { name: kind, logger: this.logger, labelSelector });
-    const w: Watched = { kind, cache, last: new Map() };
+  private caches(kinds?: readonly Kind[]): RestartableInformer<KubernetesObject>[] {
+    return [...this.watched.values()].filter((w) => !kinds || kinds.includes(w.kind)).flatMap((w) => [...w.caches.values()]);
+  }
+
+  private add(kind: Kind, c: { namespace: string; path: string; list: () => Promise<{ items?: KubernetesObject[] }>; labelSelector?: string }) {
+    const { namespace, path, list, labelSelector } = c;
+    const name = namespace ? `${kind}/${namespace}` : kind;
+    const cache = new RestartableInformer<KubernetesObject>(this.kc, path, list, { name, logger: this.logger, labelSelector });
+    let w = this.watched.get(kind);
+    if (!w) {
+      w = { kind, caches: new Map(), last: new Map() };
+      this.watched.set(kind, w);
+    }
+    const { last } = w;
+    w.caches.set(namespace, cache);
     const informer = cache.informer;
     informer.on('add', (o) => {
       slim(kind, o);
-      w.last.set(objKey(o), o);
+      last.set(objKey(o), o);
       this.handlers.add(kind, o);
     });
     informer.on('update', (o) => {
       slim(kind, o);
-      const old = w.last.get(objKey(o));
-      w.last.set(objKey(o), o);
+      const old = last.get(objKey(o));
+      last.set(objKey(o), o);
       this.handlers.update(kind, o, old);
     });
     informer.on('delete', (o) => {
-      w.last.delete(objKey(o));
+      last.delete(objKey(o));
       this.handlers.delete(kind, o);
     });
-    this.watched.set(kind, w);
   }
 
   /** Starts the watches; stores and namespaces list first, so the first ExternalSecret
@@ -111,27 +141,42 @@ export class Informers {
   async start(): Promise<void> {
     // The cluster kinds list before their children: a child whose owner is not in the cache is deleted.
     const first: Kind[] = ['namespaces', 'secretstores', 'clustersecretstores', 'secrets', 'clusterexternalsecrets', 'clusterpushsecrets'];
-    await Promise.all(first.map((k) => this.watched.get(k)!.cache.start()));
-    await Promise.all((['externalsecrets', 'pushsecrets'] as const).map((k) => this.watched.get(k)!.cache.start()));
+    await Promise.all(this.caches(first).map((c) => c.start()));
+    await Promise.all(this.caches(['externalsecrets', 'pushsecrets']).map((c) => c.start()));
   }
 
   synced(): boolean {
-    return [...this.watched.values()].every((w) => w.cache.synced);
+    return this.caches().every((c) => c.synced);
   }
 
   async stop(): Promise<void> {
-    await Promise.all([...this.watched.values()].map((w) => w.cache.stop()));
+    await Promise.all(this.caches().map((c) => c.stop()));
+  }
+
+  /** The cache holding namespace `ns` of `kind`: the cluster-wide one, or that namespace's
+   *  (none for a namespace or a kind scoped mode does not watch). */
+  private cacheOf(kind: Kind, ns = ''): RestartableInformer<KubernetesObject> | undefined {
+    const caches = this.watched.get(kind)?.caches;
+    return caches?.get('') ?? caches?.get(ns);
   }
 
   private get<T>(kind: Kind, name: string, ns?: string): T | undefined {
-    return this.watched.get(kind)!.cache.informer.get(name, ns) as T | undefined;
+    return this.cacheOf(kind, ns)?.informer.get(name, ns) as T | undefined;
+  }
+
+  /** Every cached object of `kind`, of namespace `ns` when given. */
+  private list<T>(kind: Kind, ns?: string): readonly T[] {
+    const caches = this.watched.get(kind)?.caches;
+    if (!caches) return [];
+    if (caches.has('') || ns !== undefined) return (this.cacheOf(kind, ns)?.informer.list(ns) ?? []) as unknown as T[];
+    return [...caches.values()].flatMap((c) => c.informer.list()) as unknown as T[];
   }
 
   externalSecret(ns: string, name: string): ExternalSecret | undefined {
     return this.get<ExternalSecret>('externalsecrets', name, ns);
   }
   externalSecrets(ns?: string): readonly ExternalSecret[] {
-    return this.watched.get('externalsecrets')!.cache.informer.list(ns) as unknown as ExternalSecret[];
+    return this.list<ExternalSecret>('externalsecrets', ns);
   }
   secretStore(ns: string, name: string): SecretStore | undefined {
     return this.get<SecretStore>('secretstores', name, ns);
@@ -140,31 +185,31 @@ export class Informers {
     return this.get<ClusterSecretStore>('clustersecretstores', name);
   }
   secretStores(ns: string): readonly SecretStore[] {
-    return this.watched.get('secretstores')!.cache.informer.list(ns) as unknown as SecretStore[];
+    return this.list<SecretStore>('secretstores', ns);
   }
   clusterSecretStores(): readonly ClusterSecretStore[] {
-    return this.watched.get('clustersecretstores')!.cache.informer.list() as unknown as ClusterSecretStore[];
+    return this.list<ClusterSecretStore>('clustersecretstores');
   }
   pushSecret(ns: string, name: string): PushSecret | undefined {
     return this.get<PushSecret>('pushsecrets', name, ns);
   }
   pushSecrets(ns?: string): readonly PushSecret[] {
-    return this.watched.get('pushsecrets')!.cache.informer.list(ns) as unknown as PushSecret[];
+    return this.list<PushSecret>('pushsecrets', ns);
   }
   clusterExternalSecret(name: string): ClusterExternalSecret | undefined {
     return this.get<ClusterExternalSecret>('clusterexternalsecrets', name);
   }
   clusterExternalSecrets(): readonly ClusterExternalSecret[] {
-    return this.watched.get('clusterexternalsecrets')!.cache.informer.list() as unknown as ClusterExternalSecret[];
+    return this.list<ClusterExternalSecret>('clusterexternalsecrets');
   }
   clusterPushSecret(name: string): ClusterPushSecret | undefined {
     return this.get<ClusterPushSecret>('clusterpushsecrets', name);
   }
   clusterPushSecrets(): readonly ClusterPushSecret[] {
-    return this.watched.get('clusterpushsecrets')!.cache.informer.list() as unknown as ClusterPushSecret[];
+    return this.list<ClusterPushSecret>('clusterpushsecrets');
   }
   namespaces(): readonly V1Namespace[] {
-    return this.watched.get('namespaces')!.cache.informer.list() as unknown as V1Namespace[];
+    return this.list<V1Namespace>('namespaces');
   }
   namespace(name: string): V1Namespace | undefined {
     return this.get<V1Namespace>('namespaces', name);

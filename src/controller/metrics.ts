@@ -51,7 +51,7 @@ export type ControllerMetrics = ReturnType<typeof controllerMetrics>;
 export function readyOf(out: Outcome): boolean | 'gone' | undefined {
   if (out.result === 'synced' || out.result === 'unchanged') return true;
   if (out.result === 'error') return false;
-  return out.reason === 'Deleted' || out.reason === 'OtherClass' ? 'gone' : undefined;
+  return out.reason === 'Deleted' || out.reason === 'OtherClass' || out.reason === 'ClusterKindNotServed' ? 'gone' : undefined;
 }
 
 /** What one ExternalSecret reconcile says about its object, in ESO's per-object series:

@@ -65,10 +65,10 @@ interface EsState {
 /** What happened (metrics) and when to run again (the work queue, src/controller/queue.ts). */
 export type Outcome = { result: 'synced' | 'unchanged' | 'skipped' | 'error'; reason: string; requeue: Requeue };
 
-/** What a change of any store the ExternalSecret reads from changes (a refresh is due). */
 /** The kind of object the ExternalSecret writes: a Secret, or its manifest's ConfigMap. */
 const targetKind = (es: ExternalSecret) => (isManifestTarget(es) ? 'ConfigMap' : 'Secret');
 
+/** What a change of any store the ExternalSecret reads from changes (a refresh is due). */
 const sourceVersion = (stores: readonly AnySecretStore[]) => (stores.length ? stores.map(versionOf).join(',') : 'generators');
 
 export class ExternalSecretReconciler {
@@ -91,6 +91,12 @@ export class ExternalSecretReconciler {
     }
     // spec.secretStoreRef and the entries' own stores (sourceRef.storeRef, ADR 0066).
     const refs = storeRefsOf(es.spec);
+    // Scoped mode serves no cluster kind (ADR 0064): an ExternalSecret using a ClusterSecretStore
+    // is another controller's, as one of another class is; no status, no 403 on the store.
+    if (!this.d.informers.clusterKinds && refs.some((r) => r.kind === 'ClusterSecretStore')) {
+      this.state.delete(key);
+      return { result: 'skipped', reason: 'ClusterKindNotServed', requeue: { next: 'cancel' } };
+    }
     this.d.uses(key, storeIdsOf(refs, ns));
     try {
       if (!refs.length) return await this.reconcileStoreless(es, requestedAt);

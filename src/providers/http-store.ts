@@ -1,5 +1,5 @@
 // One HTTP call to a store reached by its documented HTTP API (webhook, onepassword,
-// doppler, bitwardensecretsmanager): bounded in time (the deadline covers connect, TLS and the whole body) and
+// doppler, bitwardensecretsmanager, infisical, akeyless): bounded in time (the deadline covers connect, TLS and the whole body) and
 // size, no redirects followed, TLS always verified, and the address the name resolves to
 // checked against the caller's AddressPolicy before connecting. The checked address is
 // the one connected to (a `lookup` that answers with it), so a name cannot resolve to a
@@ -7,11 +7,15 @@
 // Why: a store spec chooses the URL, and the reconciler's network position (the cloud
 // metadata server, the cluster's private services) is not the tenant's to use;
 // docs/decisions/0056-saas-stores-over-documented-http-apis.md.
+// Through an outbound proxy (HTTPS_PROXY/HTTP_PROXY/NO_PROXY, src/providers/proxy.ts) the
+// address is still checked as resolved here, but the proxy connects by name: where a proxy
+// carries the calls, it is the operator's egress control that governs what they reach.
 import { lookup as dnsLookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import type { CAProvider } from '../api/types.js';
+import { proxyAgent, tunnelIdentity } from './proxy.js';
 import { ProviderError, type AddressPolicy, type ProviderContext } from './types.js';
 
 const PEM = '-----BEGIN CERTIFICATE-----';
@@ -114,6 +118,7 @@ export async function httpCall(c: HttpCall): Promise<HttpAnswer> {
   try {
     if (c.signal?.aborted) throw abortReason(c.signal);
     let lookup: LookupFunction | undefined;
+    const proxied = proxyAgent(c.url);
     if (c.policy) {
       const pinned = await resolveChecked(c.url.hostname, c.policy);
       lookup = (_host, opts, cb) => {
@@ -125,8 +130,8 @@ export async function httpCall(c: HttpCall): Promise<HttpAnswer> {
     const headers: Record<string, string | number> = { ...c.headers };
     if (body) headers['Content-Length'] = body.length;
     const options: https.RequestOptions = {
-      method: c.method, headers, signal: controller.signal, agent: false, ...(lookup ? { lookup } : {}),
-      ...(c.url.protocol === 'https:' ? { ca: c.ca, rejectUnauthorized: true } : {}),
+      method: c.method, headers, signal: controller.signal, agent: proxied ?? false, ...(lookup && !proxied ? { lookup } : {}),
+      ...(c.url.protocol === 'https:' ? { ca: c.ca, rejectUnauthorized: true, ...tunnelIdentity(c.url) } : {}),
     };
     return await new Promise<HttpAnswer>((resolve, reject) => {
       const req = (c.url.protocol === 'https:' ? https : http).request(c.url, options, (res) => {

@@ -6,6 +6,7 @@
 // docs/decisions/0005-agent-footprint.md and 0009-provider-contract-and-lazy-registry.md).
 // Adding a provider = one folder (meta.ts + index.ts) and one line below.
 import { providerName } from '../api/types.js';
+import { meta as akeyless } from './akeyless/meta.js';
 import { meta as aws } from './aws/meta.js';
 import { meta as azurekv } from './azurekv/meta.js';
 import { meta as bitwardensecretsmanager } from './bitwardensecretsmanager/meta.js';
@@ -13,6 +14,7 @@ import { meta as doppler } from './doppler/meta.js';
 import { meta as fake } from './fake/meta.js';
 import { meta as gcpsm } from './gcpsm/meta.js';
 import { meta as grpc } from './grpc/meta.js';
+import { meta as infisical } from './infisical/meta.js';
 import { meta as kubernetes } from './kubernetes/meta.js';
 import { meta as onepassword } from './onepassword/meta.js';
 import { meta as openBao } from './openbao/meta.js';
@@ -39,6 +41,8 @@ const ENTRIES = new Map<string, ProviderEntry>([
   ['onepassword', { meta: onepassword, load: () => import('./onepassword/index.js') }],
   ['doppler', { meta: doppler, load: () => import('./doppler/index.js') }],
   ['bitwardensecretsmanager', { meta: bitwardensecretsmanager, load: () => import('./bitwardensecretsmanager/index.js') }],
+  ['infisical', { meta: infisical, load: () => import('./infisical/index.js') }],
+  ['akeyless', { meta: akeyless, load: () => import('./akeyless/index.js') }],
 ]);
 
 /** Names of the providers this build serves, in registry order. */

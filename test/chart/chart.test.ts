@@ -1,6 +1,6 @@
 // The Helm chart as a platform team would check it before installing: `helm lint`, the
-// rendered manifests for the default (self-managed certificates), cert-manager and
-// --skip-crds installs, the values schema refusing bad input, and the real apiserver
+// rendered manifests for the default (self-managed certificates) and cert-manager
+// installs (the CRDs: crds.test.ts), the values schema refusing bad input, and the real apiserver
 // (server-side dry-run) accepting every rendered object. test/chart/install.test.ts
 // installs it for real.
 import { KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
@@ -19,8 +19,8 @@ import {
 
 const NS = 'esi-system';
 
-/** The objects of the webhook side; the controller's are checked in their own test. */
-const webhookPart = (objs: K8sObject[]) => objs.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] !== 'controller');
+/** The objects of the webhook side; the controller's and the CRDs (crds.test.ts) are checked in their own tests. */
+const webhookPart = (objs: K8sObject[]) => objs.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] !== 'controller' && o.kind !== 'CustomResourceDefinition');
 const CERT_MANAGER = ['--set', 'certificates.mode=cert-manager', '--api-versions', 'cert-manager.io/v1/Certificate'];
 
 /** Leaf keys of values.yaml (a map with keys is descended, anything else is a leaf). */
@@ -200,25 +200,6 @@ function suite(helm: Helm): void {
     t.match(missing.stderr, /needs cert-manager/);
   });
 
-  t.test('CRDs: shipped in crds/ (outside templates/), so --skip-crds leaves them out', async (t) => {
-    // Helm applies crds/ only on install, only when absent, and never with --skip-crds;
-    // templates never contain a CRD, so upgrades and uninstalls never touch them.
-    // install.test.ts checks on the apiserver that an existing CRD is left untouched.
-    const plain = webhookPart(await helm.template('esi', NS));
-    const skipped = webhookPart(await helm.template('esi', NS, ['--skip-crds']));
-    t.same(ofKind(plain, 'CustomResourceDefinition'), [], 'no CRD among the templates');
-    t.same(skipped, plain, '--skip-crds renders the same templates');
-    const withCrds = webhookPart(await helm.template('esi', NS, ['--include-crds']));
-    const crds = ofKind(withCrds, 'CustomResourceDefinition');
-    t.same(crds.map((c) => c.metadata.name).sort(), [
-      'clusterexternalsecrets.external-secrets.io', 'clusterpushsecrets.external-secrets.io',
-      'clustersecretstores.external-secrets.io', 'externalsecrets.external-secrets.io',
-      'pushsecrets.external-secrets.io', 'secretstores.external-secrets.io',
-      ...['clustergenerators', 'ecrauthorizationtokens', 'fakes', 'generatorstates', 'passwords', 'uuids', 'vaultdynamicsecrets'].map((p) => `${p}.generators.external-secrets.io`),
-    ].sort(), 'crds/ holds the external-secrets.io and generators.external-secrets.io CRDs');
-    t.equal(withCrds.length, plain.length + crds.length);
-  });
-
   t.test('metrics: off by default; Service and ServiceMonitor on request', async (t) => {
     const objs = webhookPart(await helm.template('esi', NS, ['--set', 'metrics.serviceMonitor.enabled=true', '--api-versions', 'monitoring.coreos.com/v1/ServiceMonitor']));
     const sm = one(objs, 'ServiceMonitor') as K8sObject & { spec: { endpoints: { scheme: string; tlsConfig: { serverName: string; ca: { secret: { name: string; key: string } } } }[] } };
@@ -345,9 +326,9 @@ function suite(helm: Helm): void {
     const client = KubernetesObjectApi.makeApiClient(cp.kc);
     const release = `dry-${randomBytes(3).toString('hex')}`;
     for (const [mode, args, count] of [['self', [], 16], ['cert-manager', CERT_MANAGER, 14]] as const) {
-      const objs = await helm.template(release, ns, [...args, '--include-crds']);
+      const objs = await helm.template(release, ns, [...args]);
       // cert-manager's CRDs are not installed on the test control plane; ESI's CRDs may
-      // already be (dry-run create would answer AlreadyExists), api/crds.test.ts covers them.
+      // already be (dry-run create would answer AlreadyExists), crds.test.ts installs them.
       const applicable = objs.filter((o) => !o.apiVersion.startsWith('cert-manager.io/') && o.kind !== 'CustomResourceDefinition');
       t.equal(applicable.length, count, `${mode}: ${applicable.map((o) => o.kind).join(', ')}`);
       for (const o of applicable) {

@@ -71,7 +71,7 @@ t.test('.dockerignore keeps test state, caches and key material out of the conte
   for (const p of ['node_modules', 'dist/src/cli/main.js', '.git/config', '.esi-run/platform/state.json', 'test/chart/chart.test.ts', 'webhook/x.test.ts', 'tls.key', 'certs/dev.pem', '.env']) {
     t.ok(excluded(p), `${p} excluded`);
   }
-  for (const p of ['src/cli/main.ts', 'webhook/server.ts', 'certs/pki.ts', 'bin/esi.js', 'scripts/bundle.ts', 'package-lock.json', 'charts/esi/crds/external-secrets.io_secretstores.yaml']) t.notOk(excluded(p), `${p} kept`);
+  for (const p of ['src/cli/main.ts', 'webhook/server.ts', 'certs/pki.ts', 'bin/esi.js', 'scripts/bundle.ts', 'package-lock.json', 'charts/esi/files/crds/external-secrets.io_secretstores.yaml']) t.notOk(excluded(p), `${p} kept`);
 });
 
 t.test('bin/esi.js loads the bundle that npm run build makes of the compiled CLI', async (t) => {
@@ -195,6 +195,6 @@ t.test('the images, assembled as the recipes do, run their commands', async (t) 
     t.equal(r.code, 0, `ESI image: esi ${cmd.join(' ')}: ${r.out.slice(0, 300)}`);
   }
   const crds = await node(['--input-type=module', '-e', `import { loadCrds } from '${join(fullApp, 'dist/src/api/crds.js')}'; console.log((await loadCrds()).length);`], fullApp);
-  const shipped = readdirSync(join(ROOT, 'charts/esi/crds')).filter((f) => f.endsWith('.yaml')).length;
+  const shipped = readdirSync(join(ROOT, 'charts/esi/files/crds')).filter((f) => f.endsWith('.yaml')).length;
   t.equal(crds.out.trim(), String(shipped), `ESI image: every CRD manifest of the chart loads from the image (${crds.out.trim()})`);
 });

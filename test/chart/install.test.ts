@@ -85,7 +85,7 @@ async function suite(helm: Helm): Promise<void> {
     t.equal(r.code, 0, `helm install: ${r.stdout}${r.stderr}`);
     installed = r.code === 0;
     t.match(r.stdout, /STATUS: deployed/);
-    t.same(await versions(), before, 'CRDs installed by someone else are not modified (crds/ applies only when absent)');
+    t.same(await versions(), before, 'CRDs installed by someone else are not modified (templates/crds.yaml renders only absent or own ones)');
     const d = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: webhookName, namespace: ns });
     t.equal(d.spec!.replicas, 2);
     t.ok(await core.readNamespacedService({ name: webhookName, namespace: ns }));

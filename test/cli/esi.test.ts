@@ -45,4 +45,10 @@ t.test('esi controller checks every flag before starting: a bad value exits at o
   const zero = await esi('controller', '--kubeconfig', '/nonexistent', '--restart-min-interval', '0s');
   t.not(zero.code, 0);
   t.match(zero.out, /--restart-min-interval must be a positive number, got "0"/, 'no restart without a minimum interval');
+  const scoped = await esi('controller', '--kubeconfig', '/nonexistent', '--watch-namespaces', 'team-a,Team_B');
+  t.not(scoped.code, 0);
+  t.match(scoped.out, /--watch-namespaces "Team_B": not a namespace name/);
+  const both = await esi('controller', '--kubeconfig', '/nonexistent', '--watch-namespaces', 'team-a', '--namespace-selector', 'tier=web');
+  t.not(both.code, 0);
+  t.match(both.out, /--watch-namespaces and --namespace-selector cannot be combined/, 'the selector reads Namespace labels, which scoped mode cannot watch');
 });

@@ -27,7 +27,7 @@ await installCrds(kc);
 const seen = new Set<string>();
 const rest = new KubeRest(kc);
 const handler = (_kind: string, o: KubernetesObject) => seen.add(`${o.kind}/${o.metadata?.name}`);
-const informers = new Informers(kc, rest, { add: handler, update: handler, delete: () => undefined }, pino({ level: 'silent' }));
+const informers = new Informers(kc, rest, { add: handler, update: handler, delete: () => undefined }, { logger: pino({ level: 'silent' }) });
 await informers.start();
 t.teardown(async () => {
   await informers.stop();

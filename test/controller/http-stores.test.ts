@@ -1,4 +1,4 @@
-// The stores reached over HTTP (webhook, onepassword, doppler, bitwardensecretsmanager; ADR 0056) in `esi controller` on a real
+// The stores reached over HTTP (webhook, onepassword, doppler, bitwardensecretsmanager, infisical, akeyless; ADR 0056) in `esi controller` on a real
 // apiserver, every object written by a tenant (test/helpers/tenant.ts): ESO's documented
 // manifests (only the URL pointed at the stand-in on 127.0.0.1 and spec.controller added,
 // so tests sharing the control plane keep apart). The address policy first: a SecretStore
@@ -7,8 +7,10 @@
 import t from 'tap';
 import { createTenant } from '../helpers/tenant.js';
 import { json, serve } from '../providers/http-standin.js';
+import { startAkeylessStandIn } from '../providers/akeyless-standin.js';
 import { startBitwardenStandIn } from '../providers/bitwarden-standin.js';
 import { startDopplerStandIn } from '../providers/doppler-standin.js';
+import { startInfisicalStandIn } from '../providers/infisical-standin.js';
 import { startOnePasswordStandIn } from '../providers/onepassword-standin.js';
 import { controllerEnv, decoded, getSecret, ready, startController, useEnv } from './fixture.js';
 import { pushReady } from './push-fixture.js';
@@ -133,6 +135,60 @@ await asTenant('externalsecrets', {
   spec: { refreshInterval: '15s', secretStoreRef: { kind: 'SecretStore', name: 'bitwarden-secretsmanager' }, data: [{ secretKey: 'test', remoteRef: { key: 'db-password' } }] },
 });
 
+// Infisical (the stand-in of test/providers/infisical-standin.ts): ESO's documented store
+// (universal auth) and ExternalSecret (a name, a JSON property, an absolute path).
+const INF_SECRET = `${CANARY}-inf-client-secret`;
+const inf = await startInfisicalStandIn(t, { universal: { clientId: 'machine-id', clientSecret: INF_SECRET } }, {
+  slug: 'first-project-fujh', environment: 'dev',
+  folders: { '/': { API_KEY: `${CANARY}-inf-api`, JSON_BLOB: JSON.stringify({ key: 'json-value' }) }, '/nested': { PASSWORD: `${CANARY}-inf-pw` } },
+});
+await tenant.core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'universal-auth-credentials' }, stringData: { clientId: 'machine-id', clientSecret: INF_SECRET } } });
+await asTenant('secretstores', {
+  kind: 'SecretStore', metadata: { name: 'infisical' },
+  spec: {
+    controller: env.cls,
+    provider: {
+      infisical: {
+        auth: { universalAuthCredentials: { clientId: { key: 'clientId', name: 'universal-auth-credentials' }, clientSecret: { key: 'clientSecret', name: 'universal-auth-credentials' } } },
+        secretsScope: { projectSlug: 'first-project-fujh', environmentSlug: 'dev' },
+        hostAPI: `${inf.url}/api`,
+      },
+    },
+  },
+});
+await asTenant('externalsecrets', {
+  kind: 'ExternalSecret', metadata: { name: 'infisical-managed-secrets' },
+  spec: {
+    refreshInterval: '15s', secretStoreRef: { kind: 'SecretStore', name: 'infisical' }, target: { name: 'auth-api' },
+    data: [
+      { secretKey: 'API_KEY', remoteRef: { key: 'API_KEY' } },
+      { secretKey: 'JSON_KEY', remoteRef: { key: 'JSON_BLOB', property: 'key' } },
+      { secretKey: 'PASSWORD', remoteRef: { key: '/nested/PASSWORD' } },
+    ],
+  },
+});
+
+// Akeyless (the stand-in of test/providers/akeyless-standin.ts): ESO's documented store (access
+// ID, type and key from one Secret) and ExternalSecrets (a secret, a JSON secret extracted).
+const AK_KEY = `${CANARY}-ak-access-key`;
+const ak = await startAkeylessStandIn(t, { accessKey: { accessId: 'p-abc123', accessKey: AK_KEY } }, {
+  'database-credentials': { type: 'STATIC_SECRET', versions: [`${CANARY}-ak-pw`] },
+  'database-credentials-json': { type: 'STATIC_SECRET', versions: [JSON.stringify({ username: 'orders', host: 'db.example' })] },
+});
+await tenant.core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'akeylss-secret-creds' }, stringData: { accessId: 'p-abc123', accessType: 'api_key', accessTypeParam: AK_KEY } } });
+const akRef = (key: string) => ({ name: 'akeylss-secret-creds', key });
+await asTenant('secretstores', {
+  kind: 'SecretStore', metadata: { name: 'akeyless-secret-store' },
+  spec: { controller: env.cls, provider: { akeyless: { akeylessGWApiURL: ak.url, authSecretRef: { secretRef: { accessID: akRef('accessId'), accessType: akRef('accessType'), accessTypeParam: akRef('accessTypeParam') } } } } },
+});
+await asTenant('externalsecrets', {
+  kind: 'ExternalSecret', metadata: { name: 'database-credentials' },
+  spec: {
+    refreshInterval: '15s', secretStoreRef: { kind: 'SecretStore', name: 'akeyless-secret-store' }, target: { name: 'database-credentials', creationPolicy: 'Owner' },
+    data: [{ secretKey: 'password', remoteRef: { key: 'database-credentials' } }], dataFrom: [{ extract: { key: 'database-credentials-json' } }],
+  },
+});
+
 const args = ['--controller-class', env.cls, '--claim-unclassed=false', '--leader-elect=false', '--coalesce-window', '2s'];
 const logs: string[] = [];
 
@@ -150,6 +206,10 @@ t.test('without --allow-private-store-addresses a SecretStore may not call 127.0
   await ready(env, ns, 'auth-api-db-url', 'True', 'SecretSynced', 90_000);
   await ready(env, ns, 'bitwarden', 'False', undefined, 90_000);
   t.equal(bw.seen.length, 0, 'no request reached the Bitwarden SDK server');
+  await ready(env, ns, 'infisical-managed-secrets', 'False', undefined, 90_000);
+  t.equal(inf.seen.length, 0, 'no request reached Infisical');
+  await ready(env, ns, 'database-credentials', 'False', undefined, 90_000);
+  t.equal(ak.seen.length, 0, 'no request reached Akeyless');
   t.same(decoded(await getSecret(env, ns, 'auth-api-db-url')), { DB_PASSWORD: `${CANARY}-dp-pw`, DB_USER: 'orders' }, 'Doppler: one secret and a find by prefix');
   t.notOk(await getSecret(env, ns, 'example-sync'));
   await ctl.stop();
@@ -168,6 +228,10 @@ t.test('with it, ESO\'s documented store syncs; dataFrom.extract through result.
   t.same(decoded(await getSecret(env, ns, 'op-item')), { key: `${CANARY}-op-pw`, username: 'orders', password: `${CANARY}-op-pw` }, '1Password: a field and the whole item');
   await ready(env, ns, 'bitwarden', 'True', 'SecretSynced', 90_000);
   t.same(decoded(await getSecret(env, ns, 'bitwarden')), { test: `${CANARY}-bw` }, 'Bitwarden: a secret by name in the project');
+  await ready(env, ns, 'infisical-managed-secrets', 'True', 'SecretSynced', 90_000);
+  t.same(decoded(await getSecret(env, ns, 'auth-api')), { API_KEY: `${CANARY}-inf-api`, JSON_KEY: 'json-value', PASSWORD: `${CANARY}-inf-pw` }, 'Infisical: a name, a property, an absolute path');
+  await ready(env, ns, 'database-credentials', 'True', 'SecretSynced', 90_000);
+  t.same(decoded(await getSecret(env, ns, 'database-credentials')), { password: `${CANARY}-ak-pw`, username: 'orders', host: 'db.example' }, 'Akeyless: a secret, a JSON secret extracted');
   await pushReady(env, ns, 'op-push', 'True', undefined, { ms: 90_000 });
   t.match(op.items('staging').find((i) => i.title === 'pushed-item'), { fields: [{ label: 'api-key', value: `${CANARY}-pushed` }] }, 'the PushSecret wrote the item');
   logs.push(ctl.output());

@@ -49,3 +49,20 @@ export async function startProxy(t: Test): Promise<ProxyServer> {
   });
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
 }
+
+const VARS = ['HTTPS_PROXY', 'HTTP_PROXY', 'ALL_PROXY', 'NO_PROXY', 'https_proxy', 'http_proxy', 'all_proxy', 'no_proxy'];
+
+/** Runs `fn` with exactly `vars` as the proxy environment, then restores it. */
+export async function withProxyEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+  const saved = VARS.map((n) => [n, process.env[n]] as const);
+  for (const n of VARS) delete process.env[n];
+  Object.assign(process.env, vars);
+  try {
+    return await fn();
+  } finally {
+    for (const [n, v] of saved) {
+      if (v === undefined) delete process.env[n];
+      else process.env[n] = v;
+    }
+  }
+}

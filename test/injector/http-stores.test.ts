@@ -7,8 +7,10 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runAgent } from '../../injector/agent.js';
 import type { AgentConfig } from '../../src/agent-config/types.js';
+import { startAkeylessStandIn } from '../providers/akeyless-standin.js';
 import { startBitwardenStandIn } from '../providers/bitwarden-standin.js';
 import { startDopplerStandIn } from '../providers/doppler-standin.js';
+import { startInfisicalStandIn } from '../providers/infisical-standin.js';
 import { json, serve } from '../providers/http-standin.js';
 import { startOnePasswordStandIn } from '../providers/onepassword-standin.js';
 import { assertNoCanary, CANARY_PASSWORD, CANARY_TOKEN, captureLogger, fakeConfig, tempRoot } from './fixtures.js';
@@ -106,5 +108,47 @@ t.test('bitwardensecretsmanager: a secret by name through the SDK server over TL
   const { logger, text } = captureLogger();
   t.equal(await runAgent({ config, root, logger }), 0, text());
   t.equal(await readFile(out(root, 'bw/password'), 'utf8'), CANARY_PASSWORD);
+  assertNoCanary(t, text(), 'logs');
+});
+
+t.test('infisical: universal auth from mounted files, a secret, a property and the scope', async (t) => {
+  const inf = await startInfisicalStandIn(t, { universal: { clientId: 'machine-id', clientSecret: CANARY_TOKEN } }, {
+    slug: 'first-project-fujh', environment: 'dev',
+    folders: { '/': { DB_PASSWORD: CANARY_PASSWORD, DB_USER: 'app_user', CONFIG: JSON.stringify({ port: '5432' }) } },
+  });
+  const root = await tempRoot(t);
+  await mount(root, { 'universal-auth-credentials/clientId': 'machine-id', 'universal-auth-credentials/clientSecret': CANARY_TOKEN });
+  const store = 'SecretStore/team-a/infisical';
+  const config = withStore(store, {
+    infisical: {
+      auth: { universalAuthCredentials: { clientId: { key: 'clientId', name: 'universal-auth-credentials' }, clientSecret: { key: 'clientSecret', name: 'universal-auth-credentials' } } },
+      secretsScope: { projectSlug: 'first-project-fujh', environmentSlug: 'dev' },
+      hostAPI: `${inf.url}/api`,
+    },
+  }, [{ name: 'db', store, data: [{ secretKey: 'pw', remoteRef: { key: 'DB_PASSWORD' } }, { secretKey: 'port', remoteRef: { key: 'CONFIG', property: 'port' } }], dataFrom: [{ find: { path: 'DB_' } }] }]);
+  const { logger, text } = captureLogger();
+  t.equal(await runAgent({ config, root, logger }), 0, text());
+  t.equal(await readFile(out(root, 'db/pw'), 'utf8'), CANARY_PASSWORD);
+  t.equal(await readFile(out(root, 'db/port'), 'utf8'), '5432');
+  t.equal(await readFile(out(root, 'db/DB_USER'), 'utf8'), 'app_user');
+  assertNoCanary(t, text(), 'logs');
+});
+
+t.test('akeyless: Kubernetes auth with a mounted token Secret, a static and a rotated secret', async (t) => {
+  const jwt = `${CANARY_TOKEN}.jwt`;
+  const ak = await startAkeylessStandIn(t, { k8s: { accessId: 'p-k8s456', confName: 'my-conf-name', jwt } }, {
+    '/app/db-password': { type: 'STATIC_SECRET', versions: [CANARY_PASSWORD] },
+    '/app/rotated': { type: 'ROTATED_SECRET', value: { username: 'svc', password: CANARY_PASSWORD } },
+  });
+  const root = await tempRoot(t);
+  await mount(root, { 'akeyless-jwt/token': jwt });
+  const store = 'SecretStore/team-a/akeyless';
+  const config = withStore(store, {
+    akeyless: { akeylessGWApiURL: ak.url, authSecretRef: { kubernetesAuth: { accessID: 'p-k8s456', k8sConfName: 'my-conf-name', secretRef: { name: 'akeyless-jwt' } } } },
+  }, [{ name: 'ak', store, data: [{ secretKey: 'pw', remoteRef: { key: '/app/db-password' } }, { secretKey: 'user', remoteRef: { key: '/app/rotated', property: 'username' } }], dataFrom: [] }]);
+  const { logger, text } = captureLogger();
+  t.equal(await runAgent({ config, root, logger }), 0, text());
+  t.equal(await readFile(out(root, 'ak/pw'), 'utf8'), CANARY_PASSWORD);
+  t.equal(await readFile(out(root, 'ak/user'), 'utf8'), 'svc');
   assertNoCanary(t, text(), 'logs');
 });

@@ -10,7 +10,7 @@ import { provider as vault } from '../../src/providers/vault/index.js';
 import { createToken, kvWrite, startVaultServer, writePolicy } from '../platform/backends/openbao.js';
 import { useControlPlane } from '../platform/controlPlane.js';
 import { createNamespace, serviceAccountToken } from '../helpers/kube.js';
-import { startProxy } from '../helpers/proxy-server.js';
+import { startProxy, withProxyEnv } from '../helpers/proxy-server.js';
 import { testContext } from './context.js';
 import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { execFileSync } from 'node:child_process';
@@ -31,22 +31,6 @@ function throwawayCa(): string {
   }
 }
 const text = (b: Uint8Array) => Buffer.from(b).toString('utf8');
-const VARS = ['HTTPS_PROXY', 'HTTP_PROXY', 'ALL_PROXY', 'NO_PROXY', 'https_proxy', 'http_proxy', 'all_proxy', 'no_proxy'];
-
-/** Runs `fn` with exactly `vars` as the proxy environment, then restores it. */
-async function withProxyEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): Promise<T> {
-  const saved = VARS.map((n) => [n, process.env[n]] as const);
-  for (const n of VARS) delete process.env[n];
-  Object.assign(process.env, vars);
-  try {
-    return await fn();
-  } finally {
-    for (const [n, v] of saved) {
-      if (v === undefined) delete process.env[n];
-      else process.env[n] = v;
-    }
-  }
-}
 
 t.test('which addresses go through the proxy: scheme, NO_PROXY by host, suffix and port', async (t) => {
   await withProxyEnv({ HTTPS_PROXY: 'http://proxy.example:3128', HTTP_PROXY: 'http://plain.example:3128', NO_PROXY: 'vault.internal,.corp.example,10.0.0.1:8200' }, async () => {

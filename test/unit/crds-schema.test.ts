@@ -1,4 +1,4 @@
-// Structure of ESI's CRDs (charts/esi/crds/), checked without a cluster: what a
+// Structure of ESI's CRDs (charts/esi/files/crds/), checked without a cluster: what a
 // GitOps user and `kubectl get` rely on. The apiserver test (test/api/crds.test.ts)
 // proves the same manifests are accepted and validate as intended.
 import t from 'tap';
@@ -27,7 +27,7 @@ interface RawSchema {
 interface RawCrd {
   spec: { names: { kind: string }; versions: { schema: { openAPIV3Schema: RawSchema } }[] };
 }
-/** Every CRD of charts/esi/crds/, both groups. */
+/** Every CRD of charts/esi/files/crds/, both groups. */
 const raw = (await loadCrdManifests()) as unknown as RawCrd[];
 const rawByKind = new Map(raw.map((c) => [c.spec.names.kind, c]));
 
@@ -62,7 +62,7 @@ t.test('the package root and CRD directory are found from the module', async (t)
   const root = packageRoot();
   const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { name: string };
   t.equal(pkg.name, 'esi');
-  t.equal(crdDirectory(), join(root, 'charts', 'esi', 'crds'));
+  t.equal(crdDirectory(), join(root, 'charts', 'esi', 'files', 'crds'));
 });
 
 t.test('six CRDs of the external-secrets.io group', async (t) => {

@@ -9,9 +9,9 @@ import { committed, generatedFiles } from '../../scripts/generate.js';
 const files = await generatedFiles();
 
 t.same([...files.keys()].sort(), [
-  'charts/esi/crds/external-secrets.io_clusterexternalsecrets.yaml',
-  'charts/esi/crds/external-secrets.io_clusterpushsecrets.yaml',
-  ...['clustergenerators', 'ecrauthorizationtokens', 'fakes', 'generatorstates', 'passwords', 'uuids', 'vaultdynamicsecrets'].map((p) => `charts/esi/crds/generators.external-secrets.io_${p}.yaml`),
+  'charts/esi/files/crds/external-secrets.io_clusterexternalsecrets.yaml',
+  'charts/esi/files/crds/external-secrets.io_clusterpushsecrets.yaml',
+  ...['clustergenerators', 'ecrauthorizationtokens', 'fakes', 'generatorstates', 'passwords', 'uuids', 'vaultdynamicsecrets'].map((p) => `charts/esi/files/crds/generators.external-secrets.io_${p}.yaml`),
   'docs/annotations.md',
   'src/agent-config/validator.generated.ts',
 ], 'what npm run generate writes');

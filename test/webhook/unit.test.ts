@@ -17,7 +17,7 @@ const objects = [
   { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'vault-bad', namespace: NS },
     spec: { provider: { vault: { server: 'ftp://v', auth: { tokenSecretRef: { name: 'approle', key: 'token' } } } } } },
   { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'other', namespace: NS },
-    spec: { provider: { akeyless: { akeylessGWApiURL: 'https://ak' } } } },
+    spec: { provider: { alibaba: { regionID: 'eu-central-1' } } } },
   { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'fake', namespace: NS },
     spec: { provider: { fake: { data: [{ key: 'k', value: 'v' }] } } } },
   { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'dev-only', namespace: NS },
@@ -117,7 +117,7 @@ t.test('resolution rules', async (t) => {
   t.equal(admit(pod({ 'esi.dev/secrets': 'es-dev-only' }), ctx()).kind, 'mutated', 'by default every class is served');
   t.match(deny({ 'esi.dev/secrets': 'es-vault-bad' }), /SecretStore "team-a\/vault-bad": spec\.provider\.vault\.server must use https:\/\/ or http:\/\//,
     'the provider\'s own spec rules deny at admission, naming the field');
-  t.match(deny({ 'esi.dev/secrets': 'es-other' }), /spec\.provider\.akeyless is not supported by ESI \(supported: fake, kubernetes, vault, openBao, aws, azurekv, gcpsm, grpc, webhook, onepassword, doppler, bitwardensecretsmanager\)/);
+  t.match(deny({ 'esi.dev/secrets': 'es-other' }), /spec\.provider\.alibaba is not supported by ESI \(supported: fake, kubernetes, vault, openBao, aws, azurekv, gcpsm, grpc, webhook, onepassword, doppler, bitwardensecretsmanager, infisical, akeyless\)/);
   const fake = admit(pod({ 'esi.dev/secrets': 'es-fake' }), ctx());
   t.match(fake.kind === 'mutated' ? fake.warnings : [], [/uses the fake provider/], 'the fake provider comes with a warning');
   const aws = admit(pod({ 'esi.dev/secrets': 'es-prod', 'esi.dev/token-audience': 'custom' }), ctx());

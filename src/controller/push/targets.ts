@@ -81,6 +81,8 @@ export async function concern(ps: PushSecret, targets: Targets, recorded: Synced
   }
   const missing: string[] = [];
   for (const key of keys) {
+    // Scoped mode serves no cluster kind (ADR 0064): such a store is another controller's.
+    if (!informers.clusterKinds && key.startsWith('ClusterSecretStore/')) continue;
     const store = storeByKey(informers, ns, key);
     if (store && stores.served(store)) return 'mine';
     if (!store) missing.push(key);

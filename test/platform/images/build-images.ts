@@ -29,7 +29,7 @@ export const ESI_IMAGE = 'esi.local/esi:node';
 export const PAUSE_IMAGE = 'esi.local/pause:3.10';
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 /** Repository paths the esi image is built from. */
-const INPUTS = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/bundle.ts', 'bin', 'src', 'webhook', 'injector', 'certs', 'examples', 'charts/esi/crds'];
+const INPUTS = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/bundle.ts', 'bin', 'src', 'webhook', 'injector', 'certs', 'examples', 'charts/esi/files/crds'];
 const UID = 65532;
 
 const log = (msg: string) => process.stderr.write(`[build-images] ${msg}\n`);
@@ -144,7 +144,7 @@ function appRootfs(dir: string): void {
   mkdirSync(join(app, 'bin'), { recursive: true });
   for (const f of ['package.json', 'package-lock.json']) copyFileSync(join(ROOT, f), join(app, f));
   copyFileSync(join(ROOT, 'bin', 'esi.js'), join(app, 'bin', 'esi.js'));
-  cpSync(join(ROOT, 'charts', 'esi', 'crds'), join(app, 'charts', 'esi', 'crds'), { recursive: true });
+  cpSync(join(ROOT, 'charts', 'esi', 'files', 'crds'), join(app, 'charts', 'esi', 'files', 'crds'), { recursive: true });
   log('compiling dist/ (tsc -p tsconfig.build.json)');
   run(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json', '--outDir', join(app, 'dist')]);
   log('installing production dependencies (npm ci --omit=dev, from the lockfile)');
