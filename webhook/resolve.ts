@@ -54,7 +54,7 @@ function findStore(es: ExternalSecret, ns: string, lookup: ObjectLookup, problem
   const ref = es.spec.secretStoreRef;
   const where = `ExternalSecret "${es.metadata.name}"`;
   if (!ref?.name) {
-    problems.push(`${where}: spec.secretStoreRef.name is required by ESI (per-entry sourceRef stores are not supported)`);
+    problems.push(`${where}: spec.secretStoreRef.name is required by ESI's agent, which mounts an ExternalSecret from one store (per-entry sourceRef.storeRef is served by ESI's reconciler only)`);
     return undefined;
   }
   const store = lookupStore(lookup, { kind: ref.kind, name: ref.name }, ns);

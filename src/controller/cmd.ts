@@ -53,6 +53,9 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
                              onepassword, bitwardensecretsmanager, infisical, akeyless) call
                              loopback and private addresses;
                              ClusterSecretStores always may (default false, ADR 0056)
+  --allow-configmap-targets BOOL  serve ExternalSecrets whose spec.target.manifest is a v1
+                             ConfigMap (values then sit unencrypted in a ConfigMap; default
+                             false, ADR 0067)
   --restart-min-interval DUR  at most one restart per workload per this interval when a
                              Secret it opted in for changes; changes inside it coalesce
                              into one delayed restart (default 60s, docs/controller.md)
@@ -82,6 +85,7 @@ const OPTIONS = {
   'watch-namespaces': { type: 'string' },
   'allow-ambient-identity': { type: 'string', default: 'false' },
   'allow-private-store-addresses': { type: 'string', default: 'false' },
+  'allow-configmap-targets': { type: 'string', default: 'false' },
   'restart-min-interval': { type: 'string', default: '60s' },
   listen: { type: 'string', default: '0.0.0.0' },
   port: { type: 'string', default: '8080' },
@@ -140,6 +144,7 @@ function flags(v: Values) {
     renderWorkers: positive('render-workers', v['render-workers']!),
     allowAmbientIdentity: bool('allow-ambient-identity', v['allow-ambient-identity']!),
     allowPrivateStoreAddresses: bool('allow-private-store-addresses', v['allow-private-store-addresses']!),
+    allowConfigMapTargets: bool('allow-configmap-targets', v['allow-configmap-targets']!),
     restartMinIntervalMs: positive('restart-min-interval', String(parseGoDuration(v['restart-min-interval']!, '--restart-min-interval'))),
     renderTimeoutMs: positive('render-timeout', String(parseGoDuration(v['render-timeout']!, '--render-timeout'))),
   };
@@ -178,6 +183,7 @@ export async function main(argv: string[]): Promise<number> {
     workers: f.workers, windowMs: f.windowMs, storeQps: f.storeQps, storeBurst: f.storeBurst, providerTimeoutMs: f.providerTimeoutMs,
     renderWorkers: f.renderWorkers, renderTimeoutMs: f.renderTimeoutMs, allowAmbientIdentity: f.allowAmbientIdentity,
     allowPrivateStoreAddresses: f.allowPrivateStoreAddresses, restartMinIntervalMs: f.restartMinIntervalMs,
+    allowConfigMapTargets: f.allowConfigMapTargets,
   });
   const elect = f.elect;
   let started = false;

@@ -57,6 +57,8 @@ export interface ControllerOptions {
   allowPrivateStoreAddresses?: boolean;
   /** At most one restart on change per workload per this interval, ms (--restart-min-interval). */
   restartMinIntervalMs?: number;
+  /** Serve `spec.target.manifest` of kind ConfigMap (ADR 0067); off: refused with the flag's name. */
+  allowConfigMapTargets?: boolean;
 }
 
 const metaChanged = (a: KubernetesObject | undefined, b: KubernetesObject): boolean =>
@@ -81,7 +83,7 @@ export class Controller {
   private readonly restarts: Restarter;
   /** store id → ExternalSecret keys using it, and the reverse. */
   private readonly dependents = new Map<string, Set<string>>();
-  private readonly usesStore = new Map<string, string>();
+  private readonly usesStore = new Map<string, readonly string[]>();
 
   constructor(private readonly o: ControllerOptions) {
     const { metrics, logger, rest } = o;
@@ -114,8 +116,8 @@ export class Controller {
     this.restarts = new Restarter({ rest, events, logger, minIntervalMs: o.restartMinIntervalMs ?? DEFAULT_RESTART_MIN_INTERVAL_MS });
     this.es = new ExternalSecretReconciler({
       informers: this.informers, stores: this.stores, clients: this.clients, generators, rest, events, restarts: this.restarts,
-      renderer: this.renderer, logger, jitterMaxMs: o.windowMs / 2,
-      uses: (key, store) => this.track(key, store),
+      renderer: this.renderer, logger, jitterMaxMs: o.windowMs / 2, allowConfigMapTargets: o.allowConfigMapTargets ?? false,
+      uses: (key, stores) => this.track(key, stores),
     });
     this.push = new PushSecretReconciler({
       informers: this.informers, stores: this.stores, clients: this.clients, rest, events,
@@ -162,18 +164,21 @@ export class Controller {
     return Object.entries(sel).every(([k, v]) => labels[k] === v);
   }
 
-  private track(key: string, store: string | undefined): void {
-    const prev = this.usesStore.get(key);
-    if (prev === store) return;
-    if (prev) this.dependents.get(prev)?.delete(key);
-    if (!store) {
+  /** Records the stores `key` reads from (several with per-entry sourceRef.storeRef). */
+  private track(key: string, stores: readonly string[]): void {
+    const prev = this.usesStore.get(key) ?? [];
+    if (prev.length === stores.length && prev.every((s, i) => s === stores[i])) return;
+    for (const p of prev) this.dependents.get(p)?.delete(key);
+    if (!stores.length) {
       this.usesStore.delete(key);
       return;
     }
-    this.usesStore.set(key, store);
-    let set = this.dependents.get(store);
-    if (!set) this.dependents.set(store, (set = new Set()));
-    set.add(key);
+    this.usesStore.set(key, [...stores]);
+    for (const store of stores) {
+      let set = this.dependents.get(store);
+      if (!set) this.dependents.set(store, (set = new Set()));
+      set.add(key);
+    }
   }
 
   private requeueDependents(id: string): void {

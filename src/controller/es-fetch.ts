@@ -4,10 +4,12 @@
 // the bounded pool. Every failure becomes a Failure carrying the condition reason and whether
 // retrying can help. Messages are value-free by construction (src/externalsecret, the
 // providers and templating build them).
-import { EXTERNAL_SECRET_API_VERSION, type AnySecretStore, type ExternalSecret } from '../api/types.js';
+import { EXTERNAL_SECRET_API_VERSION, type AnySecretStore, type ExternalSecret, type SecretStoreRef } from '../api/types.js';
+import { storeIdOf } from '../stores/id.js';
+import { storeKindOf } from '../stores/use.js';
 import { fetchExternalSecret } from '../externalsecret/fetch.js';
 import { TemplateSourceError } from '../externalsecret/template-sources.js';
-import { ProviderError } from '../providers/types.js';
+import { ProviderError, type SecretsClient } from '../providers/types.js';
 import { selectTemplateEngine, type RenderedTemplate } from '../templating/index.js';
 import { RenderBusy, RenderFailed, type PooledRenderer } from '../templating/pool/index.js';
 import { storeId, type ClientCache } from './clients.js';
@@ -61,11 +63,11 @@ export class ExternalSecretFetcher {
   /** The ExternalSecret's values, rendered; `gone` when deletionPolicy Delete finds no
    *  remote data left. With deletionPolicy Delete or Merge an entry whose remote secret is
    *  gone is skipped (an Event names it), as ESO does; with Retain it fails the sync. */
-  async fetch(es: ExternalSecret, store: AnySecretStore | undefined, fresh: boolean, requestedAt: number): Promise<{ rendered: RenderedTemplate } | { gone: 'Delete' | 'Retain' }> {
+  async fetch(es: ExternalSecret, stores: readonly AnySecretStore[], fresh: boolean, requestedAt: number): Promise<{ rendered: RenderedTemplate } | { gone: 'Delete' | 'Retain' }> {
     const ns = es.metadata.namespace!;
     const policy = es.spec.target?.deletionPolicy ?? 'Retain';
     const missing: string[] = [];
-    const values = await this.values(es, store, { fresh, requestedAt, ...(policy === 'Retain' ? {} : { onMissing: (entry: string) => missing.push(entry) }) });
+    const values = await this.values(es, stores, { fresh, requestedAt, ...(policy === 'Retain' ? {} : { onMissing: (entry: string) => missing.push(entry) }) });
     if (missing.length) {
       this.d.events.emit(regarding(es), 'Normal', 'MissingProviderSecret', bounded(`remote secret gone, entry skipped (deletionPolicy ${policy}): ${missing.sort().join('; ')}`));
     }
@@ -86,23 +88,35 @@ export class ExternalSecretFetcher {
     }
   }
 
-  /** The store's values and the generators' new ones (key → bytes); throws Failure. */
-  private async values(es: ExternalSecret, store: AnySecretStore | undefined, o: { fresh: boolean; requestedAt: number; onMissing?: (entry: string) => void }): Promise<Record<string, Uint8Array>> {
+  /** The stores' values and the generators' new ones (key → bytes); throws Failure. */
+  private async values(es: ExternalSecret, stores: readonly AnySecretStore[], o: { fresh: boolean; requestedAt: number; onMissing?: (entry: string) => void }): Promise<Record<string, Uint8Array>> {
     const ns = es.metadata.namespace!;
     try {
-      const client = store ? await this.d.clients.get(store, ns) : undefined;
-      return await fetchExternalSecret(!client ? noStoreClient : o.fresh ? client.fresh : client.sharedAsOf(o.requestedAt), {
+      // One cached client per store (spec.secretStoreRef's is the default of every entry
+      // without its own sourceRef.storeRef, ADR 0066), each coalescing as a single store does.
+      const byId = new Map<string, SecretsClient>();
+      for (const store of stores) {
+        const client = await this.d.clients.get(store, ns);
+        byId.set(storeId(store), o.fresh ? client.fresh : client.sharedAsOf(o.requestedAt));
+      }
+      const ref = es.spec.secretStoreRef;
+      const main = ref?.name ? byId.get(storeIdOf(storeKindOf(ref), ref.name, ns)) : undefined;
+      // Every store was looked up before the fetch (src/controller/es-stores.ts).
+      const clientFor = (r: SecretStoreRef) => byId.get(storeIdOf(storeKindOf(r), r.name, ns)) ?? noStoreClient;
+      return await fetchExternalSecret(main ?? noStoreClient, {
         name: es.metadata.name!, data: es.spec.data ?? [], dataFrom: es.spec.dataFrom ?? [],
       }, {
         transformKeys: (name, template, map) => this.d.renderer.transformKeys({ tenant: ns, key: esKey(ns, es.metadata.name!) }, name, template, map),
-        generate: async (ref) => this.d.generators.run(ns, await this.d.generators.resolve(ns, ref)),
+        generate: async (g) => this.d.generators.run(ns, await this.d.generators.resolve(ns, g)),
+        clientFor,
         ...(o.onMissing ? { onMissing: o.onMissing } : {}),
       });
     } catch (err) {
       const cause = rootCause(err);
       if (cause instanceof RenderBusy) throw cause;
       const code = cause instanceof ProviderError ? cause.code : undefined;
-      if (store && (code === 'AuthFailed' || code === 'Forbidden')) await this.d.clients.evict(storeId(store));
+      // The failing entry's store is not known here: every store logs in again (cheap, rare).
+      if (code === 'AuthFailed' || code === 'Forbidden') for (const store of stores) await this.d.clients.evict(storeId(store));
       // Retried with backoff, generator spec errors included: generators are not watched, so
       // a fixed generator is seen at the next retry.
       throw new Failure('SecretSyncedError', (err as Error).message, true);

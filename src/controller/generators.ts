@@ -38,21 +38,22 @@ interface GeneratorObject {
 /** ESO allows an ExternalSecret without a store when every entry is a generator. */
 export function generatorsOnly(spec: ExternalSecretSpec): boolean {
   const from = spec.dataFrom ?? [];
-  return !spec.secretStoreRef?.name && !(spec.data ?? []).length && from.length > 0 && from.every((f) => !!f.sourceRef?.generatorRef);
+  return !spec.secretStoreRef?.name && !(spec.data ?? []).length && from.length > 0 && from.every((f) => !!f.sourceRef?.generatorRef && !f.sourceRef.storeRef);
 }
 
-/** The ExternalSecret's source for messages: its store, or its generators. */
-export function describeSource(es: ExternalSecret, store: AnySecretStore | undefined): string {
-  if (store) return describeStore(store);
+/** The ExternalSecret's source for messages: its stores (several with per-entry
+ *  `sourceRef.storeRef`, ADR 0066), or its generators. */
+export function describeSource(es: ExternalSecret, stores: readonly AnySecretStore[]): string {
+  if (stores.length) return stores.map(describeStore).join(', ');
   const refs = (es.spec.dataFrom ?? []).map((f) => f.sourceRef?.generatorRef).filter((r) => !!r);
   return `generator${refs.length > 1 ? 's' : ''} ${refs.map((r) => `${r.kind} "${r.name}"`).join(', ')}`;
 }
 
-/** What the target Secret records as its source (labels and annotation of src/controller/secret.ts). */
-export function sourceOf(es: ExternalSecret, store: AnySecretStore | undefined): { kind: string; name: string } {
-  if (store) return { kind: store.kind, name: store.metadata.name! };
+/** What the target Secret records as its sources (labels and annotation of src/controller/secret.ts). */
+export function sourceOf(es: ExternalSecret, stores: readonly AnySecretStore[]): { kind: string; name: string }[] {
+  if (stores.length) return stores.map((s) => ({ kind: s.kind, name: s.metadata.name! }));
   const ref = es.spec.dataFrom?.[0]?.sourceRef?.generatorRef;
-  return { kind: ref?.kind ?? 'Generator', name: ref?.name ?? '' };
+  return [{ kind: ref?.kind ?? 'Generator', name: ref?.name ?? '' }];
 }
 
 const noStore = () => Promise.reject(new ProviderError('InvalidSpec', 'none', 'needs spec.secretStoreRef (only generator entries may go without a store)'));

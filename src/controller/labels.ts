@@ -11,7 +11,8 @@ export const STORE_KIND_LABEL = 'esi.dev/store-kind';
 /** The name of that store (a label value: names over 63 characters are shortened with a hash;
  *  the exact name is in SOURCE_STORE_ANNOTATION). */
 export const STORE_LABEL = 'esi.dev/store';
-/** `<Kind>/<name>` of the source store, exact. */
+/** `<Kind>/<name>` of the source store, exact; several comma-separated when entries name
+ *  their own stores (`sourceRef.storeRef`, ADR 0066): names never hold a comma. */
 export const SOURCE_STORE_ANNOTATION = 'esi.dev/source-store';
 /** The name of the ExternalSecret writing this Secret (same namespace). */
 export const EXTERNAL_SECRET_ANNOTATION = 'esi.dev/external-secret';

@@ -8,7 +8,6 @@ import type { Logger } from 'pino';
 import type { AnySecretStore, ExternalSecret, ExternalSecretStatus } from '../api/types.js';
 import { isKubeStatus, type KubeRest } from '../kube/rest.js';
 import { externalSecretSpecProblems } from '../externalsecret/checks.js';
-import { crossNamespaceRefs, describeStore, lookupStore, namespaceRefusal, storeKindOf, storeNotFound } from '../stores/use.js';
 import { TemplateSourceError } from '../externalsecret/template-sources.js';
 import { selectTemplateEngine, type RenderedTemplate } from '../templating/index.js';
 import { RenderBusy, type PooledRenderer } from '../templating/pool/index.js';
@@ -20,16 +19,17 @@ import { EXTERNAL_SECRET_ANNOTATION, FORCE_SYNC_ANNOTATION } from './labels.js';
 import { nextRefresh, phaseOf, refreshAfterRead, refreshSpec, type RefreshSpec } from './refresh.js';
 import { refreshAllowed } from './sync-windows.js';
 import type { Requeue } from './queue.js';
-import { desiredSecret, editedByHand, planSecret, type Plan } from './secret.js';
-import { storePath, versionOf, type StoreReconciler } from './stores.js';
+import { desiredSecret, editedByHand, planSecret, type Desired, type Plan } from './secret.js';
+import { isManifestTarget, writeConfigMap } from './manifest-target.js';
+import { versionOf, type StoreReconciler } from './stores.js';
 import { bounded, patchStatus, readyCondition, statusDiffers, syncedResourceVersion, withReady } from './status.js';
-import { nameProblem } from '../kube/names.js';
 import { EXTERNAL_SECRETS, resourcePath, SECRETS } from '../kube/paths.js';
-import { storeIdOf } from '../stores/id.js';
 import { applyPlan, readSecret } from './secret-io.js';
 import { describeSource, generatorsOnly, sourceOf, type Generators } from './generators.js';
 import { dataChanged, type Restarter } from './restart.js';
 import { ExternalSecretFetcher, Failure, esKey, regarding } from './es-fetch.js';
+import { checkStoreAccess, ensureStoresReady, lookupStores, storeIdsOf } from './es-stores.js';
+import { storeRefsOf } from '../externalsecret/store-refs.js';
 
 export interface EsDeps {
   informers: Informers;
@@ -45,8 +45,10 @@ export interface EsDeps {
   jitterMaxMs: number;
   /** Restarts the opted-in workloads of a Secret whose data changed (src/controller/restart.ts). */
   restarts?: Pick<Restarter, 'secretChanged'>;
-  /** Called with the store id each ExternalSecret uses (dependents index). */
-  uses(esKey: string, store: string | undefined): void;
+  /** Serve `spec.target.manifest` of kind ConfigMap (--allow-configmap-targets, ADR 0067). */
+  allowConfigMapTargets?: boolean;
+  /** Called with the ids of the stores each ExternalSecret uses (dependents index). */
+  uses(esKey: string, stores: readonly string[]): void;
 }
 
 /** What the reconciler remembers between reconciles of one ExternalSecret (no values). */
@@ -63,7 +65,11 @@ interface EsState {
 /** What happened (metrics) and when to run again (the work queue, src/controller/queue.ts). */
 export type Outcome = { result: 'synced' | 'unchanged' | 'skipped' | 'error'; reason: string; requeue: Requeue };
 
-const sourceVersion = (store: AnySecretStore | undefined) => (store ? versionOf(store) : 'generators');
+/** The kind of object the ExternalSecret writes: a Secret, or its manifest's ConfigMap. */
+const targetKind = (es: ExternalSecret) => (isManifestTarget(es) ? 'ConfigMap' : 'Secret');
+
+/** What a change of any store the ExternalSecret reads from changes (a refresh is due). */
+const sourceVersion = (stores: readonly AnySecretStore[]) => (stores.length ? stores.map(versionOf).join(',') : 'generators');
 
 export class ExternalSecretReconciler {
   private readonly state = new Map<string, EsState>();
@@ -80,37 +86,29 @@ export class ExternalSecretReconciler {
     const es = this.d.informers.externalSecret(ns, name);
     if (!es) {
       this.state.delete(key);
-      this.d.uses(key, undefined);
+      this.d.uses(key, []);
       return { result: 'skipped', reason: 'Deleted', requeue: { next: 'cancel' } };
     }
-    // Scoped mode serves no cluster kind (ADR 0064): an ExternalSecret of a ClusterSecretStore
+    // spec.secretStoreRef and the entries' own stores (sourceRef.storeRef, ADR 0066).
+    const refs = storeRefsOf(es.spec);
+    // Scoped mode serves no cluster kind (ADR 0064): an ExternalSecret using a ClusterSecretStore
     // is another controller's, as one of another class is; no status, no 403 on the store.
-    if (!this.d.informers.clusterKinds && es.spec.secretStoreRef && storeKindOf(es.spec.secretStoreRef) === 'ClusterSecretStore') {
+    if (!this.d.informers.clusterKinds && refs.some((r) => r.kind === 'ClusterSecretStore')) {
       this.state.delete(key);
       return { result: 'skipped', reason: 'ClusterKindNotServed', requeue: { next: 'cancel' } };
     }
-    const store = this.findStore(es);
-    this.d.uses(key, store.id);
+    this.d.uses(key, storeIdsOf(refs, ns));
     try {
-      if (generatorsOnly(es.spec)) return await this.reconcileGenerated(es, requestedAt);
-      if (store.invalid) throw new Failure('InvalidSpec', store.invalid, false);
-      if (!store.obj) {
-        // A cache miss is not proof: the store's add event can arrive after the
-        // ExternalSecret's. A store that exists may be another controller's class, and a
-        // StoreNotFound written from this lagging cache would overwrite the status its own
-        // controller wrote (nothing would ever rewrite it). So only a store the API confirms
-        // missing is reported; otherwise wait for the cache (the store's add event, or the retry).
-        if (store.path && (await this.d.rest.exists(store.path))) return { result: 'skipped', reason: 'StoreNotCached', requeue: { backoff: true } };
-        throw new Failure('StoreNotFound', store.notFound, true); // retried with backoff
-      }
-      if (!this.d.stores.served(store.obj)) {
+      if (!refs.length) return await this.reconcileStoreless(es, requestedAt);
+      const found = await lookupStores(es, refs, this.d);
+      if ('skip' in found) {
+        if (found.skip === 'StoreNotCached') return { result: 'skipped', reason: 'StoreNotCached', requeue: { backoff: true } };
         this.state.delete(key);
         return { result: 'skipped', reason: 'OtherClass', requeue: { next: 'cancel' } };
       }
-      const refresh = this.check(es, store.obj);
-      const st = await this.d.stores.ensure(store.obj);
-      if (!st.ready) throw new Failure('StoreNotReady', `${describeStore(store.obj)} is not ready: ${st.message}`, false);
-      return await this.sync(es, store.obj, refresh, requestedAt);
+      const refresh = this.check(es, found.stores);
+      await ensureStoresReady(found.stores, this.d);
+      return await this.sync(es, found.stores, refresh, requestedAt);
     } catch (err) {
       if (err instanceof RenderBusy) {
         // Not rendered at all (the pool holds this namespace to one render): no status, later.
@@ -122,47 +120,27 @@ export class ExternalSecretReconciler {
     }
   }
 
-  /** No store, only generators (ESO allows it): served by the generators' controller class. */
-  private async reconcileGenerated(es: ExternalSecret, requestedAt: number): Promise<Outcome> {
+  /** No store: only generators (ESO allows it), served by the generators' controller class;
+   *  otherwise a spec that names no store, refused by the controller claiming unclassed stores. */
+  private async reconcileStoreless(es: ExternalSecret, requestedAt: number): Promise<Outcome> {
     const key = esKey(es.metadata.namespace!, es.metadata.name!);
+    if (!generatorsOnly(es.spec)) {
+      if (!this.d.stores.servesClass('')) return { result: 'skipped', reason: 'OtherClass', requeue: { next: 'cancel' } };
+      this.check(es, []);
+      throw new Failure('InvalidSpec', `ExternalSecret "${es.metadata.name}": names no store; set spec.secretStoreRef`, false);
+    }
     const classes = await Promise.all((es.spec.dataFrom ?? []).map((f) =>
       this.d.generators.resolve(es.metadata.namespace!, f.sourceRef!.generatorRef!).then((g) => g.controller, () => '')));
     if (!classes.every((c) => this.d.stores.servesClass(c))) {
       this.state.delete(key);
       return { result: 'skipped', reason: 'OtherClass', requeue: { next: 'cancel' } };
     }
-    return this.sync(es, undefined, this.check(es, undefined), requestedAt);
-  }
-
-  private findStore(es: ExternalSecret): { id?: string; notFound: string; path?: string; obj?: AnySecretStore; invalid?: string } {
-    const ref = es.spec.secretStoreRef;
-    const ns = es.metadata.namespace!;
-    if (!ref?.name) return { notFound: 'spec.secretStoreRef.name (required by ESI: per-entry sourceRef stores are not supported) not found; create it or fix spec.secretStoreRef' };
-    const bad = nameProblem(ref.name, 'subdomain');
-    if (bad) return { notFound: '', invalid: `ExternalSecret "${es.metadata.name}": spec.secretStoreRef.name ${bad}` };
-    const kind = storeKindOf(ref);
-    return {
-      id: storeIdOf(kind, ref.name, ns),
-      notFound: storeNotFound(ref, ns, 'spec.secretStoreRef'),
-      path: storePath(kind, ns, ref.name),
-      obj: lookupStore(this.d.informers, ref, ns),
-    };
+    return this.sync(es, [], this.check(es, []), requestedAt);
   }
 
   /** Access rules and spec checks that need no I/O; throws Failure. */
-  private check(es: ExternalSecret, store: AnySecretStore | undefined): RefreshSpec {
-    const ns = es.metadata.namespace!;
-    const what = describeSource(es, store);
-    if (store) {
-      const notAdmitted = namespaceRefusal(store, this.d.informers, ns);
-      if (notAdmitted) throw new Failure('AccessDenied', notAdmitted, false);
-    }
-    if (store?.kind === 'ClusterSecretStore') {
-      const cross = crossNamespaceRefs(store.spec.provider, ns);
-      if (cross.length) throw new Failure('AccessDenied', `${what}: ${cross.join('; ')}`, false);
-    }
-    const refused = store && this.d.clients.identityProblem(store);
-    if (refused) throw new Failure('AccessDenied', `${what}: ${refused}`, false);
+  private check(es: ExternalSecret, stores: readonly AnySecretStore[]): RefreshSpec {
+    checkStoreAccess(es, stores, this.d);
     // The webhook refuses the same features when a pod mounts the ExternalSecret.
     const problems = externalSecretSpecProblems(es.spec, 'reconciler').map((p) => p.message);
     try {
@@ -171,6 +149,10 @@ export class ExternalSecretReconciler {
       problems.push((err as Error).message.replace(/^ExternalSecret "[^"]*": /, ''));
     }
     problems.push(...this.templateProblems(es));
+    const manifest = es.spec.target?.manifest;
+    if (manifest?.kind === 'ConfigMap' && manifest.apiVersion === 'v1' && !this.d.allowConfigMapTargets) {
+      problems.push('spec.target.manifest (ConfigMap) is not enabled in this controller: its operator starts it with --allow-configmap-targets (chart: controller.configMapTargets), off by default because values in a ConfigMap are not encrypted at rest and are readable by whoever may read ConfigMaps; remove it to get a Secret');
+    }
     let refresh: RefreshSpec | undefined;
     try {
       refresh = refreshSpec(es);
@@ -187,13 +169,14 @@ export class ExternalSecretReconciler {
 
   /** Is the target Secret there, ours and unedited (or not wanted: creationPolicy None)? */
   private secretOk(es: ExternalSecret, cur: V1Secret | undefined): boolean {
-    if ((es.spec.target?.creationPolicy ?? 'Owner') === 'None') return true;
+    // A ConfigMap target is read and compared at each fetch (src/controller/manifest-target.ts).
+    if ((es.spec.target?.creationPolicy ?? 'Owner') === 'None' || isManifestTarget(es)) return true;
     return !!cur && !editedByHand(cur) && cur.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION] === es.metadata.name;
   }
 
   /** Whether values must be fetched now; `notBefore`: a due refresh that spec.syncWindows
    *  holds back, and when it may run (undefined: at the next slot). */
-  private needsFetch(es: ExternalSecret, store: AnySecretStore | undefined, refresh: RefreshSpec, seen: { st?: EsState; cur?: V1Secret }): { fetch: boolean; notBefore?: number } {
+  private needsFetch(es: ExternalSecret, stores: readonly AnySecretStore[], refresh: RefreshSpec, seen: { st?: EsState; cur?: V1Secret }): { fetch: boolean; notBefore?: number } {
     const { st, cur } = seen;
     const ready = readyCondition(es.status?.conditions)?.status === 'True';
     const secretOk = this.secretOk(es, cur);
@@ -201,7 +184,7 @@ export class ExternalSecretReconciler {
     if (st && st.forceSync !== es.metadata.annotations?.[FORCE_SYNC_ANNOTATION]) return { fetch: true };
     if (!ready || !secretOk || es.status?.syncedResourceVersion !== syncedResourceVersion(es)) return { fetch: true };
     if (refresh.policy === 'OnChange' || refresh.intervalMs === 0) return { fetch: false };
-    if (st && st.storeVersion !== sourceVersion(store)) return { fetch: true };
+    if (st && st.storeVersion !== sourceVersion(stores)) return { fetch: true };
     const due = st ? st.due !== undefined && Date.now() >= st.due : this.dueOnFirstSight(es, refresh);
     if (!due) return { fetch: false };
     // Sync windows gate only this, the periodic refresh (as ESO): a changed spec, a missing
@@ -239,31 +222,31 @@ export class ExternalSecretReconciler {
     return { next: st.due };
   }
 
-  private async sync(es: ExternalSecret, store: AnySecretStore | undefined, refresh: RefreshSpec, requestedAt: number): Promise<Outcome> {
+  private async sync(es: ExternalSecret, stores: readonly AnySecretStore[], refresh: RefreshSpec, requestedAt: number): Promise<Outcome> {
     const ns = es.metadata.namespace!;
     const key = esKey(ns, es.metadata.name!);
     const target = this.targetName(es);
-    const cur = es.spec.target?.creationPolicy === 'None' ? undefined : this.d.informers.secret(ns, target);
+    const cur = es.spec.target?.creationPolicy === 'None' || isManifestTarget(es) ? undefined : this.d.informers.secret(ns, target);
     const prev = this.state.get(key);
     const st = prev?.uid === es.metadata.uid ? prev : undefined;
     const force = es.metadata.annotations?.[FORCE_SYNC_ANNOTATION];
     const windowsReported = this.reportIgnoredWindows(es, refresh, st);
-    const next = (): EsState => ({ uid: es.metadata.uid!, storeVersion: sourceVersion(store), forceSync: force, windowsReported });
-    const need = this.needsFetch(es, store, refresh, { st, cur });
+    const next = (): EsState => ({ uid: es.metadata.uid!, storeVersion: sourceVersion(stores), forceSync: force, windowsReported });
+    const need = this.needsFetch(es, stores, refresh, { st, cur });
     if (!need.fetch) {
       const held = 'notBefore' in need;
       return { result: 'unchanged', reason: held ? 'OutsideSyncWindow' : 'UpToDate', requeue: this.schedule(es, refresh, { ...next(), due: held ? need.notBefore : st?.due }) };
     }
-    const fetched = await this.fetcher.fetch(es, store, !!st && st.forceSync !== force, requestedAt);
+    const fetched = await this.fetcher.fetch(es, stores, !!st && st.forceSync !== force, requestedAt);
     if ('gone' in fetched) {
       const outcome = fetched.gone === 'Retain' ? await this.retained(es) : await this.remoteGone(es, cur);
       return { ...outcome, requeue: this.schedule(es, refresh, next(), requestedAt) };
     }
-    const { wrote, action, missing, changed } = await this.write(es, store, fetched.rendered, cur);
-    const statusWritten = await this.writeStatus(es, this.syncedStatus(es, store, wrote, Date.now(), missing));
+    const { wrote, action, missing, changed } = await this.write(es, stores, fetched.rendered, cur);
+    const statusWritten = await this.writeStatus(es, this.syncedStatus(es, stores, wrote, Date.now(), missing));
     if (wrote) {
       const verb = action === 'create' ? 'Created' : 'Updated';
-      this.d.events.emit(regarding(es), 'Normal', verb, `${verb} Secret "${target}" from ${describeSource(es, store)}`);
+      this.d.events.emit(regarding(es), 'Normal', verb, `${verb} ${targetKind(es)} "${target}" from ${describeSource(es, stores)}`);
     }
     if (changed) this.d.restarts?.secretChanged(ns, target, regarding(es));
     return { result: wrote || statusWritten ? 'synced' : 'unchanged', reason: 'SecretSynced', requeue: this.schedule(es, refresh, next(), requestedAt) };
@@ -272,14 +255,14 @@ export class ExternalSecretReconciler {
   /** `missing`: creationPolicy Merge found no Secret to merge into (Ready=True, reason
    *  SecretMissing, as ESO: nothing failed, the keys are merged once the Secret exists). */
   // eslint-disable-next-line max-params -- the ExternalSecret, its store, and what the write did
-  private syncedStatus(es: ExternalSecret, store: AnySecretStore | undefined, wrote: boolean, now: number, missing?: string): ExternalSecretStatus {
+  private syncedStatus(es: ExternalSecret, stores: readonly AnySecretStore[], wrote: boolean, now: number, missing?: string): ExternalSecretStatus {
     const none = es.spec.target?.creationPolicy === 'None' || !!missing;
     const target = this.targetName(es);
     const message = missing
       ? `${missing}; its keys are merged once it exists`
       : none
-        ? `values fetched from ${describeSource(es, store)} (creationPolicy None: no Secret written)`
-        : `Secret "${target}" is in sync with ${describeSource(es, store)}`;
+        ? `values fetched from ${describeSource(es, stores)} (creationPolicy None: no Secret written)`
+        : `${targetKind(es)} "${target}" is in sync with ${describeSource(es, stores)}`;
     return {
       conditions: withReady(es.status?.conditions, 'True', missing ? 'SecretMissing' : 'SecretSynced', message),
       // Only a write moves refreshTime: an idle refresh writes nothing, status included.
@@ -300,10 +283,11 @@ export class ExternalSecretReconciler {
 
   /** Writes the target Secret when it differs; throws Failure when refused. `missing`: no
    *  Secret to merge into (creationPolicy Merge), which is not a failure (ESO). */
-  private async write(es: ExternalSecret, store: AnySecretStore | undefined, rendered: RenderedTemplate, cached: V1Secret | undefined): Promise<{ wrote: boolean; action: Plan['action']; missing?: string; changed?: boolean }> {
+  private async write(es: ExternalSecret, stores: readonly AnySecretStore[], rendered: RenderedTemplate, cached: V1Secret | undefined): Promise<{ wrote: boolean; action: Plan['action']; missing?: string; changed?: boolean }> {
     const ns = es.metadata.namespace!;
     const target = this.targetName(es);
-    const desired = desiredSecret(es, sourceOf(es, store), rendered);
+    const desired = desiredSecret(es, sourceOf(es, stores), rendered);
+    if (isManifestTarget(es)) return this.writeConfigMap(es, desired);
     let cur = !cached && desired.policy === 'Merge' ? await this.read(ns, target) : cached;
     const exists = (n: string) => !!this.d.informers.externalSecret(ns, n);
     let plan = planSecret(desired, es, cur, exists);
@@ -322,6 +306,17 @@ export class ExternalSecretReconciler {
     if (plan.action === 'refuse' && plan.reason === 'SecretMissing') return { wrote, action: plan.action, missing: plan.message };
     if (plan.action === 'refuse') throw new Failure(plan.reason, plan.message, false);
     return { wrote, action: plan.action, changed: wrote && dataChanged(cur, plan) };
+  }
+
+  /** spec.target.manifest: the ConfigMap, by the Secret's rules (src/controller/manifest-target.ts). */
+  private async writeConfigMap(es: ExternalSecret, desired: Desired): Promise<{ wrote: boolean; action: Plan['action'] }> {
+    const exists = (n: string) => !!this.d.informers.externalSecret(es.metadata.namespace!, n);
+    const { wrote, plan } = await writeConfigMap(this.d.rest, desired, es, exists).catch((err: unknown) => {
+      throw new Failure('SecretWriteError', `cannot write ConfigMap "${desired.namespace}/${desired.name}": ${(err as Error).message}`, true);
+    });
+    if (plan.action === 'replace' && plan.adopted) this.d.events.emit(regarding(es), 'Normal', 'Adopted', `Took over ConfigMap "${desired.name}": ${plan.adopted}`);
+    if (plan.action === 'refuse') throw new Failure(plan.reason, plan.message, false);
+    return { wrote, action: plan.action };
   }
 
   private read(ns: string, name: string): Promise<V1Secret | undefined> {
@@ -360,7 +355,7 @@ export class ExternalSecretReconciler {
 
   /** deletionPolicy Retain with no remote data (ESO): no Secret is written, Ready=True. */
   private async retained(es: ExternalSecret): Promise<Omit<Outcome, 'requeue'>> {
-    const message = `no remote data: Secret "${this.targetName(es)}" is neither created nor changed (deletionPolicy Retain)`;
+    const message = `no remote data: ${targetKind(es)} "${this.targetName(es)}" is neither created nor changed (deletionPolicy Retain)`;
     const conditions = withReady(es.status?.conditions, 'True', 'SecretSynced', message);
     const written = await this.writeStatus(es, { ...es.status, conditions, syncedResourceVersion: syncedResourceVersion(es) });
     return { result: written ? 'synced' : 'unchanged', reason: 'SecretSynced' };

@@ -24,6 +24,8 @@ import {
 } from './labels.js';
 
 export interface Desired {
+  /** The object written: a Secret, or the ConfigMap of spec.target.manifest (ADR 0067). */
+  kind?: 'Secret' | 'ConfigMap';
   name: string;
   namespace: string;
   type: string;
@@ -57,13 +59,22 @@ function userMetadata(es: ExternalSecret, rendered: { labels: Record<string, str
   return { labels: { ...(es.metadata.labels ?? {}) }, annotations };
 }
 
+/** A store (or generator) the values came from. Several with per-entry `sourceRef.storeRef`
+ *  (ADR 0066): the labels name the first, the annotation all of them, comma-separated. */
+export interface StoreSource {
+  kind: string;
+  name: string;
+}
+
 /** The Secret `es` wants: `rendered` is its template's output (data, and the labels and
  *  annotations the template renders); ESI's own labels and annotations always win. */
 export function desiredSecret(
   es: ExternalSecret,
-  store: { kind: string; name: string },
+  source: StoreSource | readonly StoreSource[],
   rendered: { data: Record<string, Uint8Array>; labels: Record<string, string>; annotations: Record<string, string> },
 ): Desired {
+  const sources = [source].flat();
+  const store = sources[0]!;
   const target = es.spec.target ?? {};
   const template = target.template;
   const policy = target.creationPolicy ?? 'Owner';
@@ -74,7 +85,7 @@ export function desiredSecret(
   const annotations: Record<string, string> = {
     ...meta.annotations,
     [EXTERNAL_SECRET_ANNOTATION]: es.metadata.name!,
-    [SOURCE_STORE_ANNOTATION]: `${store.kind}/${store.name}`,
+    [SOURCE_STORE_ANNOTATION]: sources.map((x) => `${x.kind}/${x.name}`).join(','),
     [DATA_HASH_ANNOTATION]: contentHash(type, data),
   };
   if (policy === 'Merge') annotations[MERGED_KEYS_ANNOTATION] = Object.keys(data).sort().join(',');
@@ -236,9 +247,12 @@ function body(d: Desired, base?: V1Secret): V1Secret {
   };
 }
 
+/** `Secret "ns/name"` (or `ConfigMap "ns/name"`, ADR 0067), as messages name the target. */
+const describeTarget = (d: Desired) => `${d.kind ?? 'Secret'} "${d.namespace}/${d.name}"`;
+
 /** What to do about the target Secret. `cur` is the Secret in the cluster, if any. */
 export function planSecret(d: Desired, es: ExternalSecret, cur: V1Secret | undefined, esExists: (name: string) => boolean): Plan {
-  const target = `Secret "${d.namespace}/${d.name}"`;
+  const target = describeTarget(d);
   if (d.policy === 'None') return { action: 'none' };
   if (!cur) {
     if (d.policy === 'Merge') {

@@ -5,7 +5,7 @@
 // the reconciler as Ready=False (an ExternalSecret no webhook ever saw). Pure: spec in,
 // problems out; Go templates in rewrite transforms are parsed (target.template is parsed by
 // src/templating/eso.ts, which also chooses the engine).
-import type { ExternalSecretDataFromRemoteRef, ExternalSecretRewrite, ExternalSecretSpec, ExternalSecretTemplate } from '../api/types.js';
+import type { ExternalSecretData, ExternalSecretDataFromRemoteRef, ExternalSecretRewrite, ExternalSecretSpec, ExternalSecretTemplate, SecretStoreRef } from '../api/types.js';
 import { compileGoRegexp } from '../providers/regexp.js';
 import { parseGoTemplates } from '../templating/go/index.js';
 import { nameProblem } from '../kube/names.js';
@@ -48,17 +48,33 @@ function checkRewrite(where: string, rw: ExternalSecretRewrite, add: Add, out: S
   }
 }
 
-/** `dataFrom[].sourceRef`: a generator, served by the reconciler (docs/generators.md). */
 interface Sink {
   consumer: Consumer;
   add: Add;
   out: SpecProblem[];
 }
 
+/** Adds why an entry's own store (`sourceRef.storeRef`, ADR 0066) cannot be served; true if it cannot. */
+function storeRefProblem(where: string, ref: SecretStoreRef, consumer: Consumer, add: Add): boolean {
+  if (consumer === 'agent') {
+    add(`${where}.sourceRef.storeRef`, `is served by ESI's reconciler only (it writes a Secret); the agent mounts an ExternalSecret from one store: move the entry to an ExternalSecret whose spec.secretStoreRef names ${ref.kind ?? 'SecretStore'} "${ref.name}"`);
+    return true;
+  }
+  const bad = nameProblem(ref.name ?? '', 'subdomain');
+  if (bad) add(`${where}.sourceRef.storeRef.name`, bad);
+  return !!bad;
+}
+
+/** `dataFrom[].sourceRef`: another store (ADR 0066) or a generator (docs/generators.md), both
+ *  served by the reconciler. */
 function checkSourceRef(where: string, d: ExternalSecretDataFromRemoteRef, { consumer, add, out }: Sink): void {
   const ref = d.sourceRef!;
-  if (ref.storeRef) return add(`${where}.sourceRef.storeRef`, 'is not supported by ESI (one store per ExternalSecret); use spec.secretStoreRef');
-  if (!ref.generatorRef) return add(`${where}.sourceRef`, 'must set generatorRef');
+  if (ref.storeRef && ref.generatorRef) return add(`${where}.sourceRef`, 'must set only one of storeRef or generatorRef');
+  if (ref.storeRef) {
+    if (!storeRefProblem(where, ref.storeRef, consumer, add)) checkExtractFind(where, d, add);
+    return;
+  }
+  if (!ref.generatorRef) return add(`${where}.sourceRef`, 'must set storeRef or generatorRef');
   if (consumer === 'agent') return add(`${where}.sourceRef.generatorRef`, 'is served by ESI\'s reconciler only (it writes a Secret); the agent mounts store values');
   const problem = generatorRefProblem(ref.generatorRef);
   if (problem) out.push({ field: `${where}.sourceRef.generatorRef`, message: `${where}.sourceRef.${problem}` });
@@ -83,6 +99,25 @@ function checkExtractFind(where: string, d: ExternalSecretDataFromRemoteRef, add
   }
 }
 
+function checkData(where: string, d: ExternalSecretData, consumer: Consumer, add: Add): void {
+  if (d.sourceRef?.generatorRef) add(`${where}.sourceRef.generatorRef`, 'is not implemented for spec.data (ESO neither); use spec.dataFrom[].sourceRef.generatorRef');
+  else if (d.sourceRef && !d.sourceRef.storeRef) add(`${where}.sourceRef`, 'must set storeRef');
+  else if (d.sourceRef?.storeRef) storeRefProblem(where, d.sourceRef.storeRef, consumer, add);
+  if (!d.remoteRef?.key) add(`${where}.remoteRef.key`, 'must not be empty');
+}
+
+/** `spec.secretStoreRef`: a valid name; without it (the reconciler), every entry must name
+ *  its own store or a generator (ESO). */
+function checkDefaultStore(s: ExternalSecretSpec, consumer: Consumer, add: Add): void {
+  const storeName = s.secretStoreRef?.name;
+  const badStore = storeName !== undefined ? nameProblem(storeName, 'subdomain') : undefined;
+  if (badStore) add('spec.secretStoreRef.name', badStore);
+  if (consumer !== 'reconciler' || storeName) return;
+  const fix = (where: string) => add(where, 'names no store: set spec.secretStoreRef, or this entry\'s sourceRef.storeRef');
+  (s.data ?? []).forEach((d, i) => !d.sourceRef && fix(`spec.data[${i}]`));
+  (s.dataFrom ?? []).forEach((d, i) => !d.sourceRef && fix(`spec.dataFrom[${i}]`));
+}
+
 /** Secret types the apiserver fills with credentials (a ServiceAccount token, a bootstrap
  *  token): a reconciler writing one would hand whoever may create an ExternalSecret a credential. */
 const CREDENTIAL_TYPES = ['kubernetes.io/service-account-token', 'bootstrap.kubernetes.io/token'];
@@ -103,12 +138,27 @@ function checkTemplate(where: string, tpl: ExternalSecretTemplate | undefined, c
   }
 }
 
+/** `target.manifest` (ADR 0067): a v1 ConfigMap only, owned (or orphaned) and rewritten
+ *  whole; what describes a Secret or another lifecycle is refused, naming the field. */
+function checkManifest(spec: ExternalSecretSpec, add: Add): void {
+  const target = spec.target!;
+  const { apiVersion, kind } = target.manifest!;
+  if (apiVersion !== 'v1' || kind !== 'ConfigMap') {
+    return add('spec.target.manifest', `(${apiVersion ?? ''} ${kind ?? ''}) is not served by ESI: its reconciler writes Secrets and, where the operator enabled it, ConfigMaps (apiVersion v1, kind ConfigMap); remove it to get a Secret`);
+  }
+  const with_ = 'with spec.target.manifest (a ConfigMap)';
+  if (target.creationPolicy === 'Merge') add('spec.target.creationPolicy', `Merge is not served ${with_}; use Owner or Orphan`);
+  if (target.deletionPolicy && target.deletionPolicy !== 'Retain') add('spec.target.deletionPolicy', `${target.deletionPolicy} is not served ${with_}; use Retain`);
+  if (target.immutable) add('spec.target.immutable', `is not served ${with_}; remove it`);
+  if (target.template?.type) add('spec.target.template.type', `describes a Secret and is not served ${with_}; remove it`);
+}
+
 /** The reconciler writes a Secret: what of `target` it cannot honour. */
 function checkTarget(spec: ExternalSecretSpec, add: Add): void {
   const target = spec.target;
   const badName = target?.name !== undefined ? nameProblem(target.name, 'subdomain') : undefined;
   if (badName) add('spec.target.name', `${badName} (the name of a Secret in this namespace)`);
-  if (target?.manifest) add('spec.target.manifest', `(${target.manifest.kind ?? 'another kind'}) is not supported by ESI's reconciler, which writes Secrets only; remove it to get a Secret`);
+  if (target?.manifest) checkManifest(spec, add);
   if (target?.creationPolicy === 'CreateOrMerge') add('spec.target.creationPolicy', 'CreateOrMerge is not supported by ESI; use Owner (create and own) or Merge (merge into an existing Secret)');
 }
 
@@ -126,14 +176,9 @@ export function externalSecretSpecProblems(spec: ExternalSecretSpec | undefined,
   if (data.length > MAX_DATA_ENTRIES) add('spec.data', `has ${data.length} entries; ESI allows at most ${MAX_DATA_ENTRIES}`);
   if (dataFrom.length > MAX_DATA_FROM_ENTRIES) add('spec.dataFrom', `has ${dataFrom.length} entries; ESI allows at most ${MAX_DATA_FROM_ENTRIES}`);
   if (data.length > MAX_DATA_ENTRIES || dataFrom.length > MAX_DATA_FROM_ENTRIES) return out;
-  data.forEach((d, i) => {
-    if (d.sourceRef) add(`spec.data[${i}].sourceRef`, 'is not supported by ESI; use spec.secretStoreRef');
-    if (!d.remoteRef?.key) add(`spec.data[${i}].remoteRef.key`, 'must not be empty');
-  });
+  data.forEach((d, i) => checkData(`spec.data[${i}]`, d, consumer, add));
   dataFrom.forEach((d, i) => checkDataFrom(`spec.dataFrom[${i}]`, d, { consumer, add, out }));
-  const storeName = s.secretStoreRef?.name;
-  const badStore = storeName !== undefined ? nameProblem(storeName, 'subdomain') : undefined;
-  if (badStore) add('spec.secretStoreRef.name', badStore);
+  checkDefaultStore(s, consumer, add);
   checkTemplate('spec.target.template', s.target?.template, consumer, add);
   if (consumer === 'reconciler') checkTarget(s, add);
   return out;

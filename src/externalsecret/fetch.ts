@@ -13,6 +13,7 @@ import type {
   ExternalSecretDataRemoteRef,
   GeneratorRef,
   NullBytePolicy,
+  SecretStoreRef,
 } from '../api/types.js';
 import { RemoteRefError } from '../providers/errors.js';
 import { emptySecretMap, ProviderError, type CallOptions, type FindRef, type RemoteRef, type SecretMap, type SecretsClient } from '../providers/types.js';
@@ -31,6 +32,16 @@ export interface FetchOptions extends CallOptions {
   /** Runs the generator a `dataFrom[].sourceRef.generatorRef` names (the reconciler:
    *  src/controller/generators.ts); without it such an entry is refused. */
   generate?: (ref: GeneratorRef) => Promise<SecretMap>;
+  /** The client of the store an entry's `sourceRef.storeRef` names (the reconciler, ADR
+   *  0066); without it such an entry is refused (the agent reads one store). */
+  clientFor?: (ref: SecretStoreRef) => SecretsClient;
+}
+
+/** The client an entry reads from: its own store's, or the ExternalSecret's. */
+function clientOf(client: SecretsClient, ref: SecretStoreRef | undefined, opts: FetchOptions): SecretsClient {
+  if (!ref) return client;
+  if (!opts.clientFor) throw new RemoteRefError('sourceRef.storeRef is served by ESI\'s reconciler only (the agent reads one store per ExternalSecret)', 'Unsupported');
+  return opts.clientFor(ref);
 }
 
 /** Whether `err` says the remote secret (or the property asked for) does not exist. */
@@ -66,20 +77,27 @@ export function toRemoteRef(ref: ExternalSecretDataRemoteRef): RemoteRef {
   return out;
 }
 
+/** `, SecretStore "name"` when the entry names its own store (ADR 0066), else nothing. */
+function ownStore(ref: SecretStoreRef | undefined): string {
+  return ref?.name ? `, ${ref.kind === 'ClusterSecretStore' ? 'ClusterSecretStore' : 'SecretStore'} "${ref.name}"` : '';
+}
+
 export function describeData(i: number, d: ExternalSecretData): string {
-  return `data[${i}] (secretKey "${d.secretKey}", remote key "${d.remoteRef?.key}")`;
+  return `data[${i}] (secretKey "${d.secretKey}", remote key "${d.remoteRef?.key}"${ownStore(d.sourceRef?.storeRef)})`;
 }
 
 export function describeFrom(i: number, f: ExternalSecretDataFromRemoteRef): string {
-  if (f.extract) return `dataFrom[${i}].extract (remote key "${f.extract.key}")`;
-  if (f.find) return `dataFrom[${i}].find`;
+  const store = f.sourceRef?.storeRef;
+  if (f.extract) return `dataFrom[${i}].extract (remote key "${f.extract.key}"${ownStore(store)})`;
+  if (f.find) return `dataFrom[${i}].find${store?.name ? ` (${ownStore(store).slice(2)})` : ''}`;
   const gen = f.sourceRef?.generatorRef;
   if (gen) return `dataFrom[${i}].sourceRef.generatorRef (${String(gen.kind)} "${String(gen.name)}")`;
   return `dataFrom[${i}]`;
 }
 
-async function fetchData(client: SecretsClient, d: ExternalSecretData, opts: CallOptions): Promise<Uint8Array> {
-  if (d.sourceRef) throw new RemoteRefError('sourceRef is not supported by ESI (one store per ExternalSecret)', 'Unsupported');
+async function fetchData(defaultClient: SecretsClient, d: ExternalSecretData, opts: FetchOptions): Promise<Uint8Array> {
+  if (d.sourceRef && !d.sourceRef.storeRef) throw new RemoteRefError('sourceRef must set storeRef', 'Unsupported');
+  const client = clientOf(defaultClient, d.sourceRef?.storeRef, opts);
   if (!isValidSecretKey(d.secretKey)) throw new RemoteRefError('secretKey is not a valid key ([-._a-zA-Z0-9]+)', 'InvalidSpec');
   const value = decodeValue(d.remoteRef.decodingStrategy, await client.getSecret(toRemoteRef(d.remoteRef), opts));
   return checkNulBytes(d.remoteRef.nullBytePolicy, { [d.secretKey]: value })[d.secretKey]!;
@@ -104,14 +122,15 @@ function checkKeys(map: SecretMap): SecretMap {
 /** A generator's values (ESO: new values at every call), rewritten like fetched keys. */
 async function generateFrom(f: ExternalSecretDataFromRemoteRef, opts: FetchOptions): Promise<SecretMap> {
   const ref = f.sourceRef?.generatorRef;
-  if (f.sourceRef?.storeRef || !ref) throw new RemoteRefError('sourceRef.storeRef is not supported by ESI (one store per ExternalSecret)', 'Unsupported');
+  if (!ref) throw new RemoteRefError('sourceRef must set storeRef or generatorRef', 'InvalidSpec');
   if (!opts.generate) throw new RemoteRefError('sourceRef.generatorRef is served by ESI\'s reconciler only', 'Unsupported');
   const map = await opts.generate(ref);
   return checkKeys(f.rewrite?.length ? await applyRewrites(f.rewrite, map, opts.transformKeys) : map);
 }
 
-async function fetchFrom(client: SecretsClient, f: ExternalSecretDataFromRemoteRef, opts: FetchOptions): Promise<SecretMap> {
-  if (f.sourceRef) return generateFrom(f, opts);
+async function fetchFrom(defaultClient: SecretsClient, f: ExternalSecretDataFromRemoteRef, opts: FetchOptions): Promise<SecretMap> {
+  if (f.sourceRef && !f.sourceRef.storeRef) return generateFrom(f, opts);
+  const client = clientOf(defaultClient, f.sourceRef?.storeRef, opts);
   let map: SecretMap;
   let conversion: ConversionStrategy | undefined;
   let decoding: DecodingStrategy | undefined;

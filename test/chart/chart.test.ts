@@ -267,6 +267,11 @@ function suite(helm: Helm): void {
     t.ok(d.spec.template.spec.containers[0]!.args.includes('--allow-private-store-addresses=false'), 'SecretStores reach no private address by default (ADR 0056)');
     const privateOk = ctl(await helm.template('esi', NS, ['--set', 'controller.allowPrivateStoreAddresses=true']));
     t.ok((one(privateOk, 'Deployment') as typeof d).spec.template.spec.containers[0]!.args.includes('--allow-private-store-addresses=true'), 'controller.allowPrivateStoreAddresses');
+    // ConfigMap targets (ADR 0067): off by default; on, the flag and create/update on ConfigMaps.
+    t.ok(d.spec.template.spec.containers[0]!.args.includes('--allow-configmap-targets=false'), 'no ConfigMap targets by default');
+    const cmOn = ctl(await helm.template('esi', NS, ['--set', 'controller.configMapTargets=true']));
+    t.ok((one(cmOn, 'Deployment') as typeof d).spec.template.spec.containers[0]!.args.includes('--allow-configmap-targets=true'), 'controller.configMapTargets');
+    t.same(rulesOf(one(cmOn, 'ClusterRole')).filter((r) => r.resources?.includes('configmaps')).flatMap((r) => r.verbs ?? []).sort(), ['create', 'get', 'update'], 'ConfigMaps written, never listed, watched or deleted');
   });
 
   t.test('controller: scheduling, extra env and its PodDisruptionBudget, as the webhook has them', async (t) => {

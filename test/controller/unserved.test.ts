@@ -26,7 +26,9 @@ const cases: { name: string; spec: ExternalSecretSpec; expected: RegExp }[] = [
   { name: 'token-type', spec: { data, target: { template: { type: 'bootstrap.kubernetes.io/token' } } },
     expected: /spec\.target\.template\.type "bootstrap\.kubernetes\.io\/token" is not allowed/ },
   { name: 'manifest', spec: { data, target: { manifest: { apiVersion: 'v1', kind: 'ConfigMap' } } },
-    expected: /spec\.target\.manifest \(ConfigMap\) is not supported by ESI's reconciler, which writes Secrets only/ },
+    expected: /spec\.target\.manifest \(ConfigMap\) is not enabled in this controller: its operator starts it with --allow-configmap-targets \(chart: controller\.configMapTargets\)/ },
+  { name: 'manifest-kind', spec: { data, target: { manifest: { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application' } } },
+    expected: /spec\.target\.manifest \(argoproj\.io\/v1alpha1 Application\) is not served by ESI: its reconciler writes Secrets and, where the operator enabled it, ConfigMaps/ },
   { name: 'create-or-merge', spec: { data, target: { creationPolicy: 'CreateOrMerge' } },
     expected: /spec\.target\.creationPolicy CreateOrMerge is not supported by ESI; use Owner .* or Merge/ },
   { name: 'transform-syntax', spec: { dataFrom: [{ extract: { key: 'db' }, rewrite: [{ transform: { template: '{{ .value | nope }}' } }] }] },
@@ -45,14 +47,14 @@ t.test('each unserved feature: Ready=False naming the field and the alternative,
 });
 
 t.test('the reconciler and the webhook word a shared refusal identically', async (t) => {
-  for (const c of cases.filter((x) => !['manifest', 'create-or-merge', 'sync-windows', 'template-target', 'token-type', 'generator'].includes(x.name))) {
+  for (const c of cases.filter((x) => !['manifest', 'manifest-kind', 'create-or-merge', 'sync-windows', 'template-target', 'token-type', 'generator'].includes(x.name))) {
     const agent = externalSecretSpecProblems(c.spec, 'agent').map((p) => describeSpecProblem(c.name, p));
     const es = await ready(env, ns, c.name, 'False', 'InvalidSpec');
     t.equal(es.status?.conditions?.find((x) => x.type === 'Ready')?.message, agent.join('; '), c.name);
   }
   t.same(externalSecretSpecProblems({ data, target: { manifest: { apiVersion: 'v1', kind: 'ConfigMap' }, creationPolicy: 'CreateOrMerge' } }, 'agent'), [],
     'target fields describe the reconciler\'s object: the agent writes files regardless');
-  const fromConfigMap: ExternalSecretSpec = { data, target: { template: { templateFrom: [{ configMap: { name: 'tpl', items: [{ key: 'a' }] } }] } } };
+  const fromConfigMap: ExternalSecretSpec = { secretStoreRef: { name: 'fake' }, data, target: { template: { templateFrom: [{ configMap: { name: 'tpl', items: [{ key: 'a' }] } }] } } };
   t.match(externalSecretSpecProblems(fromConfigMap, 'agent'), [{ message: /templateFrom\[0\]\.configMap is not supported by ESI \(the agent reads no ConfigMap or Secret/ }],
     'templateFrom configMap: refused for the agent (admission)');
   t.same(externalSecretSpecProblems(fromConfigMap, 'reconciler'), [], 'served by the reconciler (test/controller/template.test.ts)');

@@ -114,24 +114,23 @@ export async function storeProblems(
   return problems;
 }
 
-/** The store a Secret's values came from, as the ExternalSecret that wrote it labelled it. */
-export function sourceStoreOf(secret: V1Secret): { kind: string; name?: string; label?: string } | undefined {
+/** The stores a Secret's values came from, as the ExternalSecret that wrote it labelled it
+ *  (several, comma-separated, when its entries name their own stores: ADR 0066). */
+export function sourceStoresOf(secret: V1Secret): { kind: string; name?: string; label?: string }[] {
   const exact = secret.metadata?.annotations?.[SOURCE_STORE_ANNOTATION];
-  const m = exact ? /^(SecretStore|ClusterSecretStore)\/(.+)$/.exec(exact) : null;
-  if (m) return { kind: m[1]!, name: m[2]! };
+  const parsed = (exact ?? '').split(',').map((x) => /^(SecretStore|ClusterSecretStore)\/(.+)$/.exec(x)).filter((m) => !!m);
+  if (parsed.length) return parsed.map((m) => ({ kind: m[1]!, name: m[2]! }));
   const kind = secret.metadata?.labels?.[STORE_KIND_LABEL];
   const label = secret.metadata?.labels?.[STORE_LABEL];
-  return kind && label ? { kind, label } : undefined;
+  return kind && label ? [{ kind, label }] : [];
 }
 
-/** Refusals of pushing `secret` back into the store its values came from (a loop). */
+/** Refusals of pushing `secret` back into a store its values came from (a loop). */
 export function loopProblems(secret: V1Secret, targets: AnySecretStore[]): string[] {
-  const from = sourceStoreOf(secret);
-  if (!from) return [];
+  const froms = sourceStoresOf(secret);
   const out: string[] = [];
   for (const store of targets) {
-    if (store.kind !== from.kind) continue;
-    const same = from.name !== undefined ? from.name === store.metadata.name : from.label === labelValue(store.metadata.name!);
+    const same = froms.some((from) => store.kind === from.kind && (from.name !== undefined ? from.name === store.metadata.name : from.label === labelValue(store.metadata.name!)));
     if (!same) continue;
     out.push(`Secret "${secret.metadata?.name}" was written by an ExternalSecret from ${describeStore(store)} (labels ${STORE_KIND_LABEL}/${STORE_LABEL}); ` +
       'pushing it back into the store it came from is refused: remove that store from spec.secretStoreRefs');
