@@ -5,7 +5,7 @@
 // names, codes and statuses, and no SDK error is kept as `cause` unless the classifier
 // says it is safe (SDK errors carry requests and responses a log serializer would print).
 // See docs/decisions/0007-no-values-in-errors.md.
-import { ProviderError, type ProviderErrorCode } from './types.js';
+import { ProviderError, type ProviderErrorCode, type RemoteRef } from './types.js';
 
 /** A value-free failure of a pure helper (JSON paths, key rules) with its code; the
  *  provider adds the store and key through `toProviderError`. */
@@ -108,4 +108,16 @@ export function guard<T>(scope: ErrorScope, fn: () => T, classify?: Classifier):
   } catch (err) {
     throw toProviderError(err, scope, classify);
   }
+}
+
+/** `<what> is not supported by the <provider> provider` (code Unsupported). */
+export function unsupportedBy(provider: string, storeId: string, what: string, key?: string): ProviderError {
+  return new ProviderError('Unsupported', storeId, `${what} is not supported by the ${provider} provider`, key);
+}
+
+/** The stores read over HTTP keep no versions and no metadata ESO could fetch: a
+ *  `remoteRef.version` or `metadataPolicy: Fetch` is refused, naming the field. */
+export function refuseVersionAndMetadata(provider: string, storeId: string, ref: RemoteRef): void {
+  if (ref.version) throw unsupportedBy(provider, storeId, 'remoteRef.version', ref.key);
+  if (ref.metadataPolicy === 'Fetch') throw unsupportedBy(provider, storeId, 'metadataPolicy Fetch', ref.key);
 }

@@ -8,7 +8,7 @@
 // docs/providers/bitwardensecretsmanager.md.
 import type { BitwardenSecretsManagerProvider } from '../../api/types.js';
 import { defineProvider } from '../define.js';
-import { guard, RemoteRefError, toProviderError } from '../errors.js';
+import { guard, refuseVersionAndMetadata, RemoteRefError, toProviderError } from '../errors.js';
 import { classifyHttp, httpCall, statusCode, storeCa } from '../http-store.js';
 import { objectToSecretMap, parseJson } from '../json-path.js';
 import { isJsonObject } from '../json-text.js';
@@ -97,7 +97,7 @@ export class BitwardenClient implements SecretsClient {
   }
 
   async getSecret(ref: RemoteRef, opts?: CallOptions): Promise<Uint8Array> {
-    this.refuse(ref);
+    refuseVersionAndMetadata('bitwardensecretsmanager', this.ctx.storeId, ref);
     try {
       return enc.encode((await this.find(ref.key, opts?.signal)).value);
     } catch (err) {
@@ -174,10 +174,6 @@ export class BitwardenClient implements SecretsClient {
 
   async close(): Promise<void> {}
 
-  private refuse(ref: RemoteRef): void {
-    if (ref.version) throw new ProviderError('Unsupported', this.ctx.storeId, 'remoteRef.version is not supported by the bitwardensecretsmanager provider', ref.key);
-    if (ref.metadataPolicy === 'Fetch') throw new ProviderError('Unsupported', this.ctx.storeId, 'metadataPolicy Fetch is not supported by the bitwardensecretsmanager provider', ref.key);
-  }
 }
 
 export const provider = defineProvider<BitwardenSecretsManagerProvider>(meta, async (ctx, spec) => {

@@ -7,7 +7,7 @@
 // address policy applies: a tenant cannot choose it. docs/providers/doppler.md.
 import type { DopplerProvider } from '../../api/types.js';
 import { defineProvider, ReadOnlyClient } from '../define.js';
-import { guard, RemoteRefError, toProviderError } from '../errors.js';
+import { guard, refuseVersionAndMetadata, RemoteRefError, toProviderError, unsupportedBy } from '../errors.js';
 import { classifyHttp, httpCall, statusCode } from '../http-store.js';
 import { objectToSecretMap, parseJson } from '../json-path.js';
 import { isJsonObject } from '../json-text.js';
@@ -24,7 +24,7 @@ export const BASE_URL_ENV = 'DOPPLER_BASE_URL';
 /** The key a downloaded file lands under when the store sets `format` (ESO). */
 export const FILE_KEY = 'DOPPLER_SECRETS_FILE';
 
-const unsupported = (storeId: string, what: string, key?: string) => new ProviderError('Unsupported', storeId, `${what} is not supported by the doppler provider`, key);
+const unsupported = (storeId: string, what: string, key?: string) => unsupportedBy('doppler', storeId, what, key);
 
 export class DopplerClient extends ReadOnlyClient implements SecretsClient {
   private readonly base: string;
@@ -68,7 +68,7 @@ export class DopplerClient extends ReadOnlyClient implements SecretsClient {
   }
 
   async getSecret(ref: RemoteRef, opts?: CallOptions): Promise<Uint8Array> {
-    this.refuse(ref);
+    refuseVersionAndMetadata('doppler', this.ctx.storeId, ref);
     try {
       return new TextEncoder().encode(await this.secret(ref.key, opts?.signal));
     } catch (err) {
@@ -78,7 +78,7 @@ export class DopplerClient extends ReadOnlyClient implements SecretsClient {
 
   /** A secret holding a JSON object, as a map (strings raw, other values as JSON). */
   async getSecretMap(ref: RemoteRef, opts?: CallOptions): Promise<SecretMap> {
-    this.refuse(ref);
+    refuseVersionAndMetadata('doppler', this.ctx.storeId, ref);
     try {
       const value = await this.secret(ref.key, opts?.signal);
       return guard(this.scope('get secret', ref.key), () => objectToSecretMap(parseJson(value), `secret "${ref.key}"`));
@@ -120,10 +120,6 @@ export class DopplerClient extends ReadOnlyClient implements SecretsClient {
 
   async close(): Promise<void> {}
 
-  private refuse(ref: RemoteRef): void {
-    if (ref.version) throw unsupported(this.ctx.storeId, 'remoteRef.version', ref.key);
-    if (ref.metadataPolicy === 'Fetch') throw unsupported(this.ctx.storeId, 'metadataPolicy Fetch', ref.key);
-  }
 }
 
 export const provider = defineProvider<DopplerProvider>(meta, async (ctx, spec) => new DopplerClient(ctx, spec));

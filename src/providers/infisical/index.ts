@@ -7,7 +7,7 @@
 // applies (ADR 0056). Why not `@infisical/sdk`: ADR 0065. docs/providers/infisical.md.
 import type { InfisicalProvider } from '../../api/types.js';
 import { defineProvider, ReadOnlyClient } from '../define.js';
-import { guard, RemoteRefError, toProviderError } from '../errors.js';
+import { guard, refuseVersionAndMetadata, RemoteRefError, toProviderError } from '../errors.js';
 import { classifyHttp, httpCall, statusCode, storeCa, type HttpAnswer } from '../http-store.js';
 import { parseJson, selectProperty, valueAsMap } from '../json-path.js';
 import { isJsonObject } from '../json-text.js';
@@ -154,7 +154,7 @@ export class InfisicalClient extends ReadOnlyClient implements SecretsClient {
   }
 
   private async value(ref: RemoteRef, signal?: AbortSignal): Promise<Uint8Array> {
-    this.refuse(ref);
+    refuseVersionAndMetadata('infisical', this.ctx.storeId, ref);
     const s = this.spec.secretsScope;
     try {
       const { path, name } = guard({ storeId: this.ctx.storeId, key: ref.key }, () => secretAddress(this.scope.path, ref.key));
@@ -230,10 +230,6 @@ export class InfisicalClient extends ReadOnlyClient implements SecretsClient {
     await this.send({ method: 'POST', path: '/v1/auth/token/revoke', body: { accessToken: token.value }, bearer: token.value }).catch(() => undefined);
   }
 
-  private refuse(ref: RemoteRef): void {
-    if (ref.version) throw new ProviderError('Unsupported', this.ctx.storeId, 'remoteRef.version is not supported by the infisical provider', ref.key);
-    if (ref.metadataPolicy === 'Fetch') throw new ProviderError('Unsupported', this.ctx.storeId, 'metadataPolicy Fetch is not supported by the infisical provider', ref.key);
-  }
 }
 
 export const provider = defineProvider<InfisicalProvider>(meta, async (ctx, spec) => {

@@ -8,7 +8,7 @@
 // docs/providers/onepassword.md.
 import type { OnePasswordProvider } from '../../api/types.js';
 import { defineProvider } from '../define.js';
-import { toProviderError } from '../errors.js';
+import { refuseVersionAndMetadata, toProviderError } from '../errors.js';
 import { classifyHttp } from '../http-store.js';
 import { findNameTest } from '../regexp.js';
 import { emptySecretMap, ProviderError, type CallOptions, type FindRef, type ProviderContext, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
@@ -66,7 +66,7 @@ export class OnePasswordClient implements SecretsClient {
   }
 
   async getSecret(ref: RemoteRef, opts?: CallOptions): Promise<Uint8Array> {
-    this.refuse(ref);
+    refuseVersionAndMetadata('onepassword', this.ctx.storeId, ref);
     try {
       const item = await this.mustFind(ref.key, opts?.signal);
       if (item.category === DOCUMENT) {
@@ -81,7 +81,7 @@ export class OnePasswordClient implements SecretsClient {
   }
 
   async getSecretMap(ref: RemoteRef, opts?: CallOptions): Promise<SecretMap> {
-    this.refuse(ref);
+    refuseVersionAndMetadata('onepassword', this.ctx.storeId, ref);
     try {
       const item = await this.mustFind(ref.key, opts?.signal);
       const out = emptySecretMap();
@@ -184,10 +184,6 @@ export class OnePasswordClient implements SecretsClient {
 
   async close(): Promise<void> {}
 
-  private refuse(ref: RemoteRef): void {
-    if (ref.version) throw this.err('Unsupported', 'remoteRef.version is not supported by the onepassword provider', ref.key);
-    if (ref.metadataPolicy === 'Fetch') throw this.err('Unsupported', 'metadataPolicy Fetch is not supported by the onepassword provider', ref.key);
-  }
 }
 
 export const provider = defineProvider<OnePasswordProvider>(meta, async (ctx, spec) => {

@@ -7,7 +7,7 @@
 import type { WebhookProvider } from '../../api/types.js';
 import { parseGoDuration } from '../../duration.js';
 import { defineProvider, ReadOnlyClient } from '../define.js';
-import { guard, RemoteRefError, toProviderError } from '../errors.js';
+import { guard, RemoteRefError, toProviderError, unsupportedBy } from '../errors.js';
 import { checkAddress, classifyHttp, httpCall, statusCode, storeCa } from '../http-store.js';
 import { isJsonObject } from '../json-text.js';
 import { jsonNodeToBytes, objectToSecretMap, parseJson } from '../json-path.js';
@@ -19,7 +19,7 @@ import { render, TemplateUseError, type Template, type TemplateData } from './te
 
 export { validateSpec };
 
-const unsupported = (storeId: string, what: string) => new ProviderError('Unsupported', storeId, `${what} is not supported by the webhook provider`);
+const unsupported = (storeId: string, what: string) => unsupportedBy('webhook', storeId, what);
 
 export class WebhookClient extends ReadOnlyClient implements SecretsClient {
   private readonly templates: Map<string, Template>;
