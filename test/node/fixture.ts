@@ -83,15 +83,16 @@ export async function logOf(kc: KubeConfig, ns: string, pod: string, container: 
 }
 
 /** The node, ESI's CRDs, and a local `esi webhook` registered for this run's namespaces
- *  (labelled with `run`), injecting the node's image. */
-export async function nodeWithWebhook(t: { teardown(fn: () => unknown): void }): Promise<{ cp: ControlPlane; node: NodeInfo; run: Record<string, string>; webhook: { output(): string } }> {
+ *  (labelled with `run`), injecting the node's image; `webhookArgs` adds flags that need the
+ *  node (e.g. an `--agent-env` naming its address). */
+export async function nodeWithWebhook(t: { teardown(fn: () => unknown): void }, webhookArgs: (node: NodeInfo) => string[] = () => []): Promise<{ cp: ControlPlane; node: NodeInfo; run: Record<string, string>; webhook: { output(): string } }> {
   const { cp, node } = await useNode(t);
   await installCrds(cp.kc);
   const port = await freePort();
   const { name: configName, runId } = await registerWebhook(cp.kc, port, t);
   const webhook = await startWebhook({
     kubeconfigPath: cp.kubeconfigPath, namespace: await createNamespace(cp.kc, 'esi-system', t), configName, port,
-    extraArgs: ['--agent-image', node.esiImage, '--agent-pull-policy', 'Never'],
+    extraArgs: ['--agent-image', node.esiImage, '--agent-pull-policy', 'Never', ...webhookArgs(node)],
   });
   t.teardown(() => webhook.stop());
   await waitForCaBundle(cp.kc, configName);

@@ -23,10 +23,12 @@ export interface BitwardenStandIn extends StandIn {
   wardenUrls: string[];
 }
 
-export async function startBitwardenStandIn(t: { teardown(fn: () => unknown): void }, token: string, org: string, seed: Omit<BwSecret, 'id' | 'organizationId' | 'note'>[]): Promise<BitwardenStandIn> {
+/** `extraIps`: more addresses the serving certificate names (where pods on the test node
+ *  reach it, test/node/fixture.ts reachableFromPods). */
+export async function startBitwardenStandIn(t: { teardown(fn: () => unknown): void }, token: string, org: string, seed: Omit<BwSecret, 'id' | 'organizationId' | 'note'>[], extraIps: string[] = []): Promise<BitwardenStandIn> {
   const now = Date.now();
   const ca = await generateCa(now, 3600_000);
-  const cert = await issueServingCert(ca, { dnsNames: ['localhost'], ips: ['127.0.0.1'] }, now, 3600_000);
+  const cert = await issueServingCert(ca, { dnsNames: ['localhost'], ips: ['127.0.0.1', ...extraIps] }, now, 3600_000);
   const secrets = new Map<string, BwSecret>();
   for (const s of seed) {
     const id = randomUUID();
