@@ -5,8 +5,10 @@
 // → {token}; /describe-item {name, token} → {item_name, item_type, item_tags, last_version};
 // /get-secret-value {names, version, token} → {<name>: value}; /get-rotated-secret-value →
 // {value: {…}}; /get-dynamic-secret-value → the credentials object; /list-items {filter, type,
-// tag, token} → {items: [{item_name, item_type}]}. An unknown token is 401, an unknown item 404,
-// errors as {error} bodies.
+// tag, token} → {items: [{item_name, item_type}]}; the writes of ESO's PushSecret:
+// /create-secret {name, value, tags} (409 when it exists), /update-secret-val {name, value} (a
+// new version), /delete-item {name}. An unknown token is 401, an unknown item 404, errors as
+// {error} bodies. `items` is the live store: a test reads the pushed values from it.
 import type { ServerResponse } from 'node:http';
 import { json, serve, type StandIn } from './http-standin.js';
 
@@ -58,6 +60,24 @@ export async function startAkeylessStandIn(t: { teardown(fn: () => unknown): voi
     if (req.method !== 'POST') return fail(res, 405, 'unknown command');
     if (p === '/auth') return authenticate(b, res);
     if (!tokens.has(String(b.token))) return fail(res, 401, 'authentication token is invalid or expired');
+    if (p === '/create-secret') {
+      const name = String(b.name);
+      if (items[name]) return fail(res, 409, `item ${name} already exists`);
+      items[name] = { type: 'STATIC_SECRET', versions: [String(b.value)], tags: (b.tags as string[] | undefined) ?? [] };
+      return json(res, 200, { name });
+    }
+    if (p === '/update-secret-val' || p === '/delete-item') {
+      const name = String(b.name);
+      const item = items[name];
+      if (!item) return fail(res, 404, `item ${name} not found`);
+      if (p === '/delete-item') {
+        delete items[name];
+        return json(res, 200, { item_name: name });
+      }
+      if (item.type !== 'STATIC_SECRET') return fail(res, 400, `wrong item type for ${p}`);
+      item.versions.push(String(b.value));
+      return json(res, 200, { name });
+    }
     if (p === '/list-items') {
       const filter = String(b.filter ?? '');
       const types = (b.type as string[] | undefined)?.map((x) => x.toUpperCase().replace('-', '_'));

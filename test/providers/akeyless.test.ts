@@ -2,14 +2,16 @@
 // (test/providers/akeyless-standin.ts): ESO's documented store (an access ID, type and key from
 // one Secret), static secrets by version, property and map, rotated and dynamic secrets, find by
 // name under a folder and by tag, Kubernetes auth (a token Secret, the pod's own token), and no
-// value, access key or token in any error.
+// value, access key or token in any error; PushSecret as ESO's store does it (a tagged new
+// item, a new version only on change, a key of the item's JSON object, deletion of tagged
+// items only).
 import t from 'tap';
 import { provider, rotatedValue } from '../../src/providers/akeyless/index.js';
 import { meta } from '../../src/providers/akeyless/meta.js';
 import { providerNames } from '../../src/providers/registry.js';
 import { type SecretsClient } from '../../src/providers/types.js';
 import { testContext, providerError, expectFailures } from './context.js';
-import { startAkeylessStandIn } from './akeyless-standin.js';
+import { startAkeylessStandIn, type AkeylessItem } from './akeyless-standin.js';
 
 const CANARY = 'CANARY-akeyless-3e90b2';
 const ACCESS_KEY = `${CANARY}-access-key`;
@@ -18,17 +20,18 @@ const STORE = 'SecretStore/team-a/akeyless-secret-store';
 const dec = (b: Uint8Array) => Buffer.from(b).toString('utf8');
 const strings = (m: Record<string, Uint8Array>) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, dec(v)]));
 
-const api = await startAkeylessStandIn(t, {
-  accessKey: { accessId: 'p-abc123', accessKey: ACCESS_KEY },
-  k8s: { accessId: 'p-k8s456', confName: 'my-conf-name', jwt: JWT },
-}, {
+const items: Record<string, AkeylessItem> = {
   '/team-a/db-password': { type: 'STATIC_SECRET', versions: ['old-pw', `${CANARY}-pw`], tags: ['team-a'] },
   '/team-a/config': { type: 'STATIC_SECRET', versions: [JSON.stringify({ user: 'orders', port: 5432 })] },
   '/team-a/rotated': { type: 'ROTATED_SECRET', value: { username: 'svc', password: `${CANARY}-rot` } },
   '/team-a/ssh-rotated': { type: 'ROTATED_SECRET', value: { payload: 'ssh-key-text' } },
   '/team-a/db-dynamic': { type: 'DYNAMIC_SECRET', value: { user: 'tmp-user', password: `${CANARY}-dyn`, ttl_in_minutes: '60' } },
   '/team-b/other': { type: 'STATIC_SECRET', versions: ['b'], tags: ['team-a'] },
-});
+};
+const api = await startAkeylessStandIn(t, {
+  accessKey: { accessId: 'p-abc123', accessKey: ACCESS_KEY },
+  k8s: { accessId: 'p-k8s456', confName: 'my-conf-name', jwt: JWT },
+}, items);
 
 /** ESO's documented store: the access ID, type and its parameter from one Secret. */
 const spec = (extra: object = {}) => ({
@@ -56,7 +59,8 @@ t.test('registered; capabilities', async (t) => {
   t.ok(providerNames().includes('akeyless'));
   t.same(meta.capabilities.find, { name: true, tags: true, path: true });
   t.equal(meta.capabilities.versions, true);
-  t.equal(meta.capabilities.write, false);
+  t.equal(meta.capabilities.write, true);
+  t.equal(meta.capabilities.pushProperty, 'key');
 });
 
 t.test('static secrets: latest, a version, a property, a map; one token serves every call', async (t) => {
@@ -113,7 +117,7 @@ t.test('failures: status and name, never a value, the access key or a token', as
     [() => c.getSecret({ key: '/team-a/db-password', version: 'latest' }), 'InvalidSpec', /remoteRef.version must be an item version number/],
     [() => c.getSecret({ key: '/team-a/db-password', property: 'x' }), 'Unknown', /not JSON/],
     [() => c.getAllSecrets({ path: '/team-a' }), 'InvalidSpec', /find needs name or tags/],
-    [() => c.pushSecret(new Uint8Array(), { remoteKey: 'X' }), 'Unsupported', /PushSecret/],
+    [() => c.pushSecret(new TextEncoder().encode('x'), { remoteKey: '/team-a/db-password', property: 'k' }), 'Unknown', /not JSON/],
   ];
   await expectFailures(t, cases, /CANARY/);
   const refused = provider.newClient({ ...testContext({ storeId: STORE, spec: spec(), credentials }), addresses: { privateAddresses: false, privateHint: 'flag' } });
@@ -138,4 +142,31 @@ t.test('validateSpec, references, pod identity', async (t) => {
   t.equal(meta.identity?.ambient(spec()), false);
   t.match(meta.ambientIdentity?.(k8sSpec()), { field: 'akeyless.authSecretRef.kubernetesAuth.serviceAccountRef', kind: 'token' });
   t.equal(meta.ambientIdentity?.(k8sSpec({ serviceAccountRef: { name: 'my-sa' } })), undefined);
+});
+
+t.test('PushSecret: a new item tagged, a new version only on change, a property, exists, delete of tagged items only', async (t) => {
+  const c = await client();
+  const enc = (v: string) => new TextEncoder().encode(v);
+  await c.pushSecret(enc(`${CANARY}-pushed`), { remoteKey: '/pushed/token' });
+  t.same(items['/pushed/token'], { type: 'STATIC_SECRET', versions: [`${CANARY}-pushed`], tags: ['k8s-external-secrets'] }, 'created with ESO\'s tag');
+  await c.pushSecret(enc(`${CANARY}-pushed`), { remoteKey: '/pushed/token' });
+  t.equal((items['/pushed/token'] as { versions: string[] }).versions.length, 1, 'an unchanged value writes no version');
+  await c.pushSecret(enc('v2'), { remoteKey: '/pushed/token' });
+  t.same((items['/pushed/token'] as { versions: string[] }).versions, [`${CANARY}-pushed`, 'v2']);
+  await c.pushSecret(enc('orders'), { remoteKey: '/pushed/db', property: 'user' });
+  await c.pushSecret(enc('s3cret'), { remoteKey: '/pushed/db', property: 'pass.word' });
+  t.same(JSON.parse(dec(await c.getSecret({ key: '/pushed/db' }))), { user: 'orders', 'pass.word': 's3cret' }, 'a property is one key of the JSON object');
+  t.equal(await c.secretExists({ remoteKey: '/pushed/db', property: 'user' }), true);
+  t.equal(await c.secretExists({ remoteKey: '/pushed/db', property: 'nope' }), false);
+  t.equal(await c.secretExists({ remoteKey: '/pushed/none' }), false);
+  await c.deleteSecret({ remoteKey: '/pushed/db', property: 'user' });
+  t.same(JSON.parse(dec(await c.getSecret({ key: '/pushed/db' }))), { 'pass.word': 's3cret' }, 'the other key stays');
+  await c.deleteSecret({ remoteKey: '/pushed/db', property: 'pass.word' });
+  t.notOk(items['/pushed/db'], 'the last key gone: the item is deleted');
+  await c.deleteSecret({ remoteKey: '/pushed/token' });
+  t.notOk(items['/pushed/token']);
+  await c.deleteSecret({ remoteKey: '/team-a/db-password' });
+  t.ok(items['/team-a/db-password'], 'an item without the tag is not deleted');
+  await c.deleteSecret({ remoteKey: '/pushed/none' });
+  t.match((await providerError(() => c.pushSecret(enc('x'), { remoteKey: '/team-a/rotated' }))).message, /only static secrets can be pushed to \(the item is a ROTATED_SECRET\)/);
 });

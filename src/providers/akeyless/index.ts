@@ -3,16 +3,17 @@
 // JSON POST to the spec's `akeylessGWApiURL`: /auth (an access ID with its access key, or
 // Kubernetes auth with a service-account JWT) → a token; /describe-item (the item's type),
 // then /get-secret-value, /get-rotated-secret-value, /get-dynamic-secret-value or
-// /get-certificate-value by type; /list-items for find. The URL is the spec's, so the address
-// policy applies (ADR 0056). Why not the `akeyless` npm SDK: ADR 0065. docs/providers/akeyless.md.
+// /get-certificate-value by type; /list-items for find; PushSecret as ESO's store does it:
+// /create-secret (tagged `k8s-external-secrets`), /update-secret-val, /delete-item (only an
+// item carrying that tag). The URL is the spec's, so the address policy applies (ADR 0056). Why not the `akeyless` npm SDK: ADR 0065. docs/providers/akeyless.md.
 import type { AkeylessProvider } from '../../api/types.js';
-import { defineProvider, ReadOnlyClient } from '../define.js';
+import { defineProvider } from '../define.js';
 import { guard, RemoteRefError, toProviderError } from '../errors.js';
 import { classifyHttp, httpCall, statusCode, storeCa } from '../http-store.js';
-import { parseJson, selectProperty, valueAsMap } from '../json-path.js';
+import { deleteProperty, hasProperty, parseJson, selectProperty, setProperty, valueAsMap } from '../json-path.js';
 import { isJsonObject, stringifyJson } from '../json-text.js';
 import { findNameTest } from '../regexp.js';
-import { emptySecretMap, ProviderError, type CallOptions, type FindRef, type ProviderContext, type RemoteRef, type SecretKeySelector, type SecretMap, type SecretsClient } from '../types.js';
+import { emptySecretMap, ProviderError, type CallOptions, type FindRef, type ProviderContext, type PushRemoteRef, type RemoteRef, type SecretKeySelector, type SecretMap, type SecretsClient } from '../types.js';
 import { meta } from './meta.js';
 import { jwtRef, validateSpec } from './spec.js';
 
@@ -23,11 +24,19 @@ export { validateSpec };
 export const TOKEN_REUSE_MS = 10 * 60_000;
 /** The item types ESO lists for find. */
 const LISTED_TYPES = ['static-secret', 'dynamic-secret', 'rotated-secret'];
+/** The tag ESO's store gives the items it creates; only a tagged item is deleted. */
+export const MANAGED_TAG = 'k8s-external-secrets';
 const enc = new TextEncoder();
 
 type Json = Record<string, unknown>;
 
-export class AkeylessClient extends ReadOnlyClient implements SecretsClient {
+/** What /describe-item says of an item a push touches. */
+interface Described {
+  type: string;
+  tags: string[];
+}
+
+export class AkeylessClient implements SecretsClient {
   private readonly base: string;
   private token?: Promise<{ value: string; until: number }>;
 
@@ -36,7 +45,6 @@ export class AkeylessClient extends ReadOnlyClient implements SecretsClient {
     private readonly spec: AkeylessProvider,
     private readonly ca: string | undefined,
   ) {
-    super({ storeId: ctx.storeId, provider: 'akeyless' });
     this.base = spec.akeylessGWApiURL.replace(/\/+$/, '');
   }
 
@@ -183,6 +191,75 @@ export class AkeylessClient extends ReadOnlyClient implements SecretsClient {
       return out;
     } catch (err) {
       this.fail('find', undefined, err);
+    }
+  }
+
+  /** The item's type and tags, or undefined when it does not exist (a 404, or an answer
+   *  without item_name, which ESO reads as absent). */
+  private async describe(name: string, signal?: AbortSignal): Promise<Described | undefined> {
+    try {
+      const item = await this.call('describe item', '/describe-item', { name }, { signal, key: name });
+      if (!isJsonObject(item) || typeof item.item_name !== 'string') return undefined;
+      const tags = Array.isArray(item.item_tags) ? (item.item_tags as unknown[]).filter((x): x is string => typeof x === 'string') : [];
+      return { type: String(item.item_type), tags };
+    } catch (err) {
+      if (err instanceof ProviderError && err.code === 'NotFound') return undefined;
+      throw err;
+    }
+  }
+
+  /** The current value of a static secret a push may write; other item types are refused. */
+  private async pushable(name: string, signal?: AbortSignal): Promise<{ item: Described; value: string } | undefined> {
+    const item = await this.describe(name, signal);
+    if (!item) return undefined;
+    if (item.type !== 'STATIC_SECRET') throw new ProviderError('Unsupported', this.ctx.storeId, `only static secrets can be pushed to (the item is a ${item.type.slice(0, 32)})`, name);
+    return { item, value: await this.byType(name, 0, signal) };
+  }
+
+  /** ESO's PushSecret: the value, or with `property` that key of the item's JSON object; a
+   *  new item is created tagged; an unchanged value writes nothing (no new version). */
+  async pushSecret(value: Uint8Array, ref: PushRemoteRef, opts?: CallOptions): Promise<void> {
+    const name = ref.remoteKey;
+    const o = { signal: opts?.signal, key: name };
+    try {
+      const current = await this.pushable(name, opts?.signal);
+      const text = Buffer.from(value).toString('utf8');
+      const next = ref.property ? guard({ storeId: this.ctx.storeId, key: name }, () => setProperty(current?.value, ref.property!, text, 'key')) : text;
+      if (current?.value === next) return;
+      if (current) await this.call('update secret value', '/update-secret-val', { name, value: next }, o);
+      else await this.call('create secret', '/create-secret', { name, value: next, tags: [MANAGED_TAG] }, o);
+    } catch (err) {
+      this.fail('push secret', name, err);
+    }
+  }
+
+  /** ESO's DeleteSecret: only an item carrying MANAGED_TAG; with `property`, that key (the
+   *  item goes when no key is left). Absent: nothing to do. */
+  async deleteSecret(ref: PushRemoteRef, opts?: CallOptions): Promise<void> {
+    const name = ref.remoteKey;
+    const o = { signal: opts?.signal, key: name };
+    try {
+      const item = await this.describe(name, opts?.signal);
+      if (!item?.tags.includes(MANAGED_TAG)) return;
+      if (ref.property) {
+        const current = await this.pushable(name, opts?.signal);
+        if (!current) return;
+        const left = guard({ storeId: this.ctx.storeId, key: name }, () => deleteProperty(current.value, ref.property!, 'key'));
+        if (!left.changed) return;
+        if (left.value !== undefined) return void (await this.call('update secret value', '/update-secret-val', { name, value: left.value }, o));
+      }
+      await this.call('delete item', '/delete-item', { name }, o);
+    } catch (err) {
+      this.fail('delete secret', name, err);
+    }
+  }
+
+  async secretExists(ref: PushRemoteRef, opts?: CallOptions): Promise<boolean> {
+    try {
+      const current = await this.pushable(ref.remoteKey, opts?.signal);
+      return current !== undefined && (!ref.property || hasProperty(current.value, ref.property, 'key'));
+    } catch (err) {
+      this.fail('find secret', ref.remoteKey, err);
     }
   }
 

@@ -9,9 +9,11 @@ const withoutTokenSecret = (spec: unknown) => field(spec, 'authSecretRef.kuberne
 
 export const meta: ProviderMeta = {
   name: 'akeyless',
-  // Reads only (ESO declares its Akeyless store read-only); find by name regexp, by tag
-  // values and under a folder (`path`); static and rotated secrets are versioned.
-  capabilities: capabilities(['name', 'tags', 'path'], { versions: true, pushProperty: 'key', readOnly: true }),
+  // Reads and writes (ESO's store is ReadWrite; pushes write static secrets, a property is
+  // one key of the item's JSON object); find by name regexp, by tag values and under a
+  // folder (`path`); static and rotated secrets are versioned. The tag on created items is
+  // ESO's and guards only deletion, so the reconciler's own record decides (no mark).
+  capabilities: capabilities(['name', 'tags', 'path'], { versions: true, pushProperty: 'key' }),
   validateSpec,
   references,
   identity: { ambient: withoutTokenSecret, audience: () => undefined },
