@@ -6,7 +6,10 @@
 //  /v1/auth/token/revoke {accessToken}; GET /v3/secrets/raw/{name} → {secret: {secretKey,
 //  secretValue, …}}; GET /v3/secrets/raw → {secrets: […], imports: [{secretPath, secrets}]}.
 // Both GETs take workspaceSlug, environment, secretPath, expandSecretReferences (`${NAME}` of
-// the same folder), include_imports; the list takes recursive. Errors as Infisical answers
+// the same folder), include_imports; the list takes recursive. The writes of ESO's PushSecret:
+// GET /v1/projects/slug/{slug} → {id, slug, …}; POST / PATCH / DELETE /v3/secrets/raw/{name}
+// with {workspaceId, environment, secretPath, type, secretValue} → {secret}; a write to a
+// folder that does not exist is 404, a create of an existing secret 400. Errors as Infisical answers
 // them ({statusCode, message, error}): 401 for an unknown or expired token, 404 for an
 // unknown project, environment, folder or secret.
 import type { ServerResponse } from 'node:http';
@@ -14,6 +17,8 @@ import { json, serve, type StandIn } from './http-standin.js';
 
 export interface InfisicalProject {
   slug: string;
+  /** The project's id (the write routes' workspaceId); default `proj-<slug>`. */
+  id?: string;
   environment: string;
   /** Folder path → secret name → value. */
   folders: Record<string, Record<string, string>>;
@@ -86,6 +91,21 @@ export async function startInfisicalStandIn(t: { teardown(fn: () => unknown): vo
       imports: imported.map((ip) => ({ secretPath: ip, environment: project.environment, secrets: Object.keys(project.folders[ip] ?? {}).map((k) => raw(ip, k)) })),
     });
   };
+  const projectId = project.id ?? `proj-${project.slug}`;
+  const write = (method: string, p: string, b: Record<string, string>, res: ServerResponse) => {
+    const name = decodeURIComponent(p.slice('/v3/secrets/raw/'.length));
+    if (b.workspaceId !== projectId) return fail(res, 404, `Project with id '${b.workspaceId}' not found`);
+    if (b.environment !== project.environment) return fail(res, 404, 'Environment not found');
+    const path = b.secretPath ?? '/';
+    const folder = project.folders[path];
+    if (!folder) return fail(res, 404, `Folder with path '${path}' not found`);
+    const exists = Object.hasOwn(folder, name);
+    if (method === 'POST' && exists) return fail(res, 400, 'Secret already exist');
+    if (method !== 'POST' && !exists) return fail(res, 404, `Secret with name '${name}' not found`);
+    if (method === 'DELETE') delete folder[name];
+    else folder[name] = String(b.secretValue);
+    json(res, 200, { secret: { secretKey: name, secretPath: path, environment: project.environment, workspace: projectId, type: 'shared' } });
+  };
   const srv = await serve(t, (req, res, body) => {
     const u = new URL(req.url!, 'http://x');
     const p = u.pathname.replace(/^\/api/, '');
@@ -102,7 +122,9 @@ export async function startInfisicalStandIn(t: { teardown(fn: () => unknown): vo
       state.revoked.push(b.accessToken ?? '');
       return json(res, 200, { message: 'Successfully revoked access token' });
     }
+    if (req.method === 'GET' && p === `/v1/projects/slug/${project.slug}`) return json(res, 200, { id: projectId, slug: project.slug, name: project.slug });
     if (req.method === 'GET' && p.startsWith('/v3/secrets/raw')) return secrets(p, u.searchParams, res);
+    if (['POST', 'PATCH', 'DELETE'].includes(req.method!) && p.startsWith('/v3/secrets/raw/')) return write(req.method!, p, b, res);
     fail(res, 404, 'Route not found');
   });
   // A getter, so the count read after the calls is the current one.

@@ -2,14 +2,15 @@
 // (test/providers/infisical-standin.ts): ESO's documented store (universal auth, a project and
 // environment scope), a secret by name and by absolute path, a JSON secret's property and
 // map, the scope's secrets with find, imports and recursion, token renewal and revocation, the
-// other auth kinds, and no value, client secret or token in any error.
+// other auth kinds, PushSecret as ESO's store does it (the project's id by its slug, create,
+// update only on change, a property path, delete), and no value, client secret or token in any error.
 import t from 'tap';
 import { apiBase, provider, secretAddress } from '../../src/providers/infisical/index.js';
 import { meta } from '../../src/providers/infisical/meta.js';
 import { providerNames } from '../../src/providers/registry.js';
 import { type SecretsClient } from '../../src/providers/types.js';
 import { testContext, providerError, expectFailures } from './context.js';
-import { startInfisicalStandIn } from './infisical-standin.js';
+import { startInfisicalStandIn, type InfisicalProject } from './infisical-standin.js';
 
 const CANARY = 'CANARY-infisical-7d21a4';
 const CLIENT_SECRET = `${CANARY}-client-secret`;
@@ -17,11 +18,7 @@ const STORE = 'SecretStore/team-a/infisical';
 const dec = (b: Uint8Array) => Buffer.from(b).toString('utf8');
 const strings = (m: Record<string, Uint8Array>) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, dec(v)]));
 
-const api = await startInfisicalStandIn(t, {
-  universal: { clientId: 'machine-id-1', clientSecret: CLIENT_SECRET },
-  jwt: { identityId: 'identity-2', jwt: `${CANARY}-jwt` },
-  accessToken: `${CANARY}-static-token`,
-}, {
+const project: InfisicalProject = {
   slug: 'first-project-fujh', environment: 'dev',
   folders: {
     '/': { API_KEY: `${CANARY}-api`, DB_USER: 'orders', DB_URL: 'postgres://${DB_USER}@db', JSON_BLOB: JSON.stringify({ key: `${CANARY}-json`, port: 5432 }) },
@@ -30,7 +27,12 @@ const api = await startInfisicalStandIn(t, {
     '/shared': { SHARED_TOKEN: 'from-import', API_KEY: 'shadowed' },
   },
   imports: { '/': ['/shared'] },
-});
+};
+const api = await startInfisicalStandIn(t, {
+  universal: { clientId: 'machine-id-1', clientSecret: CLIENT_SECRET },
+  jwt: { identityId: 'identity-2', jwt: `${CANARY}-jwt` },
+  accessToken: `${CANARY}-static-token`,
+}, project);
 
 /** ESO's documented store: universal auth from one Secret, the project and environment. */
 const spec = (extra: object = {}, scope: object = {}) => ({
@@ -51,7 +53,8 @@ function client(s: object = spec(), creds: Record<string, string> = credentials)
 t.test('registered, lazily: the registry lists it; its meta is light', async (t) => {
   t.ok(providerNames().includes('infisical'));
   t.same(meta.capabilities.find, { name: true, tags: false, path: true });
-  t.equal(meta.capabilities.write, false);
+  t.equal(meta.capabilities.write, true);
+  t.equal(meta.capabilities.pushProperty, 'path');
 });
 
 t.test('a secret by name, by absolute path, a property and a map; references expanded', async (t) => {
@@ -111,7 +114,8 @@ t.test('failures: status and name, never a value, the client secret or a token',
     [() => c.getSecret({ key: 'JSON_BLOB', property: 'missing' }), 'NotFound', /property "missing" not found/],
     [() => c.getSecretMap({ key: 'API_KEY' }), 'Unknown', /not JSON/],
     [() => c.getSecret({ key: 'API_KEY', version: '2' }), 'Unsupported', /remoteRef.version/],
-    [() => c.pushSecret(new Uint8Array(), { remoteKey: 'X' }), 'Unsupported', /PushSecret/],
+    [() => c.pushSecret(new TextEncoder().encode('x'), { remoteKey: '/missing-folder/X' }), 'NotFound', /key "\/missing-folder\/X": Infisical create secret answered HTTP 404/],
+    [() => c.pushSecret(new TextEncoder().encode('x'), { remoteKey: 'API_KEY', property: 'k' }), 'Unknown', /not JSON/],
     [async () => (await client(spec({ hostAPI: 'http://127.0.0.1:1/api' }))).validate(), 'Unreachable', /cannot connect/],
   ];
   await expectFailures(t, cases, /CANARY/);
@@ -136,4 +140,35 @@ t.test('validateSpec, references, the API base and key addresses', async (t) => 
   t.equal(apiBase('https://infisical.corp.example/api/'), 'https://infisical.corp.example/api');
   t.same(secretAddress('/app', 'KEY'), { path: '/app', name: 'KEY' });
   t.same(secretAddress('/app', '/KEY'), { path: '/', name: 'KEY' });
+});
+
+t.test('PushSecret: created, updated only on change, a property path, an absolute path, exists, delete', async (t) => {
+  const c = await client();
+  const lookups = () => api.seen.filter((s) => s.url.startsWith('/api/v1/projects/slug/')).length;
+  const lookupsBefore = lookups();
+  const enc = (v: string) => new TextEncoder().encode(v);
+  await c.pushSecret(enc(`${CANARY}-pushed`), { remoteKey: 'PUSHED' });
+  t.equal(project.folders['/']!.PUSHED, `${CANARY}-pushed`, 'created in the scope\'s folder');
+  const create = api.seen.find((s) => s.method === 'POST' && s.url === '/api/v3/secrets/raw/PUSHED')!;
+  t.match(JSON.parse(create.body), { workspaceId: 'proj-first-project-fujh', environment: 'dev', secretPath: '/', type: 'shared', skipMultilineEncoding: true });
+  const writes = () => api.seen.filter((s) => s.method === 'PATCH' || s.method === 'POST' && s.url.startsWith('/api/v3/')).length;
+  const before = writes();
+  await c.pushSecret(enc(`${CANARY}-pushed`), { remoteKey: 'PUSHED' });
+  t.equal(writes(), before, 'an unchanged value is not written');
+  await c.pushSecret(enc('v2'), { remoteKey: 'PUSHED' });
+  t.equal(project.folders['/']!.PUSHED, 'v2');
+  await c.pushSecret(enc('orders'), { remoteKey: '/nested/deeper/DB', property: 'db.user' });
+  await c.pushSecret(enc('5432'), { remoteKey: '/nested/deeper/DB', property: 'port' });
+  t.same(JSON.parse(project.folders['/nested/deeper']!.DB!), { db: { user: 'orders' }, port: '5432' }, 'a property is a dotted path into the JSON value');
+  t.equal(await c.secretExists({ remoteKey: '/nested/deeper/DB', property: 'db.user' }), true);
+  t.equal(await c.secretExists({ remoteKey: '/nested/deeper/DB', property: 'db.pass' }), false);
+  t.equal(await c.secretExists({ remoteKey: 'SHARED_TOKEN' }), false, 'an imported secret is not this folder\'s');
+  await c.deleteSecret({ remoteKey: '/nested/deeper/DB', property: 'db.user' });
+  t.same(JSON.parse(project.folders['/nested/deeper']!.DB!), { port: '5432' });
+  await c.deleteSecret({ remoteKey: '/nested/deeper/DB', property: 'port' });
+  t.notOk(Object.hasOwn(project.folders['/nested/deeper']!, 'DB'), 'the last property gone: the secret is deleted');
+  await c.deleteSecret({ remoteKey: 'PUSHED' });
+  t.notOk(Object.hasOwn(project.folders['/']!, 'PUSHED'));
+  await c.deleteSecret({ remoteKey: 'PUSHED' });
+  t.equal(lookups() - lookupsBefore, 1, 'the project\'s id is looked up once per client');
 });

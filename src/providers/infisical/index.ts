@@ -2,17 +2,20 @@
 // (infisical.com/docs/api-reference), the calls ESO's Infisical store makes through the Go SDK:
 // a machine-identity login (POST /v1/auth/<kind>-auth/login → a Bearer access token), one
 // secret (GET /v3/secrets/raw/{name}), the scope's secrets (GET /v3/secrets/raw), each with
-// workspaceSlug/environment/secretPath as ESO's secretsScope sets them. The base is the spec's
+// workspaceSlug/environment/secretPath as ESO's secretsScope sets them; PushSecret as ESO's
+// store does it: the project's id by its slug (GET /v1/projects/slug/{slug}, then the older
+// /v1/workspace/slug/{slug}), POST / PATCH / DELETE /v3/secrets/raw/{name} with workspaceId,
+// environment, secretPath and type shared. The base is the spec's
 // `hostAPI` with `/api` appended unless present (as the SDK does), so the address policy
 // applies (ADR 0056). Why not `@infisical/sdk`: ADR 0065. docs/providers/infisical.md.
 import type { InfisicalProvider } from '../../api/types.js';
-import { defineProvider, ReadOnlyClient } from '../define.js';
+import { defineProvider } from '../define.js';
 import { guard, refuseVersionAndMetadata, RemoteRefError, toProviderError } from '../errors.js';
 import { classifyHttp, httpCall, statusCode, storeCa, type HttpAnswer } from '../http-store.js';
-import { parseJson, selectProperty, valueAsMap } from '../json-path.js';
+import { deleteProperty, hasProperty, parseJson, selectProperty, setProperty, valueAsMap } from '../json-path.js';
 import { isJsonObject } from '../json-text.js';
 import { findNameTest } from '../regexp.js';
-import { emptySecretMap, ProviderError, type CallOptions, type FindRef, type ProviderContext, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
+import { emptySecretMap, ProviderError, type CallOptions, type FindRef, type ProviderContext, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 import { meta } from './meta.js';
 import { AUTH_KINDS, authKind, DEFAULT_HOST_API, validateSpec, type AuthKind } from './spec.js';
 
@@ -52,21 +55,33 @@ interface Token {
   obtained: boolean;
 }
 
+/** Where a pushed key lives: its folder and name, and the key as the user wrote it. */
+interface Address {
+  path: string;
+  name: string;
+  key: string;
+}
+
 interface RawSecret {
   secretKey?: unknown;
   secretValue?: unknown;
 }
 
-export class InfisicalClient extends ReadOnlyClient implements SecretsClient {
+/** The routes of "get project by slug", newest first (ESO tries them in this order: the
+ *  route moved between Infisical versions). */
+const PROJECT_BY_SLUG = ['/v1/projects/slug/', '/v1/workspace/slug/'];
+
+export class InfisicalClient implements SecretsClient {
   private readonly base: string;
   private token?: Promise<Token>;
+  /** The project's id, which the write routes need (the reads take the slug). */
+  private projectId?: string;
 
   constructor(
     private readonly ctx: ProviderContext,
     private readonly spec: InfisicalProvider,
     private readonly ca: string | undefined,
   ) {
-    super({ storeId: ctx.storeId, provider: 'infisical' });
     this.base = apiBase(spec.hostAPI);
   }
 
@@ -125,13 +140,18 @@ export class InfisicalClient extends ReadOnlyClient implements SecretsClient {
     return p;
   }
 
-  /** An authenticated GET; a 401 on a token that a login obtained logs in once more. */
-  private async get(op: string, path: string, query: Record<string, string>, opts: { signal?: AbortSignal; key?: string }): Promise<unknown> {
+  /** An authenticated GET. */
+  private get(op: string, path: string, query: Record<string, string>, opts: { signal?: AbortSignal; key?: string }): Promise<unknown> {
+    return this.call({ method: 'GET', op, path, query }, opts);
+  }
+
+  /** An authenticated call; a 401 on a token that a login obtained logs in once more. */
+  private async call({ op, ...req }: { method: string; op: string; path: string; query?: Record<string, string>; body?: object }, opts: { signal?: AbortSignal; key?: string }): Promise<unknown> {
     let token = await this.currentToken(opts.signal);
-    let res = await this.send({ method: 'GET', path, query, bearer: token.value, signal: opts.signal });
+    let res = await this.send({ ...req, bearer: token.value, signal: opts.signal });
     if (res.status === 401 && token.obtained) {
       token = await this.currentToken(opts.signal, true);
-      res = await this.send({ method: 'GET', path, query, bearer: token.value, signal: opts.signal });
+      res = await this.send({ ...req, bearer: token.value, signal: opts.signal });
     }
     if (res.status !== 200) throw new ProviderError(this.failureCode(res), this.ctx.storeId, `Infisical ${op} answered HTTP ${res.status}`, opts.key);
     return guard({ storeId: this.ctx.storeId, op, key: opts.key }, () => parseJson(res.body));
@@ -211,6 +231,98 @@ export class InfisicalClient extends ReadOnlyClient implements SecretsClient {
     const out = emptySecretMap();
     for (const [k, v] of all) if (matches(k) && (find.path === undefined || k.startsWith(find.path))) out[k] = enc.encode(v);
     return out;
+  }
+
+  /** The stored value of the secret a push writes (references not expanded, imports not
+   *  included: the push writes this folder's own secret), or undefined when absent. */
+  private async stored({ path, name, key }: Address, signal?: AbortSignal): Promise<string | undefined> {
+    const s = this.spec.secretsScope;
+    try {
+      const v = await this.get('get secret', `/v3/secrets/raw/${encodeURIComponent(name)}`, {
+        workspaceSlug: s.projectSlug, environment: s.environmentSlug, secretPath: path, expandSecretReferences: 'false', include_imports: 'false', type: 'shared',
+      }, { signal, key });
+      const secret = isJsonObject(v) && isJsonObject(v.secret) ? v.secret : undefined;
+      if (typeof secret?.secretValue !== 'string') throw new ProviderError('Unknown', this.ctx.storeId, 'Infisical answered without secret.secretValue', key);
+      return secret.secretValue;
+    } catch (err) {
+      if (err instanceof ProviderError && err.code === 'NotFound') return undefined;
+      throw err;
+    }
+  }
+
+  /** The project's id by its slug (one lookup per client; a 404 tries the older route). */
+  private async project(signal?: AbortSignal): Promise<string> {
+    if (this.projectId) return this.projectId;
+    const slug = encodeURIComponent(this.spec.secretsScope.projectSlug);
+    for (const [i, route] of PROJECT_BY_SLUG.entries()) {
+      try {
+        const v = await this.get('get project by slug', `${route}${slug}`, {}, { signal });
+        const id = isJsonObject(v) ? (v.id ?? (isJsonObject(v.project) ? v.project.id : undefined)) : undefined;
+        if (typeof id !== 'string' || id === '') throw new ProviderError('Unknown', this.ctx.storeId, 'Infisical\'s project answer has no id');
+        return (this.projectId = id);
+      } catch (err) {
+        if (!(err instanceof ProviderError && err.code === 'NotFound') || i === PROJECT_BY_SLUG.length - 1) throw err;
+      }
+    }
+    throw new ProviderError('NotFound', this.ctx.storeId, 'no Infisical project has the scope\'s projectSlug');
+  }
+
+  private async write(method: 'POST' | 'PATCH' | 'DELETE', { path, name, key }: Address, value: string | undefined, signal?: AbortSignal): Promise<void> {
+    const op = { POST: 'create secret', PATCH: 'update secret', DELETE: 'delete secret' }[method];
+    const body = {
+      workspaceId: await this.project(signal), environment: this.spec.secretsScope.environmentSlug, secretPath: path, type: 'shared',
+      ...(value === undefined ? {} : { secretValue: value, skipMultilineEncoding: true }),
+    };
+    await this.call({ method, op, path: `/v3/secrets/raw/${encodeURIComponent(name)}`, body }, { signal, key });
+  }
+
+  private address(key: string): Address {
+    return { ...guard({ storeId: this.ctx.storeId, key }, () => secretAddress(this.scope.path, key)), key };
+  }
+
+  /** ESO's PushSecret: the value, or with `property` a dotted path into the secret's JSON
+   *  object; created when absent, updated only when it differs (no new version). */
+  async pushSecret(value: Uint8Array, ref: PushRemoteRef, opts?: CallOptions): Promise<void> {
+    try {
+      const at = this.address(ref.remoteKey);
+      const current = await this.stored(at, opts?.signal);
+      const text = Buffer.from(value).toString('utf8');
+      const next = ref.property ? guard({ storeId: this.ctx.storeId, key: ref.remoteKey }, () => setProperty(current, ref.property!, text, 'path')) : text;
+      if (current === next) return;
+      await this.write(current === undefined ? 'POST' : 'PATCH', at, next, opts?.signal);
+    } catch (err) {
+      this.fail('push secret', ref.remoteKey, err);
+    }
+  }
+
+  /** ESO's DeleteSecret: the secret, or with `property` that path (the secret goes when
+   *  nothing is left); absent is already deleted. */
+  async deleteSecret(ref: PushRemoteRef, opts?: CallOptions): Promise<void> {
+    try {
+      const at = this.address(ref.remoteKey);
+      const current = await this.stored(at, opts?.signal);
+      if (current === undefined) return;
+      if (ref.property) {
+        const left = guard({ storeId: this.ctx.storeId, key: ref.remoteKey }, () => deleteProperty(current, ref.property!, 'path'));
+        if (!left.changed) return;
+        if (left.value !== undefined) return await this.write('PATCH', at, left.value, opts?.signal);
+      }
+      // It existed a moment ago: a 404 now is a concurrent delete (ESO reads it so too).
+      await this.write('DELETE', at, undefined, opts?.signal).catch((err: unknown) => {
+        if (!(err instanceof ProviderError && err.code === 'NotFound' && err.key === at.key)) throw err;
+      });
+    } catch (err) {
+      this.fail('delete secret', ref.remoteKey, err);
+    }
+  }
+
+  async secretExists(ref: PushRemoteRef, opts?: CallOptions): Promise<boolean> {
+    try {
+      const current = await this.stored(this.address(ref.remoteKey), opts?.signal);
+      return current !== undefined && (!ref.property || hasProperty(current, ref.property, 'path'));
+    } catch (err) {
+      this.fail('find secret', ref.remoteKey, err);
+    }
   }
 
   /** ESO's Validate: the identity logs in and can list the scope. */

@@ -5,9 +5,10 @@ import { references, validateSpec } from './spec.js';
 
 export const meta: ProviderMeta = {
   name: 'infisical',
-  // Reads only (ESO's Infisical store is read-only in the API version ESI follows); find by
-  // name regexp and by name prefix (`path`) over the scope's secrets.
-  capabilities: capabilities(['name', 'path'], { versions: false, pushProperty: 'key', readOnly: true }),
+  // Reads and writes (ESO's store creates, updates and deletes for PushSecret; a property is
+  // a dotted path into the secret's JSON value, as ESO sets it); find by name regexp and by name
+  // prefix (`path`) over the scope's secrets. No ownership mark: the reconciler's record decides.
+  capabilities: capabilities(['name', 'path'], { versions: false, pushProperty: 'path' }),
   validateSpec,
   references,
 };
