@@ -104,3 +104,25 @@ export interface AkeylessProvider {
   caProvider?: CAProvider;
   ignoreCache?: boolean;
 }
+
+/** ESO's CyberArk Conjur store (docs/providers/conjur.md). Exactly one auth kind is set. */
+export interface ConjurProvider {
+  /** The Conjur appliance (`https://conjur.example.com`). */
+  url: string;
+  auth: {
+    apikey?: { account: string; userRef: SecretKeySelector; apiKeyRef: SecretKeySelector };
+    jwt?: {
+      account: string;
+      /** The authn-jwt authenticator's service ID. */
+      serviceID: string;
+      /** When the authenticator does not take the host from the token. */
+      hostId?: string;
+      secretRef?: { name: string; key?: string; namespace?: string };
+      serviceAccountRef?: { name: string; namespace?: string; audiences?: string[] };
+    };
+    /** Client-certificate auth (authn-cert); refused by ESI (docs/providers/conjur.md). */
+    cert?: unknown;
+  };
+  caBundle?: string;
+  caProvider?: CAProvider;
+}

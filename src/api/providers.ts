@@ -7,7 +7,7 @@
 // reports them as unsupported instead of serving them.
 
 import type { CAProvider, SecretKeySelector, ServiceAccountSelector } from './selectors.js';
-import type { WebhookProvider, OnePasswordProvider, DopplerProvider, BitwardenSecretsManagerProvider, InfisicalProvider, AkeylessProvider } from './providers-http.js';
+import type { WebhookProvider, OnePasswordProvider, DopplerProvider, BitwardenSecretsManagerProvider, InfisicalProvider, AkeylessProvider, ConjurProvider } from './providers-http.js';
 
 export * from './selectors.js';
 export * from './providers-http.js';
@@ -282,7 +282,6 @@ export const OTHER_PROVIDER_NAMES = [
   'beyondtrustworkloadcredentials',
   'chef',
   'cloudrusm',
-  'conjur',
   'crd',
   'delinea',
   'device42',
@@ -327,6 +326,7 @@ export interface SecretStoreProvider extends Partial<Record<OtherProviderName, R
   bitwardensecretsmanager?: BitwardenSecretsManagerProvider;
   infisical?: InfisicalProvider;
   akeyless?: AkeylessProvider;
+  conjur?: ConjurProvider;
 }
 
 /** The key of the one provider a store configures, or undefined when none or several

@@ -10,6 +10,7 @@ import { meta as akeyless } from './akeyless/meta.js';
 import { meta as aws } from './aws/meta.js';
 import { meta as azurekv } from './azurekv/meta.js';
 import { meta as bitwardensecretsmanager } from './bitwardensecretsmanager/meta.js';
+import { meta as conjur } from './conjur/meta.js';
 import { meta as doppler } from './doppler/meta.js';
 import { meta as fake } from './fake/meta.js';
 import { meta as gcpsm } from './gcpsm/meta.js';
@@ -43,6 +44,7 @@ const ENTRIES = new Map<string, ProviderEntry>([
   ['bitwardensecretsmanager', { meta: bitwardensecretsmanager, load: () => import('./bitwardensecretsmanager/index.js') }],
   ['infisical', { meta: infisical, load: () => import('./infisical/index.js') }],
   ['akeyless', { meta: akeyless, load: () => import('./akeyless/index.js') }],
+  ['conjur', { meta: conjur, load: () => import('./conjur/index.js') }],
 ]);
 
 /** Names of the providers this build serves, in registry order. */
