@@ -50,7 +50,8 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
                              own environment identity (Azure managed identity, GCP ADC);
                              never SecretStores (default false, docs/controller.md)
   --allow-private-store-addresses BOOL  let SecretStores reached over HTTP (webhook,
-                             onepassword, bitwardensecretsmanager, infisical, akeyless) call
+                             onepassword, bitwardensecretsmanager, infisical, akeyless,
+                             conjur) call
                              loopback and private addresses;
                              ClusterSecretStores always may (default false, ADR 0056)
   --allow-configmap-targets BOOL  serve ExternalSecrets whose spec.target.manifest is a v1

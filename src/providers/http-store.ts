@@ -1,5 +1,5 @@
 // One HTTP call to a store reached by its documented HTTP API (webhook, onepassword,
-// doppler, bitwardensecretsmanager, infisical, akeyless): bounded in time (the deadline covers connect, TLS and the whole body) and
+// doppler, bitwardensecretsmanager, infisical, akeyless, conjur): bounded in time (the deadline covers connect, TLS and the whole body) and
 // size, no redirects followed, TLS always verified, and the address the name resolves to
 // checked against the caller's AddressPolicy before connecting. The checked address is
 // the one connected to (a `lookup` that answers with it), so a name cannot resolve to a

@@ -164,7 +164,7 @@ export interface ProviderContext {
   /** Per-call deadline in milliseconds. */
   timeoutMs: number;
   /** Which addresses a store reached over HTTP whose host the spec names (webhook,
-   *  onepassword, bitwardensecretsmanager, infisical, akeyless) may call.
+   *  onepassword, bitwardensecretsmanager, infisical, akeyless, conjur) may call.
    *  Absent = any address (the agent: it calls from the pod's own network position). */
   addresses?: AddressPolicy;
 }

@@ -1,4 +1,4 @@
-// The stores reached over HTTP (webhook, onepassword, doppler, bitwardensecretsmanager, infisical, akeyless; ADR 0056) in `esi controller` on a real
+// The stores reached over HTTP (webhook, onepassword, doppler, bitwardensecretsmanager, infisical, akeyless, conjur; ADR 0056) in `esi controller` on a real
 // apiserver, every object written by a tenant (test/helpers/tenant.ts): ESO's documented
 // manifests (only the URL pointed at the stand-in on 127.0.0.1 and spec.controller added,
 // so tests sharing the control plane keep apart). The address policy first: a SecretStore
@@ -9,6 +9,7 @@ import { createTenant } from '../helpers/tenant.js';
 import { json, serve } from '../providers/http-standin.js';
 import { startAkeylessStandIn } from '../providers/akeyless-standin.js';
 import { startBitwardenStandIn } from '../providers/bitwarden-standin.js';
+import { startConjurStandIn } from '../providers/conjur-standin.js';
 import { startDopplerStandIn } from '../providers/doppler-standin.js';
 import { startInfisicalStandIn } from '../providers/infisical-standin.js';
 import { startOnePasswordStandIn } from '../providers/onepassword-standin.js';
@@ -189,6 +190,27 @@ await asTenant('externalsecrets', {
   },
 });
 
+// CyberArk Conjur (test/providers/conjur-standin.ts): ESO's documented store (API key) and
+// ExternalSecrets (a variable by its id; find by name regexp).
+const CJ_KEY = `${CANARY}-cj-api-key`;
+const cj = await startConjurStandIn(t, 'conjur', { apiKey: { login: 'host/eso/app1', key: CJ_KEY } }, {
+  'data/app1/secret00': { value: `${CANARY}-cj-s00` }, 'app1/secret01': { value: 'one' }, 'app2/other': { value: 'x' },
+});
+await tenant.core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'user' }, stringData: { 'conjur-hostid': 'host/eso/app1' } } });
+await tenant.core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'apikey' }, stringData: { 'conjur-apikey': CJ_KEY } } });
+await asTenant('secretstores', {
+  kind: 'SecretStore', metadata: { name: 'conjur' },
+  spec: { controller: env.cls, provider: { conjur: { url: cj.url, auth: { apikey: { account: 'conjur', userRef: { name: 'user', key: 'conjur-hostid' }, apiKeyRef: { name: 'apikey', key: 'conjur-apikey' } } } } } },
+});
+await asTenant('externalsecrets', {
+  kind: 'ExternalSecret', metadata: { name: 'conjur' },
+  spec: { refreshInterval: '15s', secretStoreRef: { name: 'conjur', kind: 'SecretStore' }, data: [{ secretKey: 'secret00', remoteRef: { key: 'data/app1/secret00' } }] },
+});
+await asTenant('externalsecrets', {
+  kind: 'ExternalSecret', metadata: { name: 'conjur-find-by-name' },
+  spec: { refreshInterval: '15s', secretStoreRef: { name: 'conjur', kind: 'SecretStore' }, target: { name: 'k8s-secret-to-be-created' }, dataFrom: [{ find: { name: { regexp: '^app1\\/.+$' } } }] },
+});
+
 const args = ['--controller-class', env.cls, '--claim-unclassed=false', '--leader-elect=false', '--coalesce-window', '2s'];
 const logs: string[] = [];
 
@@ -210,6 +232,8 @@ t.test('without --allow-private-store-addresses a SecretStore may not call 127.0
   t.equal(inf.seen.length, 0, 'no request reached Infisical');
   await ready(env, ns, 'database-credentials', 'False', undefined, 90_000);
   t.equal(ak.seen.length, 0, 'no request reached Akeyless');
+  await ready(env, ns, 'conjur', 'False', undefined, 90_000);
+  t.equal(cj.seen.length, 0, 'no request reached Conjur');
   t.same(decoded(await getSecret(env, ns, 'auth-api-db-url')), { DB_PASSWORD: `${CANARY}-dp-pw`, DB_USER: 'orders' }, 'Doppler: one secret and a find by prefix');
   t.notOk(await getSecret(env, ns, 'example-sync'));
   await ctl.stop();
@@ -232,6 +256,10 @@ t.test('with it, ESO\'s documented store syncs; dataFrom.extract through result.
   t.same(decoded(await getSecret(env, ns, 'auth-api')), { API_KEY: `${CANARY}-inf-api`, JSON_KEY: 'json-value', PASSWORD: `${CANARY}-inf-pw` }, 'Infisical: a name, a property, an absolute path');
   await ready(env, ns, 'database-credentials', 'True', 'SecretSynced', 90_000);
   t.same(decoded(await getSecret(env, ns, 'database-credentials')), { password: `${CANARY}-ak-pw`, username: 'orders', host: 'db.example' }, 'Akeyless: a secret, a JSON secret extracted');
+  await ready(env, ns, 'conjur', 'True', 'SecretSynced', 90_000);
+  t.same(decoded(await getSecret(env, ns, 'conjur')), { secret00: `${CANARY}-cj-s00` }, 'Conjur: a variable by its id');
+  await ready(env, ns, 'conjur-find-by-name', 'True', 'SecretSynced', 90_000);
+  t.same(decoded(await getSecret(env, ns, 'k8s-secret-to-be-created')), { app1_secret01: 'one' }, 'Conjur: find by name regexp, keyed by the variable id (/ converted as ESO does)');
   await pushReady(env, ns, 'op-push', 'True', undefined, { ms: 90_000 });
   t.match(op.items('staging').find((i) => i.title === 'pushed-item'), { fields: [{ label: 'api-key', value: `${CANARY}-pushed` }] }, 'the PushSecret wrote the item');
   logs.push(ctl.output());

@@ -1,4 +1,4 @@
-// The agent with the stores reached over HTTP (ADR 0056), in-process, with their real
+// The agent with the stores reached over HTTP (ADR 0056; Conjur ADR 0073), in-process, with their real
 // providers: the store's credentials are files the webhook mounted (credentialsDir), the
 // store a server on 127.0.0.1. The files on disk hold the values; the log holds none.
 // The agent calls from the pod's own network position: no address policy applies.
@@ -13,6 +13,7 @@ import { startDopplerStandIn } from '../providers/doppler-standin.js';
 import { startInfisicalStandIn } from '../providers/infisical-standin.js';
 import { json, serve } from '../providers/http-standin.js';
 import { startOnePasswordStandIn } from '../providers/onepassword-standin.js';
+import { startConjurStandIn } from '../providers/conjur-standin.js';
 import { assertNoCanary, CANARY_PASSWORD, CANARY_TOKEN, captureLogger, fakeConfig, tempRoot } from './fixtures.js';
 
 const out = (root: string, rel: string): string => join(root, 'var/run/esi/secrets', rel);
@@ -150,5 +151,23 @@ t.test('akeyless: Kubernetes auth with a mounted token Secret, a static and a ro
   t.equal(await runAgent({ config, root, logger }), 0, text());
   t.equal(await readFile(out(root, 'ak/pw'), 'utf8'), CANARY_PASSWORD);
   t.equal(await readFile(out(root, 'ak/user'), 'utf8'), 'svc');
+  assertNoCanary(t, text(), 'logs');
+});
+
+t.test('conjur: ESO\'s documented store (API key from mounted files), a variable by id and a find by regexp', async (t) => {
+  const cj = await startConjurStandIn(t, 'conjur', { apiKey: { login: 'host/eso/app1', key: CANARY_TOKEN } }, {
+    'data/app1/secret00': { value: CANARY_PASSWORD },
+    'app1/secret01': { value: 'one' },
+  });
+  const root = await tempRoot(t);
+  await mount(root, { 'user/conjur-hostid': 'host/eso/app1', 'apikey/conjur-apikey': CANARY_TOKEN });
+  const store = 'SecretStore/team-a/conjur';
+  const config = withStore(store, {
+    conjur: { url: cj.url, auth: { apikey: { account: 'conjur', userRef: { name: 'user', key: 'conjur-hostid' }, apiKeyRef: { name: 'apikey', key: 'conjur-apikey' } } } },
+  }, [{ name: 'conjur', store, data: [{ secretKey: 'secret00', remoteRef: { key: 'data/app1/secret00' } }], dataFrom: [{ find: { name: { regexp: '^app1\\/.+$' } } }] }]);
+  const { logger, text } = captureLogger();
+  t.equal(await runAgent({ config, root, logger }), 0, text());
+  t.equal(await readFile(out(root, 'conjur/secret00'), 'utf8'), CANARY_PASSWORD);
+  t.equal(await readFile(out(root, 'conjur/app1_secret01'), 'utf8'), 'one');
   assertNoCanary(t, text(), 'logs');
 });

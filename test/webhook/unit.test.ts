@@ -117,7 +117,7 @@ t.test('resolution rules', async (t) => {
   t.equal(admit(pod({ 'esi.dev/secrets': 'es-dev-only' }), ctx()).kind, 'mutated', 'by default every class is served');
   t.match(deny({ 'esi.dev/secrets': 'es-vault-bad' }), /SecretStore "team-a\/vault-bad": spec\.provider\.vault\.server must use https:\/\/ or http:\/\//,
     'the provider\'s own spec rules deny at admission, naming the field');
-  t.match(deny({ 'esi.dev/secrets': 'es-other' }), /spec\.provider\.alibaba is not supported by ESI \(supported: fake, kubernetes, vault, openBao, aws, azurekv, gcpsm, grpc, webhook, onepassword, doppler, bitwardensecretsmanager, infisical, akeyless\)/);
+  t.match(deny({ 'esi.dev/secrets': 'es-other' }), /spec\.provider\.alibaba is not supported by ESI \(supported: fake, kubernetes, vault, openBao, aws, azurekv, gcpsm, grpc, webhook, onepassword, doppler, bitwardensecretsmanager, infisical, akeyless, conjur\)/);
   const fake = admit(pod({ 'esi.dev/secrets': 'es-fake' }), ctx());
   t.match(fake.kind === 'mutated' ? fake.warnings : [], [/uses the fake provider/], 'the fake provider comes with a warning');
   const aws = admit(pod({ 'esi.dev/secrets': 'es-prod', 'esi.dev/token-audience': 'custom' }), ctx());
