@@ -2,7 +2,8 @@
 // containerd, test/platform/node/): one pod annotated as a user writes it reads six
 // ExternalSecrets, one per store, each store ESO's documented manifest (only the address
 // pointed at the stand-in): the generic webhook provider, 1Password Connect, Doppler,
-// Bitwarden Secrets Manager (TLS, its CA in caBundle), Infisical and Akeyless. The stand-ins
+// Bitwarden Secrets Manager (TLS, its CA in caBundle), Infisical, Akeyless and CyberArk
+// Conjur. The stand-ins
 // run on this host and pods reach them through forwarders into the node's network
 // (reachableFromPods), as a private address: the agent calls from the pod's own network
 // position, so no address policy applies to it (docs/providers/webhook.md). Doppler's API
@@ -15,6 +16,7 @@ import t from 'tap';
 import { createNamespace } from '../helpers/kube.js';
 import { startAkeylessStandIn } from '../providers/akeyless-standin.js';
 import { startBitwardenStandIn } from '../providers/bitwarden-standin.js';
+import { startConjurStandIn } from '../providers/conjur-standin.js';
 import { startDopplerStandIn } from '../providers/doppler-standin.js';
 import { json, serve } from '../providers/http-standin.js';
 import { startInfisicalStandIn } from '../providers/infisical-standin.js';
@@ -64,6 +66,8 @@ const ak = await startAkeylessStandIn(t, { accessKey: { accessId: 'p-abc123', ac
   'database-credentials': { type: 'STATIC_SECRET', versions: [`${CANARY}-ak-pw`] },
   'database-credentials-json': { type: 'STATIC_SECRET', versions: [JSON.stringify({ username: 'orders', host: 'db.example' })] },
 });
+const CJ_KEY = `${CANARY}-cj-api-key`;
+const cj = await startConjurStandIn(t, 'conjur', { apiKey: { login: 'host/eso/app1', key: CJ_KEY } }, { 'data/app1/secret00': { value: `${CANARY}-cj-s00` } });
 
 /** The file each ExternalSecret key lands in, and its value. */
 const EXPECTED: Record<string, string> = {
@@ -78,6 +82,7 @@ const EXPECTED: Record<string, string> = {
   'infisical-managed-secrets/PASSWORD': `${CANARY}-inf-pw`,
   'database-credentials/password': `${CANARY}-ak-pw`,
   'database-credentials/host': 'db.example',
+  'conjur/secret00': `${CANARY}-cj-s00`,
 };
 
 /** Prints `<file> <hash>` for each file it reads (`missing:<code>` if it cannot), then exits. */
@@ -95,7 +100,7 @@ function filesApp(image: string): V1Container {
   };
 }
 
-t.test('one pod reads the webhook, 1Password, Doppler, Bitwarden, Infisical and Akeyless stores of ESO\'s documented manifests', async (t) => {
+t.test('one pod reads the webhook, 1Password, Doppler, Bitwarden, Infisical, Akeyless and Conjur stores of ESO\'s documented manifests', async (t) => {
   const ns = await createNamespace(kc, 'node-http', t, RUN);
   const secret = (name: string, stringData: Record<string, string>, labels?: Record<string, string>) =>
     core.createNamespacedSecret({ namespace: ns, body: { metadata: { name, ...(labels ? { labels } : {}) }, stringData } });
@@ -147,6 +152,11 @@ t.test('one pod reads the webhook, 1Password, Doppler, Bitwarden, Infisical and 
   await es('database-credentials', 'akeyless-secret-store', { target: { name: 'database-credentials', creationPolicy: 'Owner' },
     data: [{ secretKey: 'password', remoteRef: { key: 'database-credentials' } }], dataFrom: [{ extract: { key: 'database-credentials-json' } }] });
 
+  await secret('user', { 'conjur-hostid': 'host/eso/app1' });
+  await secret('apikey', { 'conjur-apikey': CJ_KEY });
+  await store('conjur', { conjur: { url: await inPods(cj.port), auth: { apikey: { account: 'conjur', userRef: { name: 'user', key: 'conjur-hostid' }, apiKeyRef: { name: 'apikey', key: 'conjur-apikey' } } } } });
+  await es('conjur', 'conjur', { data: [{ secretKey: 'secret00', remoteRef: { key: 'data/app1/secret00' } }] });
+
   const names = [...new Set(Object.keys(EXPECTED).map((f) => f.split('/')[0]!))];
   const body: V1Pod = {
     metadata: { name: 'reader', labels: { 'esi.dev/inject': 'true' }, annotations: { 'esi.dev/secrets': names.join(','), 'esi.dev/mode': 'init-only' } },
@@ -166,7 +176,7 @@ t.test('one pod reads the webhook, 1Password, Doppler, Bitwarden, Infisical and 
   const log = await until('the app log', async () => (await logOf(kc, ns, 'reader', 'app')) || undefined);
   const seen = Object.fromEntries(log.trim().split('\n').map((l) => l.split(' ') as [string, string]));
   t.same(seen, Object.fromEntries(Object.entries(EXPECTED).map(([f, v]) => [f, hashOf(v)])), "the app's own process read each store's value from its file");
-  for (const [what, s] of [['webhook', httpbin], ['1Password', op], ['Doppler', doppler], ['Bitwarden', bw], ['Infisical', inf], ['Akeyless', ak]] as const) {
+  for (const [what, s] of [['webhook', httpbin], ['1Password', op], ['Doppler', doppler], ['Bitwarden', bw], ['Infisical', inf], ['Akeyless', ak], ['Conjur', cj]] as const) {
     t.ok(s.seen.length > 0, `the pod's agent called the ${what} stand-in`);
   }
   const agentLog = await logOf(kc, ns, 'reader', 'esi-agent');
