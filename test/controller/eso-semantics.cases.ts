@@ -30,8 +30,13 @@ export const STORE_DATA: { key: string; value: string }[] = [
   { key: 'json/y', value: '{"k3":"v3"}' },
 ];
 
+/** A second store: ESO's fake store with its validation test hook set to Error (2). */
+export const INVALID_STORE = { name: 'fake-invalid', data: [{ key: 'db', value: '{}' }], validationResult: 2 };
+
 export interface Scenario {
   name: string;
+  /** The SecretStore (default `fake`, over STORE_DATA). */
+  store?: string;
   rule: string;
   spec: Record<string, unknown>;
   /** The Secret's data, decoded to UTF-8 (absent: no Secret expected). */
@@ -98,4 +103,7 @@ export const SCENARIOS: Scenario[] = [
   // Creation policies.
   { name: 'creation-none', rule: 'creationPolicy None fetches and writes no Secret', spec: { data: [ref('u', 'db', { property: 'user' })], target: { creationPolicy: 'None' } }, ready: { status: 'True' }, noSecret: true },
   { name: 'creation-merge-missing', rule: 'creationPolicy Merge without the Secret writes nothing and is not a failure', spec: { data: [ref('u', 'db', { property: 'user' })], target: { creationPolicy: 'Merge' } }, ready: { status: 'True', reason: 'SecretMissing' }, noSecret: true },
+
+  // Store validation.
+  { name: 'store-not-valid', rule: 'a store that fails validation (fake validationResult 2) fails its ExternalSecrets, naming the store', store: INVALID_STORE.name, spec: { data: [ref('x', 'db')] }, ready: { status: 'False', message: /fake-invalid.*not ready/ }, noSecret: true },
 ];

@@ -5,15 +5,26 @@
 // Adding a documented behaviour is adding a row to the table.
 import t from 'tap';
 import { createNamespace } from '../helpers/kube.js';
-import { controllerEnv, create, decoded, externalSecret, fakeStore, getSecret, ready, startController } from './fixture.js';
-import { SCENARIOS, STORE_DATA } from './eso-semantics.cases.js';
+import { controllerEnv, create, decoded, externalSecret, fakeStore, getSecret, GROUP, ready, startController, until } from './fixture.js';
+import { INVALID_STORE, SCENARIOS, STORE_DATA } from './eso-semantics.cases.js';
 
 const env = await controllerEnv(t);
 const ns = await createNamespace(env.kc, 'ctl-esosem', t);
 await create(env, ns, 'secretstores', fakeStore('fake', env.cls, STORE_DATA));
+const invalid = fakeStore(INVALID_STORE.name, env.cls, INVALID_STORE.data);
+invalid.spec.provider.fake = { ...invalid.spec.provider.fake, validationResult: INVALID_STORE.validationResult } as typeof invalid.spec.provider.fake;
+await create(env, ns, 'secretstores', invalid);
 await startController(env.cp.kubeconfigPath, ['--controller-class', env.cls, '--claim-unclassed=false', '--leader-elect=false'], t);
 
-for (const s of SCENARIOS) await create(env, ns, 'externalsecrets', externalSecret(s.name, 'fake', s.spec));
+for (const s of SCENARIOS) await create(env, ns, 'externalsecrets', externalSecret(s.name, s.store ?? 'fake', s.spec));
+
+t.test('a store whose validation fails (fake validationResult 2) is Ready=False, ValidationFailed', async (t) => {
+  const store = await until('the store\'s Ready condition', async () => {
+    const o = await env.custom.getNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: ns, plural: 'secretstores', name: INVALID_STORE.name }) as { status?: { conditions?: { type: string; status: string; reason?: string }[] } };
+    return o.status?.conditions?.find((c) => c.type === 'Ready');
+  });
+  t.match(store, { status: 'False', reason: 'ValidationFailed' });
+});
 
 for (const s of SCENARIOS) {
   t.test(`${s.name}: ${s.rule}`, async (t) => {
