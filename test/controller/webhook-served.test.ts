@@ -44,7 +44,7 @@ function injected(name: string, secrets: string, mode: Mode): V1Pod {
 const status = (name: string, s: Partial<V1ContainerStatus>): V1ContainerStatus =>
   ({ name, image, imageID: '', ready: false, restartCount: 0, ...s });
 const running = { running: { startedAt: new Date() } };
-/** What the agent writes when it fails (injector/termination.ts), as the kubelet reports it. */
+/** What the agent writes when it fails (src/agent-config/termination.ts), as the kubelet reports it. */
 const failedAgent = (secret: string) => ({
   terminated: { exitCode: 1, reason: 'Error', message: JSON.stringify({ esiAgent: 1, stage: 'fetch', failures: [{ externalSecret: secret, store: 'SecretStore/wh', code: 'AuthFailed', message: 'store "wh": the token was refused (401)' }] }) },
 });
