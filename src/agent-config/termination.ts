@@ -31,6 +31,13 @@ interface SecretFailure {
   error: Error;
 }
 
+/** The error class (a ProviderError's code) of `err` or of its causes. */
+function codeOf(err: unknown, depth = 0): string | undefined {
+  const e = err as { code?: unknown; cause?: unknown } | null;
+  if (typeof e?.code === 'string' && /^[A-Za-z]{1,64}$/.test(e.code)) return e.code;
+  return depth < 3 && e?.cause ? codeOf(e.cause, depth + 1) : undefined;
+}
+
 /** The message for a failure at `stage` (value-free: errors are built without values); an
  *  error with `failures` (the fetch stage's) names each ExternalSecret. */
 export function terminationMessage(stage: string, err: unknown): string {
@@ -38,7 +45,7 @@ export function terminationMessage(stage: string, err: unknown): string {
   const failures = Array.isArray(each)
     ? (each as SecretFailure[]).slice(0, MAX_FAILURES).map((f) => ({
       externalSecret: clean(f.secret, 253), store: clean(f.store, 253),
-      ...((f.error as { code?: unknown }).code ? { code: clean((f.error as { code?: unknown }).code, 64) } : {}),
+      ...(codeOf(f.error) ? { code: codeOf(f.error) } : {}),
       message: clean(f.error.message),
     }))
     : [{ message: clean((err as Error)?.message ?? err) }];
