@@ -128,6 +128,22 @@ t.test('sidecar mode: the classic init container tells; another ExternalSecret\'
   });
   await shows('api', { status: 'InjectedInPods', ready: 'True' });
   await shows('cache', { status: 'InjectedInPods', ready: 'True' });
+
+  // Bounded: pod updates that change no agent's state write no status. The pods' watch is
+  // ordered, so once a later, relevant change shows, the earlier ones were all handled.
+  const writes = () => ctl.counter('esi_controller_apiserver_writes_total', { verb: 'PATCH', resource: 'externalsecrets/status' });
+  const before = await writes();
+  for (const ready of ['False', 'True', 'False', 'True']) await setStatus('side-1', { conditions: [{ type: 'Ready', status: ready }] });
+  await createPod(injected('marker-1', 'cache', 'init-only'));
+  await setStatus('marker-1', { phase: 'Pending', initContainerStatuses: [status('esi-agent', { state: { terminated: failedAgent('cache').terminated } })] });
+  await shows('cache', { status: 'AgentFailed', ready: 'False' });
+  // The marker's arrival (waiting) and its failure: one or two writes (the queue may coalesce
+  // them); the four unrelated updates would have added four more.
+  const n = (await writes()) - before;
+  t.ok(n >= 1 && n <= 2, `status writes for the relevant changes only (${n})`);
+  t.same(await columns('api'), { status: 'InjectedInPods', ready: 'True' });
+  await env.core.deleteNamespacedPod({ namespace: ns, name: 'marker-1', gracePeriodSeconds: 0 });
+  await shows('cache', { status: 'InjectedInPods', ready: 'True' });
 });
 
 t.test('an ExternalSecret of a class no controller here serves: status from pods, unless a reconciler wrote one', async (t) => {
