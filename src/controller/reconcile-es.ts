@@ -95,7 +95,8 @@ export class ExternalSecretReconciler {
     // spec.secretStoreRef and the entries' own stores (sourceRef.storeRef, ADR 0066).
     const refs = storeRefsOf(es.spec);
     // Scoped mode serves no cluster kind (ADR 0064): an ExternalSecret using a ClusterSecretStore
-    // is another controller's, as one of another class is; no status, no 403 on the store.
+    // is another controller's, as one of another class is; no 403 on the store, and a status
+    // only from the pods mounting it (ADR 0070).
     if (!this.d.informers.clusterKinds && refs.some((r) => r.kind === 'ClusterSecretStore')) {
       this.state.delete(key);
       await this.servedByAgents(es, 'served by the pods\' agents: this controller serves no ClusterSecretStore (--watch-namespaces)');
