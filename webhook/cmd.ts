@@ -1,8 +1,7 @@
 // `esi webhook`: the admission server with its caches and certificates.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { parseArgs } from 'node:util';
-import { fileTlsSource } from '../certs/files.js';
-import type { TlsSource } from '../certs/index.js';
+import { fileTlsSource, selfManagedTlsSource, type TlsSource } from '../certs/index.js';
 import { loadKubeConfig, ownNamespace, positive } from '../src/flags.js';
 import type { ClusterVersion } from './env.js';
 import { KubeRest } from '../src/kube/rest.js';
@@ -88,9 +87,6 @@ async function tlsFrom(v: Values, kc: KubeConfig, logger: Logger): Promise<TlsSo
   }
   const sans = v['cert-extra-sans']!.split(',').map((s) => s.trim()).filter(Boolean);
   const isIp = (s: string) => /^[\d.]+$|:/.test(s);
-  // Loaded only in this mode: with mounted files the webhook never calls the certificate
-  // authority's code nor the generated API clients it uses (docs/performance/webhook-memory.md).
-  const { selfManagedTlsSource } = await import('../certs/bootstrap.js');
   return selfManagedTlsSource({
     kc, logger, namespace: ownNamespace(v.namespace, kc), secretName: v['secret-name']!, serviceName: v['service-name']!,
     webhookConfigName: v['webhook-config-name']!, certValiditySeconds: positive('cert-validity', v['cert-validity']!),

@@ -22,7 +22,21 @@ export interface Summary {
   largest: [string, number][];
 }
 
-export function summarise(s: Snapshot): Summary {
+interface Graph {
+  n: number;
+  N: number;
+  E: number;
+  first: Uint32Array;
+  edges: number[];
+  weak: number;
+  type(i: number): string;
+  name(i: number): string;
+  self(i: number): number;
+  edgeName(e: number): string | undefined;
+  nodeId(i: number): number;
+}
+
+function graphOf(s: Snapshot): Graph {
   const meta = s.snapshot.meta;
   const N = meta.node_fields.length;
   const E = meta.edge_fields.length;
@@ -41,7 +55,12 @@ export function summarise(s: Snapshot): Summary {
   const self = (i: number) => nodes[i * N + 3]!;
   const weak = etypes.indexOf('weak');
   const edgeName = (e: number) => strings[edges[e + 1]!];
+  return { n, N, E, first, edges, weak, type, name, self, edgeName, nodeId: (i) => nodes[i * N + 2]! };
+}
 
+/** Depth-first postorder from the root over strong edges. */
+function postorder(g: Graph): { post: Int32Array; order: number[]; seen: Uint8Array } {
+  const { n, N, E, first, edges, weak } = g;
   // Depth-first postorder from the root (node 0) over strong edges.
   const post = new Int32Array(n).fill(-1);
   const order: number[] = [];
@@ -72,6 +91,13 @@ export function summarise(s: Snapshot): Summary {
       order.push(v);
     }
   }
+  return { post, order, seen };
+}
+
+/** Immediate dominators (Cooper, Harvey, Kennedy) and retained sizes. */
+function dominators(g: Graph, po: ReturnType<typeof postorder>): { idom: Int32Array; retained: Float64Array } {
+  const { n, N, E, first, edges, weak, self } = g;
+  const { post, order, seen } = po;
   // Predecessors, then immediate dominators (Cooper, Harvey, Kennedy: iterate to a fixpoint).
   const predCount = new Uint32Array(n + 1);
   for (let v = 0; v < n; v++) if (seen[v]) for (let e = first[v]!; e < first[v + 1]!; e += E) if (edges[e] !== weak) predCount[edges[e + 2]! / N + 1]!++;
@@ -107,7 +133,12 @@ export function summarise(s: Snapshot): Summary {
   const retained = new Float64Array(n);
   for (const v of order) retained[v]! += self(v);
   for (const v of order) if (v !== 0) retained[idom[v]!]! += retained[v]!;
+  return { idom, retained };
+}
 
+/** The script each Script, SharedFunctionInfo and closure belongs to. */
+function scripts(g: Graph): { scriptOf: Map<number, string>; scriptNodes: Set<number> } {
+  const { n, N, E, first, edges, type, name, edgeName } = g;
   // The script each Script / SharedFunctionInfo / closure belongs to.
   const scriptOf = new Map<number, string>();
   const target = (i: number, edge: string) => {
@@ -117,6 +148,7 @@ export function summarise(s: Snapshot): Summary {
   for (let i = 0; i < n; i++) {
     if (type(i) === 'code' && target(i, 'source') >= 0 && target(i, 'name') >= 0) scriptOf.set(i, name(target(i, 'name')) || '(unnamed script)');
   }
+  const scriptNodes = new Set(scriptOf.keys());
   for (let i = 0; i < n; i++) {
     if (type(i) !== 'code') continue;
     const sc = target(i, 'script');
@@ -127,6 +159,24 @@ export function summarise(s: Snapshot): Summary {
     const sfi = target(i, 'shared');
     if (sfi >= 0 && scriptOf.has(sfi)) scriptOf.set(i, scriptOf.get(sfi)!);
   }
+  return { scriptOf, scriptNodes };
+}
+
+function constructorKey(g: Graph, scriptNodes: Set<number>, i: number): string {
+  const t = g.type(i);
+  const name = g.name(i);
+  if (t === 'object' || t === 'closure' || t === 'native' || t === 'hidden') return `${name || '(anonymous)'} (${t})`;
+  if (t === 'code') return scriptNodes.has(i) ? '(Script)' : name.startsWith('system /') ? name : '(code: functions)';
+  return t === 'array' ? `(array) ${name}` : `(${t})`;
+}
+
+export function summarise(s: Snapshot): Summary {
+  const g = graphOf(s);
+  const { n, type, name, self } = g;
+  const po = postorder(g);
+  const { order } = po;
+  const { idom, retained } = dominators(g, po);
+  const { scriptOf, scriptNodes } = scripts(g);
   // Charge each node to its nearest script-owning dominator (idom comes before in reverse postorder).
   const owner = new Array<string>(n);
   owner[0] = '(roots: no script dominates it)';
@@ -140,10 +190,7 @@ export function summarise(s: Snapshot): Summary {
   const byCtor = new Map<string, [number, number]>();
   let totalBytes = 0;
   for (let i = 0; i < n; i++) {
-    const t = type(i);
-    const key = t === 'object' || t === 'closure' || t === 'native' || t === 'hidden' ? `${name(i) || '(anonymous)'} (${t})`
-      : t === 'code' ? (scriptOf.has(i) && target(i, 'source') >= 0 ? '(Script)' : name(i).startsWith('system /') ? name(i) : '(code: functions)')
-      : t === 'array' ? `(array) ${name(i)}` : `(${t})`;
+    const key = constructorKey(g, scriptNodes, i);
     const c = byCtor.get(key) ?? [0, 0];
     c[0] += self(i);
     c[1]++;
@@ -154,7 +201,7 @@ export function summarise(s: Snapshot): Summary {
   const largest: [string, number][] = [];
   for (const v of order) {
     if (v === 0 || type(v) === 'synthetic' || retained[v]! < 256 * 1024) continue;
-    largest.push([`${type(v)} ${name(v).slice(0, 60).replace(/\s+/g, ' ')} @${nodes[v * N + 2]} [${owner[v]}]`, retained[v]!]);
+    largest.push([`${type(v)} ${name(v).slice(0, 60).replace(/\s+/g, ' ')} @${g.nodeId(v)} [${owner[v]}]`, retained[v]!]);
   }
   return {
     totalBytes,
