@@ -70,7 +70,7 @@ function sideEffectFree(path: RegExp): Plugin {
  *   it is; the real one names every generated model class, so the webhook (which uses no
  *   generated API) loaded all ~720 of them for it. The stand-in does the same for a string.
  * - client-node's config.js (KubeConfig) takes two names from the generated code's barrel
- *   (gen/index.js). esbuild splits chunks per file, and through the barrel's `export *` every
+ *   (the index.js of its gen folder). esbuild splits chunks per file, and through the barrel's `export *` every
  *   generated API and model the build uses anywhere became part of the chunk every command
  *   loads; the stand-in barrel re-exports just those two names from their own files.
  */
