@@ -2,7 +2,8 @@
 // Secret, publish its CA bundle, decide, write with resourceVersion, reload). There is no
 // leader: the apiserver's create/409 and resourceVersion checks pick one writer per change,
 // and the others adopt the result on their next read.
-import { AdmissionregistrationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeRest } from '../src/kube/rest.js';
 import type { Logger } from 'pino';
 import { applyPlan, caBundle, decide, type CertState, type Lifetimes } from './plan.js';
 import { keyMatchesCert, parseCert, servingIdentity, type ServingIdentity } from './pki.js';
@@ -97,6 +98,7 @@ function describe(state: CertState): Record<string, unknown> {
 class SelfManaged implements SelfManagedTlsSource {
   private readonly cfg: Resolved;
   private readonly log: Logger;
+  private readonly rest: KubeRest;
   private readonly store: CertSecretStore;
   private readonly publisher: WebhookCaPublisher;
   private readonly holder: MaterialHolder;
@@ -111,8 +113,9 @@ class SelfManaged implements SelfManagedTlsSource {
   constructor(private readonly opts: SelfManagedTlsOptions) {
     this.cfg = resolveOptions(opts);
     this.log = opts.logger.child({ subsystem: 'certs', secret: `${opts.namespace}/${opts.secretName}` });
-    this.store = new CertSecretStore(opts.kc.makeApiClient(CoreV1Api), opts.namespace, opts.secretName);
-    this.publisher = new WebhookCaPublisher(opts.kc.makeApiClient(AdmissionregistrationV1Api), opts.webhookConfigName);
+    this.rest = new KubeRest(opts.kc);
+    this.store = new CertSecretStore(this.rest, opts.namespace, opts.secretName);
+    this.publisher = new WebhookCaPublisher(this.rest, opts.webhookConfigName);
     this.holder = new MaterialHolder((err) => this.log.error({ err }, 'TLS change listener failed'));
     this.readyP = new Promise((resolve, reject) => { this.settleReady = { resolve, reject }; });
     this.readyP.catch(() => undefined); // a rejection nobody awaits must not crash the process
@@ -131,6 +134,7 @@ class SelfManaged implements SelfManagedTlsSource {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.inFlight?.catch(() => undefined);
+    this.rest.close();
     if (!this.ready()) this.settleReady.reject(new Error('TLS source stopped before certificates were loaded'));
   }
 

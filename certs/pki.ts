@@ -3,7 +3,16 @@
 // apiserver's Go TLS stack.
 import { X509Certificate, createPrivateKey, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import { generate } from 'selfsigned';
+import type { generate as Generate } from 'selfsigned';
+
+/** selfsigned (and the @peculiar/x509, asn1js and tsyringe it loads) is loaded on the first
+ *  certificate issued: a webhook whose certificates are mounted files (cert-manager), or a
+ *  replica that reads what another one issued, only inspects certificates, which node:crypto
+ *  does (docs/performance/webhook-memory.md). */
+async function generate(...args: Parameters<typeof Generate>): ReturnType<typeof Generate> {
+  const m = (await import('selfsigned')) as { generate?: typeof Generate; default?: { generate: typeof Generate } };
+  return (m.generate ?? m.default!.generate)(...args);
+}
 
 export interface KeyPair {
   certPem: string;

@@ -1,7 +1,11 @@
 // The one Secret that holds the webhook's CA and serving certificate. Writes are either a
 // plain create (exactly one replica wins; the others get 409 and adopt the winner's) or an
 // update carrying the resourceVersion that was read (a 409 means someone else rotated first).
-import type { CoreV1Api, V1Secret } from '@kubernetes/client-node';
+// Plain JSON through KubeRest: the generated CoreV1Api would load every generated model class
+// into the webhook (docs/decisions/0075-webhook-loads-what-admission-calls.md).
+import type { V1Secret } from '@kubernetes/client-node';
+import { resourcePath, SECRETS } from '../src/kube/paths.js';
+import type { KubeRest } from '../src/kube/rest.js';
 import { caBundle, otherCerts, type CertState } from './plan.js';
 
 export const KEYS = {
@@ -22,7 +26,7 @@ export interface Stored {
   secret: V1Secret;
 }
 
-/** HTTP status of a client-node ApiException (or undefined for other errors). */
+/** HTTP status of a KubeRest KubeError or a client-node ApiException (undefined for other errors). */
 export function httpStatus(err: unknown): number | undefined {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'number' ? code : undefined;
@@ -76,15 +80,19 @@ function annotationsFromState(state: CertState): Record<string, string> {
 
 export class CertSecretStore {
   constructor(
-    private readonly core: CoreV1Api,
+    private readonly rest: KubeRest,
     readonly namespace: string,
     readonly name: string,
   ) {}
 
+  private path(name?: string): string {
+    return resourcePath(SECRETS, { namespace: this.namespace, ...(name === undefined ? {} : { name }) });
+  }
+
   /** The stored state, or undefined if the Secret does not exist. */
   async read(): Promise<Stored | undefined> {
     try {
-      const secret = await this.core.readNamespacedSecret({ name: this.name, namespace: this.namespace });
+      const secret = await this.rest.get<V1Secret>(this.path(this.name));
       return { state: stateFromSecret(secret), secret };
     } catch (err) {
       if (httpStatus(err) === 404) return undefined;
@@ -107,7 +115,7 @@ export class CertSecretStore {
       data: dataFromState(state),
     };
     try {
-      const secret = await this.core.createNamespacedSecret({ namespace: this.namespace, body });
+      const secret = await this.rest.call<V1Secret>('POST', this.path(), body);
       return { state: stateFromSecret(secret), secret };
     } catch (err) {
       if (httpStatus(err) === 409) return undefined;
@@ -129,7 +137,7 @@ export class CertSecretStore {
       data: { ...prev.secret.data, ...dataFromState(state) },
     };
     try {
-      const secret = await this.core.replaceNamespacedSecret({ name: this.name, namespace: this.namespace, body });
+      const secret = await this.rest.call<V1Secret>('PUT', this.path(this.name), body);
       return { state: stateFromSecret(secret), secret };
     } catch (err) {
       if (httpStatus(err) === 409) return undefined;

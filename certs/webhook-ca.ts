@@ -2,7 +2,10 @@
 // MutatingWebhookConfiguration. Read-modify-replace with the resourceVersion read, retried
 // on conflict. A version annotation orders writers: a replica holding an older bundle (it
 // read the Secret just before another replica rotated) never overwrites a newer one.
-import type { AdmissionregistrationV1Api, V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
+// Plain JSON through KubeRest, as certs/secret-store.ts.
+import type { V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
+import { resourcePath, type Resource } from '../src/kube/paths.js';
+import type { KubeRest } from '../src/kube/rest.js';
 import { parseCert, splitPemBundle } from './pki.js';
 import { ANNOTATIONS, httpStatus } from './secret-store.js';
 
@@ -25,6 +28,10 @@ export interface PublishResult {
 }
 
 const MAX_CONFLICT_RETRIES = 5;
+
+const MUTATING_WEBHOOK_CONFIGURATIONS: Resource = {
+  group: 'admissionregistration.k8s.io', version: 'v1', plural: 'mutatingwebhookconfigurations', namespaced: false,
+};
 
 /** sha256 fingerprints of the certificates in a PEM bundle. */
 export function fingerprints(bundlePem: string): Set<string> {
@@ -69,13 +76,17 @@ function result(outcome: PublishOutcome, cfg: V1MutatingWebhookConfiguration): P
 
 export class WebhookCaPublisher {
   constructor(
-    private readonly api: AdmissionregistrationV1Api,
+    private readonly rest: KubeRest,
     readonly configName: string,
   ) {}
 
+  private get path(): string {
+    return resourcePath(MUTATING_WEBHOOK_CONFIGURATIONS, { name: this.configName });
+  }
+
   private async get(): Promise<V1MutatingWebhookConfiguration | undefined> {
     try {
-      return await this.api.readMutatingWebhookConfiguration({ name: this.configName });
+      return await this.rest.get<V1MutatingWebhookConfiguration>(this.path);
     } catch (err) {
       if (httpStatus(err) === 404) return undefined;
       throw err;
@@ -103,7 +114,7 @@ export class WebhookCaPublisher {
       if (isCurrent(cfg, b64, version)) return result('unchanged', cfg);
       try {
         const body = withBundle(cfg, b64, version);
-        const saved = await this.api.replaceMutatingWebhookConfiguration({ name: this.configName, body });
+        const saved = await this.rest.call<V1MutatingWebhookConfiguration>('PUT', this.path, body);
         return result('updated', saved);
       } catch (err) {
         if (httpStatus(err) !== 409 || attempt >= MAX_CONFLICT_RETRIES) throw err;

@@ -53,24 +53,54 @@ function sideEffectFree(path: RegExp): Plugin {
 }
 
 /**
- * node-vault loads axios and debug when it is imported but calls neither when it is given a
- * transport (its `request-promise` option) and a logger (`debug`), and the vault provider
- * always gives both (src/providers/vault/http.ts, transport.ts;
- * docs/decisions/0050-vault-transport.md). axios and what it pulls in (follow-redirects,
- * form-data, mime-db, proxy-from-env, its fetch probe) were ~10 MiB of the agent's private
- * memory and a tenth of its start: the bundle gives node-vault stand-ins instead, and the
- * axios one fails loudly if it is ever called.
+ * Stand-ins for modules a package imports but, as ESI calls it, never uses. Each replaces one
+ * import of one importer only, and is exact for the use it stands in for or fails loudly.
+ *
+ * - node-vault loads axios and debug when it is imported but calls neither when it is given a
+ *   transport (its `request-promise` option) and a logger (`debug`), and the vault provider
+ *   always gives both (src/providers/vault/http.ts, transport.ts;
+ *   docs/decisions/0050-vault-transport.md). axios and what it pulls in (follow-redirects,
+ *   form-data, mime-db, proxy-from-env, its fetch probe) were ~10 MiB of the agent's private
+ *   memory and a tenth of its start; the axios stand-in fails loudly if it is ever called.
+ * - node-fetch 2 (@kubernetes/client-node's HTTP client) loads whatwg-url only as a fallback
+ *   for a Node.js without a global `URL` (`Url.URL || whatwgUrl.URL`); loading it runs tr46's
+ *   Unicode mapping table, ~2 MiB of every process's heap (docs/performance/webhook-memory.md).
+ * - client-node's informer (cache.js, ListWatch) loads its ObjectSerializer only to pass the
+ *   label and field selectors through `serialize(value, 'string')`, which returns a string as
+ *   it is; the real one names every generated model class, so the webhook (which uses no
+ *   generated API) loaded all ~720 of them for it. The stand-in does the same for a string.
+ * - client-node's config.js (KubeConfig) takes two names from the generated code's barrel
+ *   (the index.js of its gen folder). esbuild splits chunks per file, and through the barrel's `export *` every
+ *   generated API and model the build uses anywhere became part of the chunk every command
+ *   loads; the stand-in barrel re-exports just those two names from their own files.
  */
-const NODE_VAULT_STAND_INS: Record<string, string> = {
-  axios: "module.exports = { create() { throw new Error('node-vault without a transport: the vault provider passes request-promise (src/providers/vault/transport.ts)'); } };",
-  debug: 'module.exports = () => function off() {};',
-};
-const nodeVaultStandIns: Plugin = {
-  name: 'node-vault-stand-ins',
+const STAND_INS: { importer: RegExp; path: string; contents: string; resolveDir?: string }[] = [
+  {
+    importer: /[\\/]node_modules[\\/]node-vault[\\/]/, path: 'axios',
+    contents: "module.exports = { create() { throw new Error('node-vault without a transport: the vault provider passes request-promise (src/providers/vault/transport.ts)'); } };",
+  },
+  { importer: /[\\/]node_modules[\\/]node-vault[\\/]/, path: 'debug', contents: 'module.exports = () => function off() {};' },
+  { importer: /[\\/]node_modules[\\/]node-fetch[\\/]/, path: 'whatwg-url', contents: "module.exports = { URL: require('node:url').URL };" },
+  {
+    importer: /[\\/]node_modules[\\/]@kubernetes[\\/]client-node[\\/]dist[\\/]cache\.js$/, path: './serializer.js',
+    contents: "module.exports = { ObjectSerializer: { serialize(value, type) { if (type !== 'string') throw new Error('client-node cache.js: serializer stand-in (scripts/bundle.ts) got type ' + type); return value; } } };",
+  },
+  {
+    importer: /[\\/]node_modules[\\/]@kubernetes[\\/]client-node[\\/]dist[\\/]config\.js$/, path: './gen/index.js', resolveDir: 'gen',
+    contents: "export { createConfiguration } from './configuration.js'; export { ServerConfiguration } from './servers.js';",
+  },
+];
+const standIns: Plugin = {
+  name: 'stand-ins',
   setup(b) {
-    b.onResolve({ filter: /^(axios|debug)$/ }, (args) =>
-      /[\\/]node_modules[\\/]node-vault[\\/]/.test(args.importer) ? { path: args.path, namespace: 'node-vault-stand-in' } : undefined);
-    b.onLoad({ filter: /.*/, namespace: 'node-vault-stand-in' }, (args) => ({ contents: NODE_VAULT_STAND_INS[args.path]!, loader: 'js' }));
+    b.onResolve({ filter: /^(axios|debug|whatwg-url|\.\/serializer\.js|\.\/gen\/index\.js)$/ }, (args) => {
+      const i = STAND_INS.findIndex((s) => s.path === args.path && s.importer.test(args.importer));
+      return i < 0 ? undefined : { path: String(i), namespace: 'stand-in', pluginData: args.resolveDir };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'stand-in' }, (args) => {
+      const s = STAND_INS[Number(args.path)]!;
+      return { contents: s.contents, loader: 'js', ...(s.resolveDir ? { resolveDir: join(args.pluginData as string, s.resolveDir) } : {}) };
+    });
   },
 };
 
@@ -92,7 +122,7 @@ const result = await build({
   platform: 'node',
   target: 'node20',
   external: EXTERNAL,
-  plugins: [nodeVaultStandIns, sideEffectFree(/[\\/]node_modules[\\/]@kubernetes[\\/]client-node[\\/]/)],
+  plugins: [standIns, sideEffectFree(/[\\/]node_modules[\\/]@kubernetes[\\/]client-node[\\/]/)],
   // CommonJS packages inside an ES module bundle still call require() and read __dirname.
   banner: {
     js: "import { createRequire as __esiRequire } from 'node:module'; const require = __esiRequire(import.meta.url);",

@@ -1,9 +1,10 @@
 // `esi webhook`: the admission server with its caches and certificates.
-import { VersionApi, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { parseArgs } from 'node:util';
 import { fileTlsSource, selfManagedTlsSource, type TlsSource } from '../certs/index.js';
 import { loadKubeConfig, ownNamespace, positive } from '../src/flags.js';
 import type { ClusterVersion } from './env.js';
+import { KubeRest } from '../src/kube/rest.js';
 import { createLogger, type Logger } from '../src/log.js';
 import { WatchCaches } from './cache.js';
 import { webhookMetrics } from './metrics.js';
@@ -65,12 +66,17 @@ type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'
 /** The apiserver's version (esi.dev/env needs 1.35+, webhook/env.ts); undefined, and a
  *  warning, when it cannot be read: admission then leaves the check to the apiserver. */
 async function clusterVersionOf(kc: KubeConfig, logger: Logger): Promise<ClusterVersion | undefined> {
+  // Plain JSON through KubeRest: the generated VersionApi would load every generated model
+  // class into the webhook for three strings (docs/performance/webhook-memory.md).
+  const rest = new KubeRest(kc);
   try {
-    const v = await kc.makeApiClient(VersionApi).getCode();
+    const v = await rest.get<ClusterVersion>('/version');
     return { major: v.major, minor: v.minor, gitVersion: v.gitVersion };
   } catch (err) {
     logger.warn({ err: (err as Error).message }, 'could not read the apiserver version; esi.dev/env pods are not checked against it');
     return undefined;
+  } finally {
+    rest.close();
   }
 }
 

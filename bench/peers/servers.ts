@@ -86,10 +86,11 @@ export function chartNodeOptions(): string {
   return values.webhook?.nodeOptions ?? '';
 }
 
-export async function startEsi(inp: ServerInputs, port: number, nodeArgs: string[] = []): Promise<Server> {
+/** `entry`: the `esi` entry to run (default bin/esi.js; bench/peers/webhook-memory.ts runs saved builds A/B). */
+export async function startEsi(inp: ServerInputs, port: number, nodeArgs: string[] = [], entry = join(ROOT, 'bin', 'esi.js')): Promise<Server> {
   const nodeOptions = chartNodeOptions();
   const child = spawn(process.execPath, [
-    ...nodeArgs, join(ROOT, 'bin', 'esi.js'), 'webhook', '--listen', '127.0.0.1', '--port', String(port), '--kubeconfig', inp.kubeconfigPath,
+    ...nodeArgs, entry, 'webhook', '--listen', '127.0.0.1', '--port', String(port), '--kubeconfig', inp.kubeconfigPath,
     '--agent-image', 'registry.example/esi:bench', '--tls-cert-file', inp.certFile, '--tls-key-file', inp.keyFile,
   ], { env: { PATH: process.env.PATH, ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) }, stdio: logTo(join(inp.dir, 'esi-webhook.log')) });
   const t = track(child, join(inp.dir, 'esi-webhook.log'));

@@ -74,7 +74,7 @@ function seedObjects(): KubernetesObject[] {
   });
 }
 
-async function seed(kc: KubeConfig): Promise<number> {
+export async function seed(kc: KubeConfig): Promise<number> {
   await installCrds(kc);
   const api = KubernetesObjectApi.makeApiClient(kc);
   const objects = seedObjects();
@@ -118,7 +118,7 @@ async function oneRun(server: Server, ca: string, step: { rate?: number }, opts:
   }
 }
 
-async function tlsFiles(dir: string): Promise<{ certFile: string; keyFile: string; caPem: string }> {
+export async function tlsFiles(dir: string): Promise<{ certFile: string; keyFile: string; caPem: string }> {
   const now = Date.now();
   const ca = await generateCa(now, 24 * 3600_000);
   const serving = await issueServingCert(ca, { dnsNames: ['localhost'], ips: ['127.0.0.1'] }, now, 24 * 3600_000);

@@ -1,12 +1,12 @@
 // The two write paths' concurrency rules against the real apiserver: a Secret update built
 // from a stale read is refused (and nothing is overwritten), and a replica publishing an
 // older CA bundle never replaces a newer one in the webhook configuration.
-import { AdmissionregistrationV1Api, CoreV1Api } from '@kubernetes/client-node';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { applyPlan, caBundle, type CertState } from '../../certs/plan.js';
 import { generateCa, parseCert, servingIdentity } from '../../certs/pki.js';
 import { CertSecretStore } from '../../certs/secret-store.js';
 import { WebhookCaPublisher, fingerprints } from '../../certs/webhook-ca.js';
+import { KubeRest } from '../../src/kube/rest.js';
 import { createNamespace } from '../helpers/kube.js';
 import { useControlPlane } from '../platform/controlPlane.js';
 import { createDummyWebhookConfig, publishedBundles } from './helpers.js';
@@ -15,11 +15,17 @@ const cp = await useControlPlane(t);
 const identity = servingIdentity('esi-webhook', 'ns');
 const life = { caLifetimeMs: 3_600_000, certLifetimeMs: 600_000 };
 const EMPTY: CertState = { previousCas: [], bundleVersion: 0, caRotatedAt: 0 };
+/** The client the webhook's certificate source gives both (certs/bootstrap.ts). */
+function rest(t: Test): KubeRest {
+  const r = new KubeRest(cp.kc);
+  t.teardown(() => r.close());
+  return r;
+}
 const fresh = () => applyPlan(EMPTY, { actions: ['new-ca', 'new-serving'], reasons: [] }, identity, Date.now(), life);
 
 t.test('create has one winner; an update from a stale read is refused', async (t) => {
   const namespace = await createNamespace(cp.kc, 'certs-store', t);
-  const store = new CertSecretStore(cp.kc.makeApiClient(CoreV1Api), namespace, 'tls');
+  const store = new CertSecretStore(rest(t), namespace, 'tls');
   t.equal(await store.read(), undefined);
   const [a, b] = await Promise.all([fresh(), fresh()]);
   const results = await Promise.all([store.create(a), store.create(b)]);
@@ -40,7 +46,7 @@ t.test('create has one winner; an update from a stale read is refused', async (t
 
 t.test('an older bundle never replaces a newer one; a recreated Secret\'s does', async (t) => {
   const name = await createDummyWebhookConfig(cp.kc, t);
-  const pub = new WebhookCaPublisher(cp.kc.makeApiClient(AdmissionregistrationV1Api), name);
+  const pub = new WebhookCaPublisher(rest(t), name);
   const old = await fresh();
   const v1: CertState = { ...old, bundleVersion: 1 };
   const newCa = await generateCa(Date.now(), life.caLifetimeMs);
