@@ -7,17 +7,17 @@
 // kinds and Namespaces not at all: Roles in those namespaces are then all it needs.
 import type { KubeConfig, KubernetesObject, V1Namespace, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { ClusterSecretStore, ExternalSecret, PushSecret, SecretStore } from '../api/types.js';
+import type { ClusterSecretStore, ExternalSecret, GeneratorState, PushSecret, SecretStore } from '../api/types.js';
 import type { ClusterExternalSecret, ClusterPushSecret } from '../api/cluster-types.js';
 import { RestartableInformer } from '../kube/informer.js';
 import { pagedList, trimObject } from '../kube/list.js';
-import { CLUSTER_EXTERNAL_SECRETS, CLUSTER_PUSH_SECRETS, CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, NAMESPACES, PUSH_SECRETS, resourcePath, SECRET_STORES, SECRETS, type Resource } from '../kube/paths.js';
+import { CLUSTER_EXTERNAL_SECRETS, CLUSTER_PUSH_SECRETS, CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, GENERATOR_STATES, NAMESPACES, PUSH_SECRETS, resourcePath, SECRET_STORES, SECRETS, type Resource } from '../kube/paths.js';
 import type { KubeRest } from '../kube/rest.js';
 import { DATA_HASH_ANNOTATION, EXTERNAL_SECRET_ANNOTATION, MANAGED_LABEL } from './labels.js';
 import { editedByHand } from './secret.js';
 
 export type Kind = 'externalsecrets' | 'secretstores' | 'clustersecretstores' | 'namespaces' | 'secrets' | 'pushsecrets'
-  | 'clusterexternalsecrets' | 'clusterpushsecrets';
+  | 'clusterexternalsecrets' | 'clusterpushsecrets' | 'generatorstates';
 
 export interface Handlers {
   add(kind: Kind, obj: KubernetesObject): void;
@@ -72,7 +72,9 @@ export class Informers {
   readonly clusterKinds: boolean;
 
   /** `o.namespaces`: watch only these (scoped mode); every namespace and the cluster kinds when unset. */
-  constructor(private readonly kc: KubeConfig, rest: KubeRest, private readonly handlers: Handlers, o: { logger: Logger; namespaces?: readonly string[] }) {
+  /** `o.generatorStates`: the label selector of the GeneratorStates this controller created
+   *  (src/controller/generator-state.ts); not watched when unset. */
+  constructor(private readonly kc: KubeConfig, rest: KubeRest, private readonly handlers: Handlers, o: { logger: Logger; namespaces?: readonly string[]; generatorStates?: string }) {
     this.logger = o.logger;
     const { namespaces } = o;
     this.clusterKinds = !namespaces;
@@ -89,6 +91,7 @@ export class Informers {
     watch('secretstores', SECRET_STORES);
     watch('pushsecrets', PUSH_SECRETS);
     watch('secrets', SECRETS, selector);
+    if (o.generatorStates) watch('generatorstates', GENERATOR_STATES, o.generatorStates);
     if (namespaces) return;
     const all = (kind: Kind, r: Resource) => this.add(kind, { namespace: '', path: resourcePath(r), list: list(kind, resourcePath(r)) });
     all('clustersecretstores', CLUSTER_SECRET_STORES);
@@ -142,11 +145,13 @@ export class Informers {
     // The cluster kinds list before their children: a child whose owner is not in the cache is deleted.
     const first: Kind[] = ['namespaces', 'secretstores', 'clustersecretstores', 'secrets', 'clusterexternalsecrets', 'clusterpushsecrets'];
     await Promise.all(this.caches(first).map((c) => c.start()));
-    await Promise.all(this.caches(['externalsecrets', 'pushsecrets']).map((c) => c.start()));
+    await Promise.all(this.caches(['externalsecrets', 'pushsecrets', 'generatorstates']).map((c) => c.start()));
   }
 
+  /** GeneratorStates are left out: their garbage collection is background work that waits
+   *  for its watch, and nothing a sync reads comes from it. */
   synced(): boolean {
-    return this.caches().every((c) => c.synced);
+    return [...this.watched.values()].filter((w) => w.kind !== 'generatorstates').every((w) => [...w.caches.values()].every((c) => c.synced));
   }
 
   async stop(): Promise<void> {
@@ -207,6 +212,9 @@ export class Informers {
   }
   clusterPushSecrets(): readonly ClusterPushSecret[] {
     return this.list<ClusterPushSecret>('clusterpushsecrets');
+  }
+  generatorState(ns: string, name: string): GeneratorState | undefined {
+    return this.get<GeneratorState>('generatorstates', name, ns);
   }
   namespaces(): readonly V1Namespace[] {
     return this.list<V1Namespace>('namespaces');
