@@ -69,10 +69,11 @@ export const noStoreClient: SecretsClient = {
 /** The longest a timer can wait (setTimeout's limit, about 24.8 days). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** A credential the reconciler minted lives in a Secret until its lease runs out: the token
- *  that minted it stays held by the provider (Vault would revoke the lease with the token),
- *  and is released once the lease has expired, so nothing accumulates. ESO neither renews
- *  nor revokes these leases; nor does ESI (docs/generators.md). */
+/** A credential the reconciler minted lives in a Secret until its lease runs out or is
+ *  revoked (superseded, or its ExternalSecret deleted: src/controller/generator-state.ts): the
+ *  token that minted it stays held by the provider (Vault would revoke the lease with the
+ *  token), and is released once the lease has expired, so nothing accumulates. Leases are
+ *  never renewed here, as in ESO (docs/generators.md). */
 function keepUntilExpiry(leases: LeaseOperations, lease: Lease): void {
   const forget = (leases as { forget?: (id: string) => void }).forget;
   if (typeof forget !== 'function') return;
