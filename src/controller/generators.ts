@@ -180,10 +180,10 @@ export class Generators {
   private calls(namespace: string, gen: ResolvedGenerator, signal?: AbortSignal, onLease?: (lease: Lease) => Promise<void>): GeneratorCalls {
     return {
       ecr: async (spec) => {
-        if (spec.scope !== undefined && spec.scope !== 'private') throw new GeneratorError(`spec.scope ${JSON.stringify(spec.scope)}: ESI fetches tokens of private registries only`);
+        if (spec.scope !== undefined && spec.scope !== 'private' && spec.scope !== 'public') throw new GeneratorError(`spec.scope ${JSON.stringify(spec.scope)}: private or public`);
         if (typeof spec.region !== 'string' || spec.region === '') throw new GeneratorError('spec.region is required');
         const store = this.store(namespace, gen, { aws: { service: 'SecretsManager', region: spec.region, ...(spec.role ? { role: spec.role } : {}), ...(spec.auth ? { auth: spec.auth } : {}) } });
-        return ecrAuthorizationToken(this.clients.providerContext(store, namespace), spec);
+        return ecrAuthorizationToken(this.clients.providerContext(store, namespace), { ...spec, scope: spec.scope === 'public' ? 'public' : 'private' });
       },
       vault: (spec) => this.vault(namespace, gen, spec, { signal, onLease }),
     };
