@@ -15,6 +15,7 @@ import { createNotifier, type Notifier } from './notify.js';
 import { renderOutputs } from './render.js';
 import { formatEnvFile } from './env-file.js';
 import { startServer, type AgentServer } from './server.js';
+import { terminationMessage } from '../src/agent-config/termination.js';
 import { AtomicWriter } from './write.js';
 
 export interface AgentOptions {
@@ -45,6 +46,8 @@ export interface AgentHandle {
   readonly done: Promise<number>;
   /** Same as aborting `signal`. */
   stop(): void;
+  /** The last failed cycle as a termination message (src/agent-config/termination.ts), until one succeeds. */
+  lastFailure(): string | undefined;
 }
 
 interface Pipeline {
@@ -56,6 +59,8 @@ interface Pipeline {
   notifier: Notifier;
   engine: TemplateEngine;
   metrics: AgentMetrics;
+  /** The last failed cycle's termination message; cleared by a successful one. */
+  lastFailure?: string;
 }
 
 type Stage = 'fetch' | 'render' | 'write';
@@ -86,6 +91,7 @@ function makeCycle(config: AgentConfig, p: Pipeline, logger: Logger): () => Prom
       p.metrics.refreshes.inc({ result: 'success' });
       p.metrics.lastSuccess.setToCurrentTime();
       p.leases.published();
+      p.lastFailure = undefined;
       if (result.changed) {
         p.metrics.swaps.inc();
         logger.info({ generation: result.generation, files: files.size }, 'published files');
@@ -95,6 +101,7 @@ function makeCycle(config: AgentConfig, p: Pipeline, logger: Logger): () => Prom
       p.metrics.refreshes.inc({ result: 'failure' });
       p.metrics.failures.inc({ stage });
       logFailure(logger, stage, err);
+      p.lastFailure = terminationMessage(stage, err);
       throw err;
     } finally {
       stopTimer();
@@ -200,10 +207,17 @@ export async function startAgent(opts: AgentOptions): Promise<AgentHandle> {
     }
     return code;
   })();
-  return { port: server?.port, metrics, ready, done, stop: () => abort.abort() };
+  return { port: server?.port, metrics, ready, done, stop: () => abort.abort(), lastFailure: () => p.lastFailure };
 }
 
-/** Runs the agent to completion; resolves to its exit code. */
+/** Runs the agent to completion; resolves to its exit code and, after a failure, the
+ *  termination message for the kubelet (src/agent-config/termination.ts). */
 export async function runAgent(opts: AgentOptions): Promise<number> {
-  return (await startAgent(opts)).done;
+  return (await runAgentReporting(opts)).code;
+}
+
+export async function runAgentReporting(opts: AgentOptions): Promise<{ code: number; failure?: string }> {
+  const handle = await startAgent(opts);
+  const code = await handle.done;
+  return code === 0 ? { code } : { code, failure: handle.lastFailure() };
 }

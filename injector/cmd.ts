@@ -1,9 +1,11 @@
 // `esi agent [--root DIR] [--config-file FILE]`: the agent container's entry point.
 // Exit codes: 0 done (init-only) or stopped by SIGTERM/SIGINT; 1 a render failed
-// (init-only) or the agent crashed; 2 bad usage or a malformed configuration.
+// (init-only) or the agent crashed; 2 bad usage or a malformed configuration. A failure also
+// leaves a value-free termination message for the kubelet (src/agent-config/termination.ts).
 import { pino, type Logger } from 'pino';
 import { AGENT_CONFIG_ENV } from '../src/agent-config/types.js';
-import { runAgent } from './agent.js';
+import { runAgentReporting } from './agent.js';
+import { terminationMessage, writeTerminationMessage } from '../src/agent-config/termination.js';
 import { ConfigError, readAgentConfig } from './config.js';
 
 const USAGE = `Usage: esi agent [--root DIR] [--config-file FILE]
@@ -74,6 +76,7 @@ export async function main(argv: string[]): Promise<number> {
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     logger.fatal({ field: err.field }, err.message);
+    await writeTerminationMessage(terminationMessage('config', err));
     return 2;
   }
   const abort = new AbortController();
@@ -84,9 +87,12 @@ export async function main(argv: string[]): Promise<number> {
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
   try {
-    return await runAgent({ config, root: args.root, logger, signal: abort.signal });
+    const { code, failure } = await runAgentReporting({ config, root: args.root, logger, signal: abort.signal });
+    if (failure) await writeTerminationMessage(failure);
+    return code;
   } catch (err) {
     logger.fatal({ err: (err as Error).message }, 'agent crashed');
+    await writeTerminationMessage(terminationMessage('start', err));
     return 1;
   } finally {
     process.off('SIGTERM', stop);

@@ -1,5 +1,5 @@
 // The pod annotations reference, docs/annotations.md, from the annotation table
-// (webhook/annotations.ts through webhook/annotation-docs.ts). Written by `npm run generate`
+// (src/pod-contract/annotations.ts through webhook/annotation-docs.ts). Written by `npm run generate`
 // (scripts/generate.ts); test/unit/generated.test.ts fails when the committed page is stale.
 import { annotationReference } from '../webhook/annotation-docs.js';
 

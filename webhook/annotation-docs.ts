@@ -10,7 +10,7 @@ export function annotationReference(): string {
     `| \`${DYNAMIC_ANNOTATION.name}\` | ${DYNAMIC_ANNOTATION.type} | — | ${cell(DYNAMIC_ANNOTATION.description)} |`);
   return `# Pod annotations reference
 
-<!-- Generated from webhook/annotations.ts by \`npm run generate\`; do not edit by hand. -->
+<!-- Generated from src/pod-contract/annotations.ts by \`npm run generate\`; do not edit by hand. -->
 
 A pod opts in with the **label** \`${INJECT_LABEL}: "true"\` (the webhook's \`objectSelector\`
 sends only such pods to ESI). What to inject is said in these annotations. Every value is

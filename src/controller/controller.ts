@@ -2,7 +2,7 @@
 // ignored: only generation, label and annotation changes count), the timer heap feeds
 // refreshes and retries, workers run store and ExternalSecret reconciles. Reconcilers return
 // when to run again; the queue alone retries and schedules (./queue.ts; keys: ./keys.ts).
-import type { KubeConfig, KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { AnySecretStore } from '../api/types.js';
 import type { KubeRest } from '../kube/rest.js';
@@ -22,6 +22,7 @@ import { PushRecords } from './push/record.js';
 import { PushSecretReconciler } from './push/reconcile.js';
 import { pushSecretChanged } from './push/spec.js';
 import { ExternalSecretReconciler } from './reconcile-es.js';
+import { PodAgents } from './pod-agents.js';
 import { DEFAULT_RESTART_MIN_INTERVAL_MS, Restarter } from './restart.js';
 import { Schedule } from './schedule.js';
 import { editedByHand } from './secret.js';
@@ -85,6 +86,8 @@ export class Controller {
   private readonly renderer: PooledRenderer;
   private readonly restarts: Restarter;
   private readonly states: GeneratorStates;
+  /** The injected pods' agents (ADR 0070). */
+  private readonly pods = new PodAgents();
   /** store id → ExternalSecret keys using it, and the reverse. */
   private readonly dependents = new Map<string, Set<string>>();
   private readonly usesStore = new Map<string, readonly string[]>();
@@ -124,7 +127,7 @@ export class Controller {
     this.restarts = new Restarter({ rest, events, logger, minIntervalMs: o.restartMinIntervalMs ?? DEFAULT_RESTART_MIN_INTERVAL_MS });
     this.es = new ExternalSecretReconciler({
       informers: this.informers, stores: this.stores, clients: this.clients, generators, states: this.states, rest, events, restarts: this.restarts,
-      renderer: this.renderer, logger, jitterMaxMs: o.windowMs / 2, allowConfigMapTargets: o.allowConfigMapTargets ?? false,
+      renderer: this.renderer, logger, jitterMaxMs: o.windowMs / 2, allowConfigMapTargets: o.allowConfigMapTargets ?? false, pods: this.pods,
       uses: (key, stores) => this.track(key, stores),
     });
     this.push = new PushSecretReconciler({
@@ -208,6 +211,9 @@ export class Controller {
       if (verb !== 'update' || pushSecretChanged(old, obj)) this.queue.add(queueKey('ps', ns, name));
     } else if (kind === 'generatorstates') {
       if (verb !== 'delete' && stateNeedsWork(obj)) this.queue.add(queueKey('gs', ns, name));
+    } else if (kind === 'pods') {
+      // Only an agent's transition or a changed mount queues its ExternalSecrets (coalesced by key).
+      for (const es of this.pods.update(obj as V1Pod, verb)) this.queue.add(queueKey('es', ns, es));
     } else if (kind === 'namespaces') {
       this.onNamespace(obj, old, verb);
     } else {

@@ -29,6 +29,14 @@ export class Failure extends Error {
   }
 }
 
+/** AccessDenied because a store would authenticate with the controller's own identity: the
+ *  webhook's agents serve such an ExternalSecret with the pod's (src/controller/pod-agents.ts). */
+export class IdentityRefusal extends Failure {
+  constructor(message: string) {
+    super('AccessDenied', message, false);
+  }
+}
+
 export const esKey = (ns: string, name: string) => queueKey('es', ns, name);
 
 /** The object an Event about `es` is recorded against. */

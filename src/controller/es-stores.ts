@@ -12,7 +12,7 @@ import { storeIdOf } from '../stores/id.js';
 import { crossNamespaceRefs, describeStore, lookupStore, namespaceRefusal, storeNotFound } from '../stores/use.js';
 import type { UsedStoreRef } from '../externalsecret/store-refs.js';
 import type { ClientCache } from './clients.js';
-import { Failure } from './es-fetch.js';
+import { Failure, IdentityRefusal } from './es-fetch.js';
 import type { Informers } from './informers.js';
 import { storePath, type StoreReconciler } from './stores.js';
 
@@ -61,7 +61,7 @@ export function checkStoreAccess(es: ExternalSecret, stores: readonly AnySecretS
       if (cross.length) throw new Failure('AccessDenied', `${describeStore(store)}: ${cross.join('; ')}`, false);
     }
     const refused = d.clients.identityProblem(store);
-    if (refused) throw new Failure('AccessDenied', `${describeStore(store)}: ${refused}`, false);
+    if (refused) throw new IdentityRefusal(`${describeStore(store)}: ${refused}`);
   }
 }
 

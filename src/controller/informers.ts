@@ -4,20 +4,22 @@
 // short delay (src/kube/informer.ts): a controller that silently stops watching is the
 // failure mode to avoid. In scoped mode (--watch-namespaces, ADR 0064) the namespaced kinds
 // are watched in each listed namespace only, with one cache per namespace, and the cluster
-// kinds and Namespaces not at all: Roles in those namespaces are then all it needs.
-import type { KubeConfig, KubernetesObject, V1Namespace, V1Secret } from '@kubernetes/client-node';
+// kinds and Namespaces not at all: Roles in those namespaces are then all it needs. Pods
+// only with the inject label, slimmed to what src/controller/pod-agents.ts reads (ADR 0070).
+import type { KubeConfig, KubernetesObject, V1Namespace, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ClusterSecretStore, ExternalSecret, GeneratorState, PushSecret, SecretStore } from '../api/types.js';
 import type { ClusterExternalSecret, ClusterPushSecret } from '../api/cluster-types.js';
 import { RestartableInformer } from '../kube/informer.js';
 import { pagedList, trimObject } from '../kube/list.js';
-import { CLUSTER_EXTERNAL_SECRETS, CLUSTER_PUSH_SECRETS, CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, GENERATOR_STATES, NAMESPACES, PUSH_SECRETS, resourcePath, SECRET_STORES, SECRETS, type Resource } from '../kube/paths.js';
+import { CLUSTER_EXTERNAL_SECRETS, CLUSTER_PUSH_SECRETS, CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, GENERATOR_STATES, NAMESPACES, PODS, PUSH_SECRETS, resourcePath, SECRET_STORES, SECRETS, type Resource } from '../kube/paths.js';
 import type { KubeRest } from '../kube/rest.js';
 import { DATA_HASH_ANNOTATION, EXTERNAL_SECRET_ANNOTATION, MANAGED_LABEL } from './labels.js';
 import { editedByHand } from './secret.js';
+import { AGENT_CONTAINER, AGENT_INIT_CONTAINER, INJECT_LABEL, PREFIX } from '../pod-contract/annotations.js';
 
 export type Kind = 'externalsecrets' | 'secretstores' | 'clustersecretstores' | 'namespaces' | 'secrets' | 'pushsecrets'
-  | 'clusterexternalsecrets' | 'clusterpushsecrets' | 'generatorstates';
+  | 'clusterexternalsecrets' | 'clusterpushsecrets' | 'pods' | 'generatorstates';
 
 export interface Handlers {
   add(kind: Kind, obj: KubernetesObject): void;
@@ -54,6 +56,7 @@ function asWritten(s: V1Secret): boolean {
  *  written back whole (Merge) and must keep it, and the data of Secrets not as the controller
  *  wrote them. Returns `obj`. */
 export function slim<T extends KubernetesObject>(kind: Kind, obj: T): T {
+  if (kind === 'pods') return slimPod(obj as V1Pod) as T;
   const mine = kind !== 'secrets' || asWritten(obj as V1Secret);
   trimObject(obj, { keepLastApplied: kind === 'secrets' && mine });
   if (!mine) {
@@ -62,6 +65,19 @@ export function slim<T extends KubernetesObject>(kind: Kind, obj: T): T {
     unverified.add(obj);
   }
   return obj;
+}
+
+/** A pod as src/controller/pod-agents.ts reads it: its esi.dev/ annotations and its agent
+ *  containers' statuses; no spec, no other container (a pod's spec can be large). */
+function slimPod(pod: V1Pod): V1Pod {
+  trimObject(pod);
+  const meta = pod.metadata ?? {};
+  if (meta.annotations) meta.annotations = Object.fromEntries(Object.entries(meta.annotations).filter(([k]) => k.startsWith(PREFIX)));
+  delete pod.spec;
+  const agent = (s: { name: string }) => s.name === AGENT_CONTAINER || s.name === AGENT_INIT_CONTAINER;
+  const st = pod.status;
+  pod.status = st ? { phase: st.phase, initContainerStatuses: st.initContainerStatuses?.filter(agent), containerStatuses: st.containerStatuses?.filter(agent) } : undefined;
+  return pod;
 }
 
 export class Informers {
@@ -91,6 +107,8 @@ export class Informers {
     watch('secretstores', SECRET_STORES);
     watch('pushsecrets', PUSH_SECRETS);
     watch('secrets', SECRETS, selector);
+    // ExternalSecrets served by the webhook get their status from these (src/controller/pod-agents.ts).
+    watch('pods', PODS, `${INJECT_LABEL}=true`);
     if (o.generatorStates) watch('generatorstates', GENERATOR_STATES, o.generatorStates);
     if (namespaces) return;
     const all = (kind: Kind, r: Resource) => this.add(kind, { namespace: '', path: resourcePath(r), list: list(kind, resourcePath(r)) });
@@ -145,7 +163,7 @@ export class Informers {
     // The cluster kinds list before their children: a child whose owner is not in the cache is deleted.
     const first: Kind[] = ['namespaces', 'secretstores', 'clustersecretstores', 'secrets', 'clusterexternalsecrets', 'clusterpushsecrets'];
     await Promise.all(this.caches(first).map((c) => c.start()));
-    await Promise.all(this.caches(['externalsecrets', 'pushsecrets', 'generatorstates']).map((c) => c.start()));
+    await Promise.all(this.caches(['externalsecrets', 'pushsecrets', 'pods', 'generatorstates']).map((c) => c.start()));
   }
 
   /** GeneratorStates are left out: their garbage collection is background work that waits

@@ -28,7 +28,8 @@ import { applyPlan, readSecret } from './secret-io.js';
 import { describeSource, generatorsOnly, sourceOf, type Generators } from './generators.js';
 import type { GeneratorStates } from './generator-state.js';
 import { dataChanged, type Restarter } from './restart.js';
-import { ExternalSecretFetcher, Failure, esKey, regarding } from './es-fetch.js';
+import { ExternalSecretFetcher, Failure, IdentityRefusal, esKey, regarding } from './es-fetch.js';
+import { POD_REASONS, podsStatus, type PodAgents } from './pod-agents.js';
 import { checkStoreAccess, ensureStoresReady, lookupStores, storeIdsOf } from './es-stores.js';
 import { storeRefsOf } from '../externalsecret/store-refs.js';
 
@@ -50,6 +51,8 @@ export interface EsDeps {
   restarts?: Pick<Restarter, 'secretChanged'>;
   /** Serve `spec.target.manifest` of kind ConfigMap (--allow-configmap-targets, ADR 0067). */
   allowConfigMapTargets?: boolean;
+  /** The injected pods' agents, for ExternalSecrets only they serve (ADR 0070). */
+  pods?: Pick<PodAgents, 'view'>;
   /** Called with the ids of the stores each ExternalSecret uses (dependents index). */
   uses(esKey: string, stores: readonly string[]): void;
 }
@@ -95,9 +98,11 @@ export class ExternalSecretReconciler {
     // spec.secretStoreRef and the entries' own stores (sourceRef.storeRef, ADR 0066).
     const refs = storeRefsOf(es.spec);
     // Scoped mode serves no cluster kind (ADR 0064): an ExternalSecret using a ClusterSecretStore
-    // is another controller's, as one of another class is; no status, no 403 on the store.
+    // is another controller's, as one of another class is; no 403 on the store, and a status
+    // only from the pods mounting it (ADR 0070).
     if (!this.d.informers.clusterKinds && refs.some((r) => r.kind === 'ClusterSecretStore')) {
       this.state.delete(key);
+      await this.servedByAgents(es, 'served by the pods\' agents: this controller serves no ClusterSecretStore (--watch-namespaces)');
       return { result: 'skipped', reason: 'ClusterKindNotServed', requeue: { next: 'cancel' } };
     }
     this.d.uses(key, storeIdsOf(refs, ns));
@@ -107,6 +112,7 @@ export class ExternalSecretReconciler {
       if ('skip' in found) {
         if (found.skip === 'StoreNotCached') return { result: 'skipped', reason: 'StoreNotCached', requeue: { backoff: true } };
         this.state.delete(key);
+        await this.servedByAgents(es, 'served by the pods\' agents: this controller does not serve its store\'s class');
         return { result: 'skipped', reason: 'OtherClass', requeue: { next: 'cancel' } };
       }
       const refresh = this.check(es, found.stores);
@@ -118,6 +124,10 @@ export class ExternalSecretReconciler {
         return { result: 'skipped', reason: 'RenderBusy', requeue: { after: err.retryAfterMs } };
       }
       if (!(err instanceof Failure)) throw err;
+      // The pods' agents authenticate as the pod: what they say is this ExternalSecret's status.
+      if (err instanceof IdentityRefusal && (await this.servedByAgents(es, 'served by the pods\' agents: its store authenticates with the pod\'s own identity', true))) {
+        return { result: 'skipped', reason: 'ServedByAgents', requeue: {} };
+      }
       await this.fail(es, err.reason, err.message);
       return { result: 'error', reason: err.reason, requeue: { backoff: err.retry } };
     }
@@ -389,6 +399,20 @@ export class ExternalSecretReconciler {
     });
     if (changed) this.d.logger.info({ externalSecret: `${es.metadata.namespace}/${es.metadata.name}`, reason, message: msg }, 'sync failed');
     this.d.events.emit(regarding(es), 'Warning', reason, msg);
+  }
+
+  /** The status its pods give `es` when the controller does not sync it (ADR 0070); true when
+   *  written. `refused`: by the identity rule (pods replace it while any mounts it); otherwise
+   *  another controller may sync it: only an empty status or one from pods is replaced. */
+  private async servedByAgents(es: ExternalSecret, why: string, refused = false): Promise<boolean> {
+    const view = this.d.pods?.view(es.metadata.namespace!, es.metadata.name!);
+    if (!view || (refused && !view.total)) return false;
+    const reason = readyCondition(es.status?.conditions)?.reason;
+    if (!refused && reason !== undefined && !POD_REASONS.has(reason)) return false;
+    const status = podsStatus(es, view, why);
+    if (!status) return false;
+    await this.writeStatus(es, status);
+    return true;
   }
 
   /** Writes status when it differs; true when written. */

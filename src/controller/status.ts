@@ -20,7 +20,7 @@ export function readyCondition(conditions: Condition[] | undefined): Condition |
 }
 
 /** The conditions with Ready set; the previous transition time is kept when the status stays. */
-export function withReady(conditions: Condition[] | undefined, status: 'True' | 'False', reason: string, message: string): Condition[] {
+export function withReady(conditions: Condition[] | undefined, status: Condition['status'], reason: string, message: string): Condition[] {
   const prev = readyCondition(conditions);
   const ready: Condition = {
     type: 'Ready', status, reason, message,

@@ -19,6 +19,7 @@ const core = (plural: string, namespaced = true): Resource => ({ group: '', vers
 const esi = (plural: string, namespaced: boolean, version = API_VERSION_V1): Resource => ({ group: API_GROUP, version, plural, namespaced });
 
 export const SECRETS = core('secrets');
+export const PODS = core('pods');
 export const CONFIG_MAPS = core('configmaps');
 export const SERVICE_ACCOUNTS = core('serviceaccounts');
 export const EVENTS = core('events');

@@ -104,6 +104,29 @@ t.test('ClusterExternalSecret: selected by name; a name taken by another Externa
   t.ok(await missing(getES(env, other, 'shared-name')), 'namespaces not named get nothing');
 });
 
+t.test('ClusterExternalSecret: the entries\' own stores decide the controller (ADR 0066)', async (t) => {
+  // Another class's store, used by one entry: the whole object is that class's.
+  const foreign = `${env.cls}-foreign`;
+  await create(env, undefined, 'clustersecretstores', fakeStore(foreign, `${env.cls}-other`, [{ key: 'db', value: '{}' }], 'ClusterSecretStore'));
+  const entry = (storeName: string) => ({ sourceRef: { storeRef: { kind: 'ClusterSecretStore', name: storeName } } });
+  const mixed = `${env.cls}-mixed`;
+  await create(env, undefined, 'clusterexternalsecrets', { kind: 'ClusterExternalSecret', metadata: { name: mixed }, spec: {
+    namespaces: [other], externalSecretSpec: { ...esSpec, dataFrom: [{ extract: { key: 'db' }, ...entry(foreign) }] },
+  } });
+  // Only per-entry stores, all of this class, no spec.secretStoreRef: served and synced.
+  const own = `${env.cls}-entries`;
+  await create(env, undefined, 'clusterexternalsecrets', { kind: 'ClusterExternalSecret', metadata: { name: own }, spec: {
+    namespaces: [other], externalSecretSpec: { refreshInterval: '1h', data: [{ ...esSpec.data[0], ...entry(store) }] },
+  } });
+  const secret = await until('the per-entry ExternalSecret synced', () => getSecret(env, other, own));
+  t.same(decoded(secret), { password: `${CANARY}-pw` });
+  t.equal((await getCes(own)).status?.provisionedNamespaces?.[0], other);
+  // By now the mixed one has been through the same queue; it stays untouched.
+  const ces = await getCes(mixed);
+  t.notOk(ces.status, 'no status written on another class\'s cluster object');
+  t.ok(await missing(getES(env, other, mixed)), 'and no ExternalSecret provisioned for it');
+});
+
 t.test('ClusterPushSecret: PushSecrets in the selected namespaces, removed when a namespace leaves', async (t) => {
   const name = `${env.cls}-push`;
   const sel = { 'esi-cluster-push': env.cls };

@@ -22,8 +22,8 @@ interface Run {
   kill: (s: NodeJS.Signals) => void;
 }
 
-function agent(args: string[], config: AgentConfig | string | undefined): Run {
-  const env: NodeJS.ProcessEnv = { ...process.env, ESI_LOG_LEVEL: 'debug' };
+function agent(args: string[], config: AgentConfig | string | undefined, extraEnv: NodeJS.ProcessEnv = {}): Run {
+  const env: NodeJS.ProcessEnv = { ...process.env, ESI_LOG_LEVEL: 'debug', ...extraEnv };
   delete env.ESI_AGENT_CONFIG;
   if (config !== undefined) env.ESI_AGENT_CONFIG = typeof config === 'string' ? config : JSON.stringify(config);
   const child = spawn(process.execPath, [ENTRY, 'agent', ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -67,10 +67,17 @@ t.test('init-only: exit 0 with files, exit 1 naming the secret', async (tt) => {
 
   const cfg = fakeConfig({ mode: 'init-only' });
   cfg.secrets[0]!.dataFrom[0]!.extract!.key = 'db/nope';
-  const bad = agent(['--root', await tempRoot(tt)], cfg);
+  // The kubelet creates the termination message file; the agent writes into it (agent.md).
+  const badRoot = await tempRoot(tt);
+  const log = join(badRoot, 'termination-log');
+  await writeFile(log, '');
+  const bad = agent(['--root', badRoot], cfg, { ESI_TERMINATION_LOG: log });
   tt.equal(await bad.code, 1);
   tt.match(bad.stdout(), /"secret":"db".*ExternalSecret \\"db\\" dataFrom\[0\]\.extract \(remote key \\"db\/nope\\"\): .*secret not found/);
   assertNoCanary(tt, bad.stdout() + bad.stderr(), 'agent output');
+  const told = JSON.parse(await readFile(log, 'utf8')) as { esiAgent: number; stage: string; failures: { externalSecret: string; code?: string; message: string }[] };
+  tt.match(told, { esiAgent: 1, stage: 'fetch', failures: [{ externalSecret: 'db', code: 'NotFound', message: /secret not found/ }] }, 'the termination message names the ExternalSecret and the error class');
+  assertNoCanary(tt, JSON.stringify(told), 'termination message');
 });
 
 t.test('native sidecar: ready after the first render, serves metrics, exits 0 on SIGTERM', async (tt) => {

@@ -7,6 +7,7 @@ import { API_GROUP, EXTERNAL_SECRET_API_VERSION, PUSH_SECRET_API_VERSION } from 
 import type { ClusterExternalSecret, ClusterPushSecret, NamespaceFailure, TemplatedObjectMetadata } from '../../api/cluster-types.js';
 import { matchesLabelSelector } from '../../stores/access.js';
 import { labelValue } from '../labels.js';
+import { storeRefsOf } from '../../externalsecret/store-refs.js';
 import { resourceOf, resourcePath, type PathOptions } from '../../kube/paths.js';
 
 /** On each provisioned object: the name of the cluster object that owns it. */
@@ -38,6 +39,10 @@ export interface ClusterKind<C extends ClusterObject = ClusterObject> {
   selectors(c: C): V1LabelSelector[];
   namespaces(c: C): string[];
   storeRefs(c: C): StoreRef[];
+  /** How the stores decide: `all` — the child is served only if every store it names is
+   *  (an ExternalSecret with one store of another class is that class's, ADR 0066); `any` —
+   *  a PushSecret pushes to the stores of this class among its targets. */
+  storesRule: 'all' | 'any';
   refreshTime(c: C): string | undefined;
 }
 
@@ -52,7 +57,9 @@ export const CLUSTER_EXTERNAL_SECRET: ClusterKind<ClusterExternalSecret> = {
   // The deprecated single selector still counts (ESO reads both).
   selectors: (c) => [...(c.spec.namespaceSelector ? [c.spec.namespaceSelector] : []), ...(c.spec.namespaceSelectors ?? [])],
   namespaces: (c) => c.spec.namespaces ?? [],
-  storeRefs: (c) => (c.spec.externalSecretSpec?.secretStoreRef ? [c.spec.externalSecretSpec.secretStoreRef] : []),
+  // spec.secretStoreRef and the entries' own sourceRef.storeRef, as the child reads them.
+  storeRefs: (c) => storeRefsOf(c.spec.externalSecretSpec ?? {}).map(({ kind, name }) => ({ kind, name })),
+  storesRule: 'all',
   refreshTime: (c) => c.spec.refreshTime,
 };
 
@@ -67,6 +74,7 @@ export const CLUSTER_PUSH_SECRET: ClusterKind<ClusterPushSecret> = {
   selectors: (c) => c.spec.namespaceSelectors ?? [],
   namespaces: () => [],
   storeRefs: (c) => c.spec.pushSecretSpec?.secretStoreRefs ?? [],
+  storesRule: 'any',
   refreshTime: (c) => c.spec.refreshTime,
 };
 

@@ -7,7 +7,9 @@
 // Which controller acts: the same rule as for the namespaced objects, the controller class of
 // the stores the spec references (a ClusterSecretStore, or the SecretStore of that name in
 // the selected namespaces); when no referenced store exists anywhere, the controller that
-// serves unclassed stores. A cluster object whose stores are another class is left alone.
+// serves unclassed stores. A ClusterExternalSecret counts every store its ExternalSecrets read
+// (spec.secretStoreRef and the entries' own, ADR 0066) and is left alone when any is of another
+// class; a ClusterPushSecret is served when any of its target stores is of this class.
 import type { KubernetesObject, V1Namespace } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { AnySecretStore, Condition } from '../../api/types.js';
@@ -165,13 +167,17 @@ export class ClusterReconciler {
           else candidates.push(...this.d.informers.secretStores(ns).filter(select));
         }
       }
-      for (const s of candidates) {
-        if (!s) continue;
-        found = true;
-        if (this.d.stores.served(s)) return true;
-      }
+      // One reference is this controller's when a store it resolves to (in any selected
+      // namespace, or the label-selected ones) is of this class.
+      const present = candidates.filter((s): s is AnySecretStore => !!s);
+      if (!present.length) continue;
+      found = true;
+      const served = present.some((s) => this.d.stores.served(s));
+      if (served && k.storesRule === 'any') return true;
+      if (!served && k.storesRule === 'all') return false;
     }
-    return !found && this.d.stores.served({ kind: 'SecretStore', metadata: {}, spec: { provider: {} } } as AnySecretStore);
+    if (found) return k.storesRule === 'all';
+    return this.d.stores.served({ kind: 'SecretStore', metadata: {}, spec: { provider: {} } } as AnySecretStore);
   }
 
   private async writeStatus(k: ClusterKind, c: ClusterObject, s: { name: string; provisioned: string[]; failed: NamespaceFailure[] }): Promise<boolean> {

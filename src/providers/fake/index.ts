@@ -18,6 +18,9 @@ interface Entry {
 
 const enc = new TextEncoder();
 
+/** ESO's ValidationResult values: 0 Ready, 1 Unknown, 2 Error. */
+const VALIDATION_ERROR = 2;
+
 /** A pushed `property` is one flat key of the JSON object value (ESO's fake provider). */
 const PROPERTY_WRITES = meta.capabilities.pushProperty;
 
@@ -33,6 +36,8 @@ export class FakeClient implements SecretsClient {
   constructor(
     private readonly storeId: string,
     data: FakeProviderData[],
+    /** ESO's test hook (`validationResult`): see validate(). */
+    private readonly validationResult?: number,
   ) {
     for (const d of data) {
       const entry: Entry = { value: d.value ?? '' };
@@ -121,8 +126,13 @@ export class FakeClient implements SecretsClient {
     return guard({ storeId: this.storeId, key: ref.remoteKey }, () => hasProperty(current.value, ref.property!, PROPERTY_WRITES));
   }
 
+  /** As ESO's fake store: `validationResult` 2 (Error) fails the store's validation;
+   *  0 (Ready) and 1 (Unknown, which ESO does not count as a failure) pass. */
   async validate(): Promise<void> {
     this.live();
+    if (this.validationResult === VALIDATION_ERROR) {
+      throw new ProviderError('Unknown', this.storeId, 'unable to validate (validationResult: 2, the fake store\'s test hook)');
+    }
   }
 
   async close(): Promise<void> {
@@ -130,7 +140,7 @@ export class FakeClient implements SecretsClient {
   }
 }
 
-export const provider = defineProvider<FakeProvider>(meta, async (ctx, spec) => new FakeClient(ctx.storeId, spec.data));
+export const provider = defineProvider<FakeProvider>(meta, async (ctx, spec) => new FakeClient(ctx.storeId, spec.data, spec.validationResult));
 
 export { validateSpec };
 export default provider;

@@ -9,6 +9,10 @@ export function validateSpec(spec: unknown): string[] {
   const problems: string[] = [];
   const data = (spec as FakeProvider | undefined)?.data;
   if (!Array.isArray(data)) return ['fake.data must be a list'];
+  const result = (spec as FakeProvider).validationResult;
+  if (result !== undefined && !(Number.isInteger(result) && result >= 0 && result <= 2)) {
+    problems.push('fake.validationResult must be 0 (Ready), 1 (Unknown) or 2 (Error)');
+  }
   data.forEach((d: Partial<FakeProviderData>, i) => {
     if (typeof d?.key !== 'string' || d.key === '') problems.push(`fake.data[${i}].key must be a non-empty string`);
     if (d?.value !== undefined && typeof d.value !== 'string') problems.push(`fake.data[${i}].value must be a string`);
