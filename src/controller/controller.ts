@@ -202,23 +202,32 @@ export class Controller {
     const ns = obj.metadata?.namespace ?? '';
     const name = obj.metadata?.name ?? '';
     const changed = verb !== 'update' || metaChanged(old, obj);
-    if (this.onClusterKinds(kind, obj, changed)) return;
+    if (this.onClusterKinds(kind, obj, changed) || this.onStateKinds(kind, obj, verb)) return;
     if (kind === 'externalsecrets') {
       if (changed) this.queue.add(queueKey('es', ns, name));
     } else if (kind === 'secretstores' || kind === 'clustersecretstores') {
       if (changed) this.queue.add(queueKey(kind === 'secretstores' ? 'ss' : 'css', ns, name));
     } else if (kind === 'pushsecrets') {
       if (verb !== 'update' || pushSecretChanged(old, obj)) this.queue.add(queueKey('ps', ns, name));
-    } else if (kind === 'generatorstates') {
-      if (verb !== 'delete' && stateNeedsWork(obj)) this.queue.add(queueKey('gs', ns, name));
-    } else if (kind === 'pods') {
-      // Only an agent's transition or a changed mount queues its ExternalSecrets (coalesced by key).
-      for (const es of this.pods.update(obj as V1Pod, verb)) this.queue.add(queueKey('es', ns, es));
     } else if (kind === 'namespaces') {
       this.onNamespace(obj, old, verb);
     } else {
       this.onSecret(obj as V1Secret, verb);
     }
+  }
+
+  /** Kinds watched for their state, not their spec: injected pods (their agents) and
+   *  GeneratorStates (a deadline, a deletion). True when `kind` is one of them. */
+  private onStateKinds(kind: Kind, obj: KubernetesObject, verb: 'add' | 'update' | 'delete'): boolean {
+    const ns = obj.metadata?.namespace ?? '';
+    if (kind === 'pods') {
+      // Only an agent's transition or a changed mount queues its ExternalSecrets (coalesced by key).
+      for (const es of this.pods.update(obj as V1Pod, verb)) this.queue.add(queueKey('es', ns, es));
+      return true;
+    }
+    if (kind !== 'generatorstates') return false;
+    if (verb !== 'delete' && stateNeedsWork(obj)) this.queue.add(queueKey('gs', ns, obj.metadata?.name ?? ''));
+    return true;
   }
 
   /** Cluster objects are queued on change; a provisioned object that changed or went away
