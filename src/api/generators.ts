@@ -120,8 +120,8 @@ export const CLUSTER_GENERATOR_FIELDS: Record<GeneratorKind, keyof ClusterGenera
   VaultDynamicSecret: 'vaultDynamicSecretSpec',
 };
 
-/** ESO keeps here what a stateful generator produced, for later clean-up. ESI serves the
- *  kind (its CRD) so ESO manifests and tooling apply; the generators ESI runs keep no state. */
+/** ESO keeps here what a stateful generator produced, for later clean-up. ESI's reconciler
+ *  keeps the leases VaultDynamicSecret mints here (src/controller/generator-state.ts). */
 export interface GeneratorState {
   apiVersion: typeof GENERATORS_API_VERSION;
   kind: 'GeneratorState';

@@ -60,6 +60,9 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
   --restart-min-interval DUR  at most one restart per workload per this interval when a
                              Secret it opted in for changes; changes inside it coalesce
                              into one delayed restart (default 60s, docs/controller.md)
+  --generator-gc-grace-period DUR  how long a generated lease a refresh replaced keeps
+                             working before it is revoked (ESO's flag; default 2m,
+                             docs/generators.md)
   --listen ADDR --port N     probes and metrics (default 0.0.0.0:8080)
 `;
 
@@ -88,6 +91,7 @@ const OPTIONS = {
   'allow-private-store-addresses': { type: 'string', default: 'false' },
   'allow-configmap-targets': { type: 'string', default: 'false' },
   'restart-min-interval': { type: 'string', default: '60s' },
+  'generator-gc-grace-period': { type: 'string', default: '2m' },
   listen: { type: 'string', default: '0.0.0.0' },
   port: { type: 'string', default: '8080' },
   help: { type: 'boolean', short: 'h' },
@@ -148,6 +152,7 @@ function flags(v: Values) {
     allowConfigMapTargets: bool('allow-configmap-targets', v['allow-configmap-targets']!),
     restartMinIntervalMs: positive('restart-min-interval', String(parseGoDuration(v['restart-min-interval']!, '--restart-min-interval'))),
     renderTimeoutMs: positive('render-timeout', String(parseGoDuration(v['render-timeout']!, '--render-timeout'))),
+    generatorGcGraceMs: parseGoDuration(v['generator-gc-grace-period']!, '--generator-gc-grace-period'),
   };
 }
 
@@ -184,7 +189,7 @@ export async function main(argv: string[]): Promise<number> {
     workers: f.workers, windowMs: f.windowMs, storeQps: f.storeQps, storeBurst: f.storeBurst, providerTimeoutMs: f.providerTimeoutMs,
     renderWorkers: f.renderWorkers, renderTimeoutMs: f.renderTimeoutMs, allowAmbientIdentity: f.allowAmbientIdentity,
     allowPrivateStoreAddresses: f.allowPrivateStoreAddresses, restartMinIntervalMs: f.restartMinIntervalMs,
-    allowConfigMapTargets: f.allowConfigMapTargets,
+    allowConfigMapTargets: f.allowConfigMapTargets, generatorGcGraceMs: f.generatorGcGraceMs,
   });
   const elect = f.elect;
   let started = false;

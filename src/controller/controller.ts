@@ -28,6 +28,7 @@ import { Schedule } from './schedule.js';
 import { editedByHand } from './secret.js';
 import { StoreReconciler } from './stores.js';
 import { Generators } from './generators.js';
+import { DEFAULT_GC_GRACE_MS, GeneratorStates, STATE_CONTROLLER_LABEL, stateNeedsWork } from './generator-state.js';
 import { storeIdOf } from '../stores/id.js';
 
 export interface ControllerOptions {
@@ -60,6 +61,8 @@ export interface ControllerOptions {
   restartMinIntervalMs?: number;
   /** Serve `spec.target.manifest` of kind ConfigMap (ADR 0067); off: refused with the flag's name. */
   allowConfigMapTargets?: boolean;
+  /** How long a superseded generated lease keeps working before it is revoked (--generator-gc-grace-period, ms). */
+  generatorGcGraceMs?: number;
 }
 
 const metaChanged = (a: KubernetesObject | undefined, b: KubernetesObject): boolean =>
@@ -82,6 +85,7 @@ export class Controller {
   private readonly cluster: ClusterReconciler;
   private readonly renderer: PooledRenderer;
   private readonly restarts: Restarter;
+  private readonly states: GeneratorStates;
   /** The injected pods' agents (ADR 0070). */
   private readonly pods = new PodAgents();
   /** store id → ExternalSecret keys using it, and the reverse. */
@@ -107,7 +111,7 @@ export class Controller {
       add: (kind, obj) => this.onEvent(kind, obj, undefined, 'add'),
       update: (kind, obj, old) => this.onEvent(kind, obj, old, 'update'),
       delete: (kind, obj) => this.onEvent(kind, obj, undefined, 'delete'),
-    }, { logger, namespaces: o.watchNamespaces });
+    }, { logger, namespaces: o.watchNamespaces, generatorStates: `${STATE_CONTROLLER_LABEL}=${o.classes[0] ?? ''}` });
     // Bounded by the reconcile workers: a render waits only while a reconcile does.
     this.renderer = new PooledRenderer({
       workers: o.renderWorkers, timeoutMs: o.renderTimeoutMs, maxQueued: o.workers * 4,
@@ -116,9 +120,13 @@ export class Controller {
     const events = new EventRecorder(rest, logger, { component: 'esi-controller', onDrop: () => metrics.eventsDropped.inc() });
     this.stores = new StoreReconciler({ rest, clients: this.clients, events, classes: o.classes, logger, onChange: (id) => this.requeueDependents(id) });
     const generators = new Generators(rest, this.clients);
+    this.states = new GeneratorStates({
+      rest, generators, events, logger, controllerClass: o.classes[0] ?? '', gracePeriodMs: o.generatorGcGraceMs ?? DEFAULT_GC_GRACE_MS,
+      cached: (ns, name) => this.informers.generatorState(ns, name),
+    });
     this.restarts = new Restarter({ rest, events, logger, minIntervalMs: o.restartMinIntervalMs ?? DEFAULT_RESTART_MIN_INTERVAL_MS });
     this.es = new ExternalSecretReconciler({
-      informers: this.informers, stores: this.stores, clients: this.clients, generators, rest, events, restarts: this.restarts,
+      informers: this.informers, stores: this.stores, clients: this.clients, generators, states: this.states, rest, events, restarts: this.restarts,
       renderer: this.renderer, logger, jitterMaxMs: o.windowMs / 2, allowConfigMapTargets: o.allowConfigMapTargets ?? false, pods: this.pods,
       uses: (key, stores) => this.track(key, stores),
     });
@@ -194,21 +202,32 @@ export class Controller {
     const ns = obj.metadata?.namespace ?? '';
     const name = obj.metadata?.name ?? '';
     const changed = verb !== 'update' || metaChanged(old, obj);
-    if (this.onClusterKinds(kind, obj, changed)) return;
+    if (this.onClusterKinds(kind, obj, changed) || this.onStateKinds(kind, obj, verb)) return;
     if (kind === 'externalsecrets') {
       if (changed) this.queue.add(queueKey('es', ns, name));
     } else if (kind === 'secretstores' || kind === 'clustersecretstores') {
       if (changed) this.queue.add(queueKey(kind === 'secretstores' ? 'ss' : 'css', ns, name));
     } else if (kind === 'pushsecrets') {
       if (verb !== 'update' || pushSecretChanged(old, obj)) this.queue.add(queueKey('ps', ns, name));
-    } else if (kind === 'pods') {
-      // Only an agent's transition or a changed mount queues its ExternalSecrets (coalesced by key).
-      for (const es of this.pods.update(obj as V1Pod, verb)) this.queue.add(queueKey('es', ns, es));
     } else if (kind === 'namespaces') {
       this.onNamespace(obj, old, verb);
     } else {
       this.onSecret(obj as V1Secret, verb);
     }
+  }
+
+  /** Kinds watched for their state, not their spec: injected pods (their agents) and
+   *  GeneratorStates (a deadline, a deletion). True when `kind` is one of them. */
+  private onStateKinds(kind: Kind, obj: KubernetesObject, verb: 'add' | 'update' | 'delete'): boolean {
+    const ns = obj.metadata?.namespace ?? '';
+    if (kind === 'pods') {
+      // Only an agent's transition or a changed mount queues its ExternalSecrets (coalesced by key).
+      for (const es of this.pods.update(obj as V1Pod, verb)) this.queue.add(queueKey('es', ns, es));
+      return true;
+    }
+    if (kind !== 'generatorstates') return false;
+    if (verb !== 'delete' && stateNeedsWork(obj)) this.queue.add(queueKey('gs', ns, obj.metadata?.name ?? ''));
+    return true;
   }
 
   /** Cluster objects are queued on change; a provisioned object that changed or went away
@@ -245,6 +264,8 @@ export class Controller {
     this.o.metrics.queueDepth.set(this.queue.depth);
     this.o.metrics.scheduled.set(this.schedule.size);
     if (kind === 'ces' || kind === 'cps') return (await this.cluster.reconcile(kind, name)).requeue;
+    // Whatever the namespace's selection now: a lease this controller minted is its to revoke.
+    if (kind === 'gs') return this.states.reconcile(namespace, name);
     if (kind !== 'css' && !this.inScope(namespace)) return {};
     // With a namespace selector a ClusterSecretStore is validated only for its users.
     if (kind === 'css' && this.o.namespaceSelector && !this.dependents.get(storeIdOf('ClusterSecretStore', name))?.size) return {};

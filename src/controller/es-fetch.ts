@@ -15,6 +15,7 @@ import { RenderBusy, RenderFailed, type PooledRenderer } from '../templating/poo
 import { storeId, type ClientCache } from './clients.js';
 import type { EventRecorder } from './events.js';
 import { noStoreClient, type Generators } from './generators.js';
+import type { Generation } from './generator-state.js';
 import { queueKey } from './keys.js';
 import { bounded } from './status.js';
 import { readTemplateSources } from './template-from.js';
@@ -70,12 +71,14 @@ export class ExternalSecretFetcher {
 
   /** The ExternalSecret's values, rendered; `gone` when deletionPolicy Delete finds no
    *  remote data left. With deletionPolicy Delete or Merge an entry whose remote secret is
-   *  gone is skipped (an Event names it), as ESO does; with Retain it fails the sync. */
-  async fetch(es: ExternalSecret, stores: readonly AnySecretStore[], fresh: boolean, requestedAt: number): Promise<{ rendered: RenderedTemplate } | { gone: 'Delete' | 'Retain' }> {
+   *  gone is skipped (an Event names it), as ESO does; with Retain it fails the sync.
+   *  `generation` records the leases generators mint (src/controller/generator-state.ts). */
+  // eslint-disable-next-line max-params -- the ExternalSecret, its stores, how fresh, since when, and its generation
+  async fetch(es: ExternalSecret, stores: readonly AnySecretStore[], fresh: boolean, requestedAt: number, generation?: Generation): Promise<{ rendered: RenderedTemplate } | { gone: 'Delete' | 'Retain' }> {
     const ns = es.metadata.namespace!;
     const policy = es.spec.target?.deletionPolicy ?? 'Retain';
     const missing: string[] = [];
-    const values = await this.values(es, stores, { fresh, requestedAt, ...(policy === 'Retain' ? {} : { onMissing: (entry: string) => missing.push(entry) }) });
+    const values = await this.values(es, stores, { fresh, requestedAt, generation, ...(policy === 'Retain' ? {} : { onMissing: (entry: string) => missing.push(entry) }) });
     if (missing.length) {
       this.d.events.emit(regarding(es), 'Normal', 'MissingProviderSecret', bounded(`remote secret gone, entry skipped (deletionPolicy ${policy}): ${missing.sort().join('; ')}`));
     }
@@ -97,7 +100,7 @@ export class ExternalSecretFetcher {
   }
 
   /** The stores' values and the generators' new ones (key → bytes); throws Failure. */
-  private async values(es: ExternalSecret, stores: readonly AnySecretStore[], o: { fresh: boolean; requestedAt: number; onMissing?: (entry: string) => void }): Promise<Record<string, Uint8Array>> {
+  private async values(es: ExternalSecret, stores: readonly AnySecretStore[], o: { fresh: boolean; requestedAt: number; generation?: Generation | undefined; onMissing?: (entry: string) => void }): Promise<Record<string, Uint8Array>> {
     const ns = es.metadata.namespace!;
     try {
       // One cached client per store (spec.secretStoreRef's is the default of every entry
@@ -115,7 +118,11 @@ export class ExternalSecretFetcher {
         name: es.metadata.name!, data: es.spec.data ?? [], dataFrom: es.spec.dataFrom ?? [],
       }, {
         transformKeys: (name, template, map) => this.d.renderer.transformKeys({ tenant: ns, key: esKey(ns, es.metadata.name!) }, name, template, map),
-        generate: async (g) => this.d.generators.run(ns, await this.d.generators.resolve(ns, g)),
+        generate: async (g, i) => {
+          const gen = await this.d.generators.resolve(ns, g);
+          // ESO's state key of a dataFrom generator is its index.
+          return this.d.generators.run(ns, gen, undefined, o.generation ? (lease) => o.generation!.record(String(i), gen, lease) : undefined);
+        },
         clientFor,
         ...(o.onMissing ? { onMissing: o.onMissing } : {}),
       });

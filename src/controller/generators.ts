@@ -23,6 +23,8 @@ export interface ResolvedGenerator {
   what: string;
   /** `<Kind>:<name>` of the object read (ClusterGenerator for one), unique in a namespace. */
   id: string;
+  /** The name of the object read. */
+  name: string;
   spec: unknown;
   /** The generator's `spec.controller` ('' when unset; only Fake and VaultDynamicSecret have one). */
   controller: string;
@@ -67,10 +69,11 @@ export const noStoreClient: SecretsClient = {
 /** The longest a timer can wait (setTimeout's limit, about 24.8 days). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** A credential the reconciler minted lives in a Secret until its lease runs out: the token
- *  that minted it stays held by the provider (Vault would revoke the lease with the token),
- *  and is released once the lease has expired, so nothing accumulates. ESO neither renews
- *  nor revokes these leases; nor does ESI (docs/generators.md). */
+/** A credential the reconciler minted lives in a Secret until its lease runs out or is
+ *  revoked (superseded, or its ExternalSecret deleted: src/controller/generator-state.ts): the
+ *  token that minted it stays held by the provider (Vault would revoke the lease with the
+ *  token), and is released once the lease has expired, so nothing accumulates. Leases are
+ *  never renewed here, as in ESO (docs/generators.md). */
 function keepUntilExpiry(leases: LeaseOperations, lease: Lease): void {
   const forget = (leases as { forget?: (id: string) => void }).forget;
   if (typeof forget !== 'function') return;
@@ -104,6 +107,21 @@ function checkVaultSpec(spec: VaultDynamicSecretSpec): { method: 'GET' | 'POST';
 export class Generators {
   constructor(private readonly rest: KubeRest, private readonly clients: ClientCache) {}
 
+  /** Revokes a lease minted by the generator `snapshot` (generatorSnapshot) for an object of
+   *  `namespace`; a lease the store no longer knows counts as revoked. Throws GeneratorError
+   *  or ProviderError (value-free: the lease id is never in a message). */
+  async revoke(namespace: string, snapshot: unknown, leaseId: string): Promise<void> {
+    const s = snapshot as { kind?: unknown; metadata?: { name?: unknown; uid?: unknown; generation?: unknown }; spec?: unknown } | undefined;
+    if (s?.kind !== 'VaultDynamicSecret' || typeof s.metadata?.name !== 'string' || !s.spec) throw new GeneratorError('the generator state holds no VaultDynamicSecret to revoke its lease with');
+    const name = s.metadata.name;
+    const gen: ResolvedGenerator = {
+      kind: 'VaultDynamicSecret', spec: s.spec, what: `VaultDynamicSecret "${namespace}/${name}"`, id: `VaultDynamicSecret:${name}`, name, controller: '',
+      uid: typeof s.metadata.uid === 'string' ? s.metadata.uid : '', generation: typeof s.metadata.generation === 'number' ? s.metadata.generation : 0,
+    };
+    const leases = await this.leasesOf(namespace, gen, s.spec as VaultDynamicSecretSpec);
+    await leases.revoke({ id: leaseId, ttlSeconds: 0, renewable: false });
+  }
+
   /** Reads the generator `ref` names for an object of `namespace`; throws GeneratorError. */
   async resolve(namespace: string, ref: GeneratorRef): Promise<ResolvedGenerator> {
     const problem = generatorRefProblem(ref);
@@ -130,16 +148,18 @@ export class Generators {
     }
     const controller = (spec as { controller?: unknown } | undefined)?.controller;
     return {
-      kind, spec, what: cluster ? `${where} (${kind})` : where, id: `${ref.kind}:${ref.name}`,
+      kind, spec, what: cluster ? `${where} (${kind})` : where, id: `${ref.kind}:${ref.name}`, name: ref.name,
       controller: typeof controller === 'string' ? controller : '',
       uid: obj.metadata?.uid ?? '', generation: obj.metadata?.generation ?? 0,
     };
   }
 
-  /** New values of `gen` for an object of `namespace`; throws GeneratorError or ProviderError. */
-  async run(namespace: string, gen: ResolvedGenerator, signal?: AbortSignal): Promise<SecretMap> {
+  /** New values of `gen` for an object of `namespace`; throws GeneratorError or ProviderError.
+   *  `onLease` records a lease the values came with (src/controller/generator-state.ts); when
+   *  it fails the lease is revoked at once and the run fails: no credential goes untracked. */
+  async run(namespace: string, gen: ResolvedGenerator, signal?: AbortSignal, onLease?: (lease: Lease) => Promise<void>): Promise<SecretMap> {
     try {
-      return await runGenerator(gen.kind, gen.spec, this.calls(namespace, gen, signal));
+      return await runGenerator(gen.kind, gen.spec, this.calls(namespace, gen, signal, onLease));
     } catch (err) {
       if (err instanceof GeneratorError) throw new GeneratorError(`${gen.what}: ${err.message}`);
       throw err;
@@ -156,31 +176,56 @@ export class Generators {
     } as AnySecretStore;
   }
 
-  private calls(namespace: string, gen: ResolvedGenerator, signal?: AbortSignal): GeneratorCalls {
+   
+  private calls(namespace: string, gen: ResolvedGenerator, signal?: AbortSignal, onLease?: (lease: Lease) => Promise<void>): GeneratorCalls {
     return {
       ecr: async (spec) => {
-        if (spec.scope !== undefined && spec.scope !== 'private') throw new GeneratorError(`spec.scope ${JSON.stringify(spec.scope)}: ESI fetches tokens of private registries only`);
+        if (spec.scope !== undefined && spec.scope !== 'private' && spec.scope !== 'public') throw new GeneratorError(`spec.scope ${JSON.stringify(spec.scope)}: private or public`);
         if (typeof spec.region !== 'string' || spec.region === '') throw new GeneratorError('spec.region is required');
         const store = this.store(namespace, gen, { aws: { service: 'SecretsManager', region: spec.region, ...(spec.role ? { role: spec.role } : {}), ...(spec.auth ? { auth: spec.auth } : {}) } });
-        return ecrAuthorizationToken(this.clients.providerContext(store, namespace), spec);
+        return ecrAuthorizationToken(this.clients.providerContext(store, namespace), { ...spec, scope: spec.scope === 'public' ? 'public' : 'private' });
       },
-      vault: (spec) => this.vault(namespace, gen, spec, signal),
+      vault: (spec) => this.vault(namespace, gen, spec, { signal, onLease }),
     };
   }
 
-  private async vault(namespace: string, gen: ResolvedGenerator, spec: VaultDynamicSecretSpec, signal?: AbortSignal): Promise<SecretMap> {
-    const { method, result } = checkVaultSpec(spec);
+  private async leasesOf(namespace: string, gen: ResolvedGenerator, spec: VaultDynamicSecretSpec): Promise<LeaseOperations> {
     const client = await this.clients.get(this.store(namespace, gen, { vault: spec.provider }), namespace);
     const leases = client.fresh.leases;
     if (!leases) throw new GeneratorError('the vault provider of this ESI build cannot mint dynamic secrets (no lease operations); VaultDynamicSecret is not served yet');
+    return leases;
+  }
+
+  private async vault(namespace: string, gen: ResolvedGenerator, spec: VaultDynamicSecretSpec, o: { signal?: AbortSignal | undefined; onLease?: ((lease: Lease) => Promise<void>) | undefined }): Promise<SecretMap> {
+    const { method, result } = checkVaultSpec(spec);
+    const leases = await this.leasesOf(namespace, gen, spec);
     const params = spec.parameters;
     const out = await leases.generate({
       path: spec.path, method, result,
       ...(params && typeof params === 'object' && !Array.isArray(params) ? { parameters: params as Record<string, unknown> } : {}),
-    }, { signal });
-    if (out.lease) keepUntilExpiry(leases, out.lease);
+    }, { signal: o.signal });
+    if (out.lease) {
+      keepUntilExpiry(leases, out.lease);
+      const lease = out.lease;
+      if (o.onLease) {
+        await o.onLease(lease).catch(async (err: unknown) => {
+          await leases.revoke(lease).catch(() => undefined);
+          throw err;
+        });
+      }
+    }
     const data = asSecretMap(out.data);
     if (Object.keys(data).length === 0 && spec.allowEmptyResponse !== true) throw new GeneratorError(`${spec.path} returned no data (set spec.allowEmptyResponse: true to accept that)`);
     return data;
   }
+}
+
+/** What a GeneratorState keeps of the generator that produced it (ESO: a snapshot of the
+ *  generator manifest, used to clean up even after the generator changed or was deleted). */
+export function generatorSnapshot(gen: ResolvedGenerator): Record<string, unknown> {
+  return {
+    apiVersion: GENERATORS_API_VERSION, kind: gen.kind,
+    metadata: { name: gen.name, uid: gen.uid, generation: gen.generation },
+    spec: gen.spec,
+  };
 }

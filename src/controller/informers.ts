@@ -8,18 +8,18 @@
 // only with the inject label, slimmed to what src/controller/pod-agents.ts reads (ADR 0070).
 import type { KubeConfig, KubernetesObject, V1Namespace, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { ClusterSecretStore, ExternalSecret, PushSecret, SecretStore } from '../api/types.js';
+import type { ClusterSecretStore, ExternalSecret, GeneratorState, PushSecret, SecretStore } from '../api/types.js';
 import type { ClusterExternalSecret, ClusterPushSecret } from '../api/cluster-types.js';
 import { RestartableInformer } from '../kube/informer.js';
 import { pagedList, trimObject } from '../kube/list.js';
-import { CLUSTER_EXTERNAL_SECRETS, CLUSTER_PUSH_SECRETS, CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, NAMESPACES, PODS, PUSH_SECRETS, resourcePath, SECRET_STORES, SECRETS, type Resource } from '../kube/paths.js';
+import { CLUSTER_EXTERNAL_SECRETS, CLUSTER_PUSH_SECRETS, CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, GENERATOR_STATES, NAMESPACES, PODS, PUSH_SECRETS, resourcePath, SECRET_STORES, SECRETS, type Resource } from '../kube/paths.js';
 import type { KubeRest } from '../kube/rest.js';
 import { DATA_HASH_ANNOTATION, EXTERNAL_SECRET_ANNOTATION, MANAGED_LABEL } from './labels.js';
 import { editedByHand } from './secret.js';
 import { AGENT_CONTAINER, AGENT_INIT_CONTAINER, INJECT_LABEL, PREFIX } from '../pod-contract/annotations.js';
 
 export type Kind = 'externalsecrets' | 'secretstores' | 'clustersecretstores' | 'namespaces' | 'secrets' | 'pushsecrets'
-  | 'clusterexternalsecrets' | 'clusterpushsecrets' | 'pods';
+  | 'clusterexternalsecrets' | 'clusterpushsecrets' | 'pods' | 'generatorstates';
 
 export interface Handlers {
   add(kind: Kind, obj: KubernetesObject): void;
@@ -88,7 +88,9 @@ export class Informers {
   readonly clusterKinds: boolean;
 
   /** `o.namespaces`: watch only these (scoped mode); every namespace and the cluster kinds when unset. */
-  constructor(private readonly kc: KubeConfig, rest: KubeRest, private readonly handlers: Handlers, o: { logger: Logger; namespaces?: readonly string[] }) {
+  /** `o.generatorStates`: the label selector of the GeneratorStates this controller created
+   *  (src/controller/generator-state.ts); not watched when unset. */
+  constructor(private readonly kc: KubeConfig, rest: KubeRest, private readonly handlers: Handlers, o: { logger: Logger; namespaces?: readonly string[]; generatorStates?: string }) {
     this.logger = o.logger;
     const { namespaces } = o;
     this.clusterKinds = !namespaces;
@@ -107,6 +109,7 @@ export class Informers {
     watch('secrets', SECRETS, selector);
     // ExternalSecrets served by the webhook get their status from these (src/controller/pod-agents.ts).
     watch('pods', PODS, `${INJECT_LABEL}=true`);
+    if (o.generatorStates) watch('generatorstates', GENERATOR_STATES, o.generatorStates);
     if (namespaces) return;
     const all = (kind: Kind, r: Resource) => this.add(kind, { namespace: '', path: resourcePath(r), list: list(kind, resourcePath(r)) });
     all('clustersecretstores', CLUSTER_SECRET_STORES);
@@ -160,11 +163,13 @@ export class Informers {
     // The cluster kinds list before their children: a child whose owner is not in the cache is deleted.
     const first: Kind[] = ['namespaces', 'secretstores', 'clustersecretstores', 'secrets', 'clusterexternalsecrets', 'clusterpushsecrets'];
     await Promise.all(this.caches(first).map((c) => c.start()));
-    await Promise.all(this.caches(['externalsecrets', 'pushsecrets', 'pods']).map((c) => c.start()));
+    await Promise.all(this.caches(['externalsecrets', 'pushsecrets', 'pods', 'generatorstates']).map((c) => c.start()));
   }
 
+  /** GeneratorStates are left out: their garbage collection is background work that waits
+   *  for its watch, and nothing a sync reads comes from it. */
   synced(): boolean {
-    return this.caches().every((c) => c.synced);
+    return [...this.watched.values()].filter((w) => w.kind !== 'generatorstates').every((w) => [...w.caches.values()].every((c) => c.synced));
   }
 
   async stop(): Promise<void> {
@@ -225,6 +230,9 @@ export class Informers {
   }
   clusterPushSecrets(): readonly ClusterPushSecret[] {
     return this.list<ClusterPushSecret>('clusterpushsecrets');
+  }
+  generatorState(ns: string, name: string): GeneratorState | undefined {
+    return this.get<GeneratorState>('generatorstates', name, ns);
   }
   namespaces(): readonly V1Namespace[] {
     return this.list<V1Namespace>('namespaces');

@@ -26,6 +26,7 @@ import { bounded, patchStatus, readyCondition, statusDiffers, syncedResourceVers
 import { EXTERNAL_SECRETS, resourcePath, SECRETS } from '../kube/paths.js';
 import { applyPlan, readSecret } from './secret-io.js';
 import { describeSource, generatorsOnly, sourceOf, type Generators } from './generators.js';
+import type { GeneratorStates } from './generator-state.js';
 import { dataChanged, type Restarter } from './restart.js';
 import { ExternalSecretFetcher, Failure, IdentityRefusal, esKey, regarding } from './es-fetch.js';
 import { POD_REASONS, podsStatus, type PodAgents } from './pod-agents.js';
@@ -38,6 +39,8 @@ export interface EsDeps {
   clients: ClientCache;
   /** Runs `dataFrom[].sourceRef.generatorRef` generators (src/controller/generators.ts). */
   generators: Generators;
+  /** Keeps the leases generators mint and revokes superseded ones (src/controller/generator-state.ts). */
+  states?: GeneratorStates;
   rest: KubeRest;
   events: EventRecorder;
   /** Renders off the main thread (src/templating/pool/, docs/decisions/0051-render-pool.md). */
@@ -247,12 +250,12 @@ export class ExternalSecretReconciler {
       const held = 'notBefore' in need;
       return { result: 'unchanged', reason: held ? 'OutsideSyncWindow' : 'UpToDate', requeue: this.schedule(es, refresh, { ...next(), due: held ? need.notBefore : st?.due }) };
     }
-    const fetched = await this.fetcher.fetch(es, stores, !!st && st.forceSync !== force, requestedAt);
-    if ('gone' in fetched) {
-      const outcome = fetched.gone === 'Retain' ? await this.retained(es) : await this.remoteGone(es, cur);
+    const done = await this.fetchAndWrite(es, stores, cur, { fresh: !!st && st.forceSync !== force, requestedAt });
+    if ('gone' in done) {
+      const outcome = done.gone === 'Retain' ? await this.retained(es) : await this.remoteGone(es, cur);
       return { ...outcome, requeue: this.schedule(es, refresh, next(), requestedAt) };
     }
-    const { wrote, action, missing, changed } = await this.write(es, stores, fetched.rendered, cur);
+    const { wrote, action, missing, changed } = done;
     const statusWritten = await this.writeStatus(es, this.syncedStatus(es, stores, wrote, Date.now(), missing));
     if (wrote) {
       const verb = action === 'create' ? 'Created' : 'Updated';
@@ -260,6 +263,23 @@ export class ExternalSecretReconciler {
     }
     if (changed) this.d.restarts?.secretChanged(ns, target, regarding(es));
     return { result: wrote || statusWritten ? 'synced' : 'unchanged', reason: 'SecretSynced', requeue: this.schedule(es, refresh, next(), requestedAt) };
+  }
+
+  /** Fetches, renders and writes; the leases generators minted on the way are kept when the
+   *  target took the new values and revoked when it did not (src/controller/generator-state.ts). */
+   
+  private async fetchAndWrite(es: ExternalSecret, stores: readonly AnySecretStore[], cur: V1Secret | undefined, o: { fresh: boolean; requestedAt: number }): Promise<{ gone: 'Delete' | 'Retain' } | Awaited<ReturnType<typeof this.write>>> {
+    const generation = this.d.states?.begin(es);
+    try {
+      const fetched = await this.fetcher.fetch(es, stores, o.fresh, o.requestedAt, generation);
+      const out = 'gone' in fetched ? fetched : await this.write(es, stores, fetched.rendered, cur);
+      await ('gone' in out || out.missing ? generation?.rollback() : generation?.commit());
+      return out;
+    } catch (err) {
+      // Generated values that reached no Secret: their leases are revoked now.
+      await generation?.rollback();
+      throw err;
+    }
   }
 
   /** `missing`: creationPolicy Merge found no Secret to merge into (Ready=True, reason

@@ -29,9 +29,9 @@ export interface FetchOptions extends CallOptions {
    *  ESO does the same (its MissingProviderSecret event); the caller decides what an empty
    *  result means (src/controller/reconcile-es.ts). */
   onMissing?: (entry: string) => void;
-  /** Runs the generator a `dataFrom[].sourceRef.generatorRef` names (the reconciler:
-   *  src/controller/generators.ts); without it such an entry is refused. */
-  generate?: (ref: GeneratorRef) => Promise<SecretMap>;
+  /** Runs the generator a `dataFrom[].sourceRef.generatorRef` names, `index` being the entry's
+   *  (the reconciler: src/controller/generators.ts); without it such an entry is refused. */
+  generate?: (ref: GeneratorRef, index: number) => Promise<SecretMap>;
   /** The client of the store an entry's `sourceRef.storeRef` names (the reconciler, ADR
    *  0066); without it such an entry is refused (the agent reads one store). */
   clientFor?: (ref: SecretStoreRef) => SecretsClient;
@@ -120,16 +120,17 @@ function checkKeys(map: SecretMap): SecretMap {
 }
 
 /** A generator's values (ESO: new values at every call), rewritten like fetched keys. */
-async function generateFrom(f: ExternalSecretDataFromRemoteRef, opts: FetchOptions): Promise<SecretMap> {
+async function generateFrom(f: ExternalSecretDataFromRemoteRef, opts: FetchOptions, index: number): Promise<SecretMap> {
   const ref = f.sourceRef?.generatorRef;
   if (!ref) throw new RemoteRefError('sourceRef must set storeRef or generatorRef', 'InvalidSpec');
   if (!opts.generate) throw new RemoteRefError('sourceRef.generatorRef is served by ESI\'s reconciler only', 'Unsupported');
-  const map = await opts.generate(ref);
+  const map = await opts.generate(ref, index);
   return checkKeys(f.rewrite?.length ? await applyRewrites(f.rewrite, map, opts.transformKeys) : map);
 }
 
-async function fetchFrom(defaultClient: SecretsClient, f: ExternalSecretDataFromRemoteRef, opts: FetchOptions): Promise<SecretMap> {
-  if (f.sourceRef && !f.sourceRef.storeRef) return generateFrom(f, opts);
+ 
+async function fetchFrom(defaultClient: SecretsClient, f: ExternalSecretDataFromRemoteRef, opts: FetchOptions, index: number): Promise<SecretMap> {
+  if (f.sourceRef && !f.sourceRef.storeRef) return generateFrom(f, opts, index);
   const client = clientOf(defaultClient, f.sourceRef?.storeRef, opts);
   let map: SecretMap;
   let conversion: ConversionStrategy | undefined;
@@ -171,7 +172,7 @@ export async function fetchExternalSecret(client: SecretsClient, secret: Externa
     opts.onMissing(entry);
     return undefined;
   };
-  const from = (secret.dataFrom ?? []).map((f, i) => fetchFrom(client, f, opts).catch(failed(describeFrom(i, f))));
+  const from = (secret.dataFrom ?? []).map((f, i) => fetchFrom(client, f, opts, i).catch(failed(describeFrom(i, f))));
   const data = (secret.data ?? []).map((d, i) => fetchData(client, d, opts).catch(failed(describeData(i, d))));
   // Fetch concurrently, but report the first failure in declaration order (dataFrom, then
   // data): the same broken ExternalSecret always gives the same error line.

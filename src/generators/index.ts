@@ -22,7 +22,8 @@ export const MAX_FAKE_BYTES = 1024 * 1024;
 export interface EcrToken {
   username: string;
   password: string;
-  proxyEndpoint: string;
+  /** Absent for ECR Public (ESO then writes no `proxy_endpoint`). */
+  proxyEndpoint?: string;
   expiresAt: Date;
 }
 
@@ -63,9 +64,10 @@ function fake(spec: FakeSpec = {}): SecretMap {
   return text(data);
 }
 
-/** ESO's ECRAuthorizationToken output keys. */
+/** ESO's ECRAuthorizationToken output keys (no `proxy_endpoint` for a public registry). */
 function ecrValues(t: EcrToken): SecretMap {
-  return text({ username: t.username, password: t.password, proxy_endpoint: t.proxyEndpoint, expires_at: String(Math.floor(t.expiresAt.getTime() / 1000)) });
+  const expires = String(Math.floor(t.expiresAt.getTime() / 1000));
+  return text(t.proxyEndpoint === undefined ? { username: t.username, password: t.password, expires_at: expires } : { username: t.username, password: t.password, proxy_endpoint: t.proxyEndpoint, expires_at: expires });
 }
 
 /** New values of a generator of `kind` with `spec`. Throws GeneratorError (or the calls'). */

@@ -4,7 +4,7 @@
 // concatenated into a URL once let `..` climb out of the tenant's namespace (the URL parser
 // resolves dot segments), so the lint rule in eslint.config.js refuses path literals outside
 // this file. See SECURITY.md, "The controller".
-import { API_GROUP, API_VERSION_V1, API_VERSION_V1ALPHA1 } from '../api/types.js';
+import { API_GROUP, API_VERSION_V1, API_VERSION_V1ALPHA1, GENERATORS_GROUP, GENERATORS_VERSION } from '../api/types.js';
 import { assertName } from './names.js';
 
 /** A kind of object as the REST API addresses it. `group` '' is the core group (`/api/v1`). */
@@ -37,6 +37,8 @@ export const CLUSTER_SECRET_STORES = esi('clustersecretstores', false);
 export const CLUSTER_EXTERNAL_SECRETS = esi('clusterexternalsecrets', false);
 export const PUSH_SECRETS = esi('pushsecrets', true, API_VERSION_V1ALPHA1);
 export const CLUSTER_PUSH_SECRETS = esi('clusterpushsecrets', false, API_VERSION_V1ALPHA1);
+/** What the reconciler keeps of a generator's output to clean it up later (docs/generators.md). */
+export const GENERATOR_STATES: Resource = { group: GENERATORS_GROUP, version: GENERATORS_VERSION, plural: 'generatorstates', namespaced: true };
 
 /** The resource of `apiVersion` ("group/version" or "v1") and `plural`. */
 export function resourceOf(apiVersion: string, plural: string, namespaced: boolean): Resource {

@@ -6,7 +6,9 @@
 // exist for the pod; with a 30 s TTL the lease is renewed on the server and the app still
 // logs in after the first TTL is over; after the pod is deleted the agent (a native sidecar,
 // stopped after the app) revokes the lease before it could have expired and the database
-// user is gone from pg_roles. The credential is in no pod spec, Event or log.
+// user is gone from pg_roles. The credential is in no pod spec, Event or log. At a role's
+// max TTL the agent rotates: the app moves to the new user with no failed login and the old
+// user is dropped after the overlap.
 // OpenBao and PostgreSQL run on this host; pods reach them through forwarders into the
 // node's network (reachableFromPods).
 import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
@@ -116,4 +118,59 @@ t.test('a pod annotated for a database credential gets its own PostgreSQL user, 
   await until('the pod gone', async () => core.readNamespacedPod({ namespace: ns, name: 'orders' }).then(() => undefined, () => true), 120_000);
   t.same(await newRoles(), [], 'no database user left');
   t.same(await f.dbLeases(), [], 'no lease left');
+});
+
+// The role's max TTL (45 s) ends the credential within the test: the agent renews it once
+// (capped at 25 s), mints the successor ahead of the end, publishes it, and revokes the old
+// lease after the overlap (5 s) — the app, logging in every 3 s with its files' current
+// content, moves to the new user with no failed login, and the old user is dropped before
+// its lease could have run out.
+t.test('at the max TTL the pod gets a new database user without a failed login; the old one is revoked after the overlap', async (t) => {
+  const ns = await createNamespace(kc, 'node-rotate', t, RUN);
+  await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'app' } } });
+  await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'bao' }, stringData: { 'secret-id': await f.newSecretId() } } });
+  await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({ group: 'external-secrets.io', version: 'v1', namespace: ns, plural: 'secretstores', body: {
+    apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'bao' },
+    spec: { provider: { vault: { server: `http://${bao.host}:${bao.port}`, auth: { appRole: { path: 'approle', roleId: f.roleId, secretRef: { name: 'bao', key: 'secret-id' } } } } } },
+  } });
+  const rolesBefore = await f.pg.roles();
+  const newRoles = async () => (await f.pg.roles()).filter((r) => !rolesBefore.includes(r));
+  const body: V1Pod = {
+    metadata: { name: 'rotating', labels: { 'esi.dev/inject': 'true' }, annotations: { 'esi.dev/dynamic-db': 'bao:database/creds/rot', 'esi.dev/lease-overlap': '5s' } },
+    spec: { serviceAccountName: 'app', terminationGracePeriodSeconds: 60, containers: [pgApp(node.esiImage, pg)] },
+  };
+  await until('the pod admitted', async () => core.createNamespacedPod({ namespace: ns, body }).then(() => true, () => undefined), 30_000);
+  await until('the pod Ready', async () => ready(await core.readNamespacedPod({ namespace: ns, name: 'rotating' })) || undefined, 180_000);
+  const appLog = () => logOf(kc, ns, 'rotating', 'app');
+  const agentLog = () => logOf(kc, ns, 'rotating', 'esi-agent');
+  const [first] = await until('the first database user', async () => {
+    const roles = await newRoles();
+    return roles.length > 0 ? roles : undefined;
+  });
+  const [firstLease] = await f.dbLeases('rot');
+  await until('the app logged in as the first user', async () => (await appLog()).includes(`login ok ${hashOf(first!)} `) || undefined, 60_000);
+
+  // Up to two users while the old credential is retiring, never more.
+  let most = 0;
+  const second = await until('the app logged in as a new user', async () => {
+    const roles = await newRoles();
+    most = Math.max(most, roles.length);
+    const other = roles.find((r) => r !== first);
+    return other && (await appLog()).includes(`login ok ${hashOf(other)} `) ? other : undefined;
+  }, 120_000);
+  t.pass('a new database user was minted ahead of the max TTL and the app logs in with it (it re-read its files)');
+  await until('the old user dropped', async () => {
+    most = Math.max(most, (await newRoles()).length);
+    return !(await f.pg.roles()).includes(first!) || undefined;
+  }, 60_000);
+  t.ok((await agentLog()).includes('lease revoked'), 'the agent revoked the old lease after the overlap (not left to expire)');
+  t.notOk(await f.lookup(`database/creds/rot/${firstLease}`), 'the old lease is gone from the server');
+  t.ok(most <= 2, `at most two database users at once (the current and the retiring one): ${most}`);
+  t.same(await newRoles(), [second], 'one database user once the overlap is over');
+  t.notMatch(await appLog(), /^login failed/m, 'no failed login, before, during or after the rotation');
+  t.notOk((await agentLog()).includes(firstLease!), 'no lease id in the agent\'s log');
+
+  await core.deleteNamespacedPod({ namespace: ns, name: 'rotating' });
+  await until('no database user left', async () => (await newRoles()).length === 0 || undefined, 120_000);
+  t.same(await f.dbLeases('rot'), [], 'no lease left after the pod ended');
 });

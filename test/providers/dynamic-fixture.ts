@@ -11,6 +11,7 @@ export const DYNAMIC_POLICY = `
 path "database/creds/app" { capabilities = ["read"] }
 path "database/creds/short" { capabilities = ["read"] }
 path "database/creds/long" { capabilities = ["read"] }
+path "database/creds/rot" { capabilities = ["read"] }
 path "pki/issue/web" { capabilities = ["update"] }
 path "sys/leases/renew" { capabilities = ["update"] }
 path "sys/leases/revoke" { capabilities = ["update"] }
@@ -39,7 +40,7 @@ export async function dynamicFixture(t: Test, opts: { tokenTtl?: string; default
   await vault.api('POST', 'sys/mounts/database', { type: 'database' });
   await vault.api('POST', 'database/config/pg', {
     plugin_name: 'postgresql-database-plugin', connection_url: pg.connectionUrl,
-    username: pg.admin.user, password: pg.admin.password, allowed_roles: 'app,short,long', verify_connection: true,
+    username: pg.admin.user, password: pg.admin.password, allowed_roles: 'app,short,long,rot', verify_connection: true,
   });
   await vault.api('POST', 'database/roles/app', {
     db_name: 'pg',
@@ -48,8 +49,10 @@ export async function dynamicFixture(t: Test, opts: { tokenTtl?: string; default
   });
 
   // `short`: its max TTL is reached within a test (the agent must rotate ahead of it);
+  // `rot`: the same with room for an overlap on a slow machine (the node's pods: the first
+  // renewal is capped at 25 s, the successor is minted about 8 s before the end);
   // `long`: outlives any test.
-  for (const [role, ttl, max] of [['short', '6s', '12s'], ['long', '1h', '24h']]) {
+  for (const [role, ttl, max] of [['short', '6s', '12s'], ['rot', '30s', '45s'], ['long', '1h', '24h']]) {
     await vault.api('POST', `database/roles/${role}`, {
       db_name: 'pg',
       creation_statements: [`CREATE ROLE "{{name}}" WITH LOGIN PASSWORD '{{password}}' VALID UNTIL '{{expiration}}';`],
