@@ -2,7 +2,7 @@
 // printf, println, eq, ne, lt, le, gt, ge, html, js, urlquery, call. `slice` is left to Go.
 import { ExecFailure, Unsupported } from './errors.js';
 import type { GoFunc } from './exec.js';
-import { compareStrings, formatValue, intOf, isInt, isStringMap, sprint, truth, type Value } from './values.js';
+import { compareStrings, entry, formatValue, intOf, isInt, isStringMap, sprint, truth, type Value } from './values.js';
 
 type Kind = 'bool' | 'int' | 'float' | 'string';
 
@@ -47,7 +47,7 @@ function index(item: Value, ...indexes: Value[]): Value {
       item = item[Number(x)]!;
     } else if (item instanceof Map) {
       if (typeof i !== 'string') throw new ExecFailure('value has type; should be string');
-      item = item.has(i) ? item.get(i)! : isStringMap(item) ? '' : null;
+      item = item.has(i) ? entry(item, i) : isStringMap(item) ? '' : null;
     } else if (typeof item === 'string') {
       throw new Unsupported('index of a string (bytes) is not implemented in TypeScript');
     } else throw new ExecFailure("can't index item");

@@ -3,7 +3,7 @@
 // message); output and time are bounded as the Go engine bounds them.
 import { ExecFailure, Unsupported } from './errors.js';
 import type { Arg, Node, Parsed, Pipe } from './parser.js';
-import { formatValue, Int64, isStringMap, truth, sortedKeys, intOf, isInt, type Value } from './values.js';
+import { entry, formatValue, Int64, isStringMap, truth, sortedKeys, intOf, isInt, type Value } from './values.js';
 
 /** How a function's parameter is filled: string, int, float64, bool, interface{},
  *  map[string]interface{}, or reflect.Value (text/template's own builtins). */
@@ -152,7 +152,7 @@ class State {
       ran ||= val.length > 0;
     } else if (val instanceof Map) {
       const keys = sortedKeys(val);
-      for (const k of keys) if (!one(k, val.get(k)!)) break;
+      for (const k of keys) if (!one(k, entry(val, k))) break;
       ran = keys.length > 0;
     } else if (isInt(val)) {
       if (decl.length > 1) throw new ExecFailure('range over an integer with two variables');
@@ -246,7 +246,7 @@ class State {
       if (!(v instanceof Map)) throw new ExecFailure(`can't evaluate field ${id}`);
       if (i === idents.length - 1 && (args.length > 1 || final !== MISSING)) throw new ExecFailure(`${id} is not a method but has arguments`);
       if (!v.has(id)) throw new ExecFailure(`map has no entry for key ${id}`);
-      v = v.get(id)!;
+      v = entry(v, id);
     });
     return v;
   }

@@ -9,7 +9,7 @@ import { Unsupported } from './errors.js';
 import { execute, OutputTooLarge, type ExecLimits, type FuncMap, type GoFunc } from './exec.js';
 import { parse, type Parsed } from './parser.js';
 import { SPRIG } from './sprig.js';
-import { stringMap, type Value } from './values.js';
+import { NOT_UTF8, stringMap, type Value } from './values.js';
 
 export { ExecFailure, Unsupported } from './errors.js';
 export { OutputTooLarge, type ExecLimits } from './exec.js';
@@ -43,15 +43,15 @@ export function parseGoText(source: string): Parsed {
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
-/** The template's data as Go sees it (map[string]string); values that are not UTF-8 are
- *  bytes a JavaScript string cannot hold: Go renders those. */
+/** The template's data as Go sees it (map[string]string). A value that is not UTF-8 is
+ *  bytes a JavaScript string cannot hold: reading it declines the template. */
 function dataOf(data: Record<string, Uint8Array>): Value {
   return stringMap(
-    Object.entries(data).map(([k, v]) => {
+    Object.entries(data).map(([k, v]): [string, Value] => {
       try {
         return [k, decoder.decode(v)];
       } catch {
-        throw new Unsupported('a data value that is not UTF-8');
+        return [k, NOT_UTF8];
       }
     }),
   );

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { ExecFailure, Unsupported } from './errors.js';
 import type { GoFunc, Param } from './exec.js';
 import { goQuote } from './builtins.js';
-import { formatValue, fromJsonValue, Int64, intOf, isInt, stringMap, toJson, type Value } from './values.js';
+import { entry, formatValue, fromJsonValue, Int64, intOf, isInt, stringMap, toJson, type Value } from './values.js';
 
 /** The Go engine's ceiling on `repeat` (src/templating/go/engine/funcs.go). */
 const MAX_REPEAT_BYTES = 16 << 20;
@@ -177,7 +177,7 @@ export const SPRIG: Record<string, GoFunc> = {
     for (let i = 0; i < a.length; i += 2) m.set(strval(a[i]!), i + 1 < a.length ? a[i + 1]! : '');
     return m;
   }, 'a'),
-  get: f(['m', 's'], (d, k) => ((d as Map<string, Value> | null)?.has(k as string) ? (d as Map<string, Value>).get(k as string)! : '')),
+  get: f(['m', 's'], (d, k) => ((d as Map<string, Value> | null)?.has(k as string) ? entry(d as Map<string, Value>, k as string) : '')),
   hasKey: f(['m', 's'], (d, k) => (d as Map<string, Value> | null)?.has(k as string) ?? false),
   first: f(['a'], (l) => listOf(l, 'first')[0] ?? null),
   last: f(['a'], (l) => listOf(l, 'last').at(-1) ?? null),

@@ -13,10 +13,22 @@ export type Value = string | boolean | bigint | Int64 | number | null | Value[] 
 
 const stringMaps = new WeakSet<Map<string, Value>>();
 
-export function stringMap(entries: Iterable<[string, string]>): Map<string, Value> {
+export function stringMap(entries: Iterable<[string, Value]>): Map<string, Value> {
   const m = new Map<string, Value>(entries);
   stringMaps.add(m);
   return m;
+}
+
+/** A data value that is not UTF-8: Go's string holds the bytes, a JavaScript string cannot.
+ *  Reading it declines the template (Go renders it); templates that never read it render
+ *  here. */
+export const NOT_UTF8 = Object.freeze(new Map<string, Value>()) as unknown as Value;
+
+/** m[k] (present), declining for a value this engine cannot hold. */
+export function entry(m: Map<string, Value>, k: string): Value {
+  const v = m.get(k)!;
+  if (v === NOT_UTF8) throw new Unsupported('a data value that is not UTF-8');
+  return v;
 }
 
 export const isStringMap = (v: Value): boolean => v instanceof Map && stringMaps.has(v);
@@ -94,7 +106,7 @@ export function formatValue(v: Value, top = false): string {
   if (typeof v === 'number') return formatFloat(v);
   if (v === null) return top ? '<no value>' : '<nil>';
   if (Array.isArray(v)) return `[${v.map((x) => formatValue(x)).join(' ')}]`;
-  return `map[${sortedKeys(v).map((k) => `${k}:${formatValue(v.get(k)!)}`).join(' ')}]`;
+  return `map[${sortedKeys(v).map((k) => `${k}:${formatValue(entry(v, k))}`).join(' ')}]`;
 }
 
 /** fmt.Sprint(args...): a space between operands when neither is a string. */
@@ -144,5 +156,5 @@ export function toJson(v: Value, indent = '', depth = 0): string {
   if (Array.isArray(v)) return v.length === 0 ? '[]' : `[${nl}${v.map((x) => toJson(x, indent, depth + 1)).join(`,${nl}`)}${close}]`;
   if (v.size === 0) return '{}';
   const sep = indent ? ': ' : ':';
-  return `{${nl}${sortedKeys(v).map((k) => `${jsonString(k)}${sep}${toJson(v.get(k)!, indent, depth + 1)}`).join(`,${nl}`)}${close}}`;
+  return `{${nl}${sortedKeys(v).map((k) => `${jsonString(k)}${sep}${toJson(entry(v, k), indent, depth + 1)}`).join(`,${nl}`)}${close}}`;
 }
