@@ -9,12 +9,13 @@ import { Unsupported } from './errors.js';
 import { execute, OutputTooLarge, type ExecLimits, type FuncMap, type GoFunc } from './exec.js';
 import { parse, type Parsed } from './parser.js';
 import { SPRIG } from './sprig.js';
+import { SPRIG_MORE } from './sprig-lists.js';
 import { NOT_UTF8, stringMap, type Value } from './values.js';
 
 export { ExecFailure, Unsupported } from './errors.js';
 export { OutputTooLarge, type ExecLimits } from './exec.js';
 
-const FUNCS: FuncMap = new Map<string, GoFunc>(Object.entries({ ...SPRIG, ...BUILTINS }));
+const FUNCS: FuncMap = new Map<string, GoFunc>(Object.entries({ ...SPRIG, ...SPRIG_MORE, ...BUILTINS }));
 
 /** The functions this engine renders itself (docs/templates.md lists them). */
 export const TYPESCRIPT_FUNCTIONS: readonly string[] = [...FUNCS.keys()].sort();
