@@ -39,8 +39,8 @@ type Final = Value | typeof MISSING;
 /** Deeper {{template}} recursion is left to Go (its own limit is 100000). */
 const MAX_DEPTH = 1000;
 
-export function execute(tree: Parsed, name: string, funcs: FuncMap, data: Value, limits: ExecLimits): string {
-  return new State(tree, name, funcs, limits).run(data);
+export function execute(tree: Parsed, at: { name: string; funcs: FuncMap }, data: Value, limits: ExecLimits): string {
+  return new State(tree, at.name, at.funcs, limits).run(data);
 }
 
 class State {
@@ -205,18 +205,18 @@ class State {
     this.step();
     switch (first.t) {
       case 'field':
-        return this.fieldChain(dot, dot, first.idents, args, final);
+        return this.fieldChain(dot, first.idents, args, final);
       case 'variable': {
         const v = this.varValue(first.name);
         if (first.idents.length === 0) {
           this.notAFunction(args, final);
           return v;
         }
-        return this.fieldChain(dot, v, first.idents, args, final);
+        return this.fieldChain(v, first.idents, args, final);
       }
       case 'chain': {
         if (first.node.t !== 'pipe') throw new Unsupported('field chains on non-pipelines are not implemented in TypeScript');
-        return this.fieldChain(dot, this.evalPipeline(dot, first.node.pipe), first.idents, args, final);
+        return this.fieldChain(this.evalPipeline(dot, first.node.pipe), first.idents, args, final);
       }
       case 'identifier':
         return this.call(dot, first.name, args.slice(1), final);
@@ -240,7 +240,7 @@ class State {
   }
 
   /** `.a.b` on `receiver`: map lookups; a missing key is an error (missingkey=error). */
-  private fieldChain(_dot: Value, receiver: Value, idents: string[], args: Arg[], final: Final): Value {
+  private fieldChain(receiver: Value, idents: string[], args: Arg[], final: Final): Value {
     let v = receiver;
     idents.forEach((id, i) => {
       if (!(v instanceof Map)) throw new ExecFailure(`can't evaluate field ${id}`);
@@ -290,20 +290,22 @@ class State {
         return validate(this.evalCommand(dot, [a], MISSING), param, false);
       case 'identifier':
         return validate(this.call(dot, a.name, [], MISSING), param, false);
-      case 'bool':
-        if (param === 'b' || param === 'a' || param === 'r') return a.value;
-        break;
-      case 'string':
-        if (param === 's' || param === 'a' || param === 'r') return a.value;
-        break;
-      case 'number':
-        if (param === 'a' || param === 'r') return a.isFloatText ? a.float : a.int!;
-        if (param === 'i' && a.int !== undefined) return a.int;
-        if (param === 'f') return a.float;
-        break;
     }
-    throw new ExecFailure('wrong type of constant argument');
+    return constant(a, param);
   }
+}
+
+/** A literal argument (evalBool, evalString, evalInteger, evalFloat, evalEmptyInterface). */
+function constant(a: Arg, param: Param): Value {
+  const any = param === 'a' || param === 'r';
+  if (a.t === 'bool' && (param === 'b' || any)) return a.value;
+  if (a.t === 'string' && (param === 's' || any)) return a.value;
+  if (a.t === 'number') {
+    if (any) return a.isFloatText ? a.float : a.int!;
+    if (param === 'i' && a.int !== undefined) return a.int;
+    if (param === 'f') return a.float;
+  }
+  throw new ExecFailure('wrong type of constant argument');
 }
 
 /** text/template's validateType: a value must have the parameter's type exactly. */

@@ -64,7 +64,7 @@ export function renderGoText(name: string, source: string, data: Record<string, 
   const tree = parseGoText(source);
   let out: string;
   try {
-    out = execute(tree, name, FUNCS, dataOf(data), limits);
+    out = execute(tree, { name, funcs: FUNCS }, dataOf(data), limits);
   } catch (err) {
     if (err instanceof Unsupported || err instanceof OutputTooLarge || err === undefined) throw err;
     // A JavaScript limit (call stack) or a defect of this engine: Go decides.

@@ -24,150 +24,171 @@ const isAlnum = (c: string) => c === '_' || /^[\p{L}\p{Nd}]$/u.test(c);
 
 /** Splits `src` into items; throws Unsupported where Go's lexer reports an error. */
 export function lex(src: string): Item[] {
-  const items: Item[] = [];
-  let pos = 0;
-  let line = 1;
-  const emit = (type: ItemType, start: number, end: number, startLine: number) => items.push({ type, val: src.slice(start, end), pos: start, line: startLine });
-  const lines = (a: number, b: number) => {
-    for (let i = a; i < b; i++) if (src.charCodeAt(i) === 10) line++;
-  };
-  const fail = (why: string): never => {
-    throw new Unsupported(`syntax: ${why}`);
-  };
-  while (pos < src.length) {
-    // Text up to the next left delimiter.
-    const open = src.indexOf('{{', pos);
-    const textEnd = open < 0 ? src.length : open;
-    let afterLeft = open < 0 ? src.length : open + 2;
-    let trimLeft = false;
-    if (open >= 0 && src[afterLeft] === '-' && isSpace(src[afterLeft + 1] ?? '')) {
-      trimLeft = true;
-      afterLeft += 2;
-    }
-    let end = textEnd;
-    if (trimLeft) while (end > pos && isSpace(src[end - 1]!)) end--;
-    if (end > pos) emit('text', pos, end, line);
-    lines(pos, textEnd);
-    if (open < 0) break;
-    pos = afterLeft;
-    // Comment: `{{/*` (after an optional trim marker) … `*/}}` or `*/ -}}`.
-    if (src.startsWith('/*', pos)) {
-      const close = src.indexOf('*/', pos + 2);
-      if (close < 0) fail('unclosed comment');
-      lines(pos, close);
-      pos = close + 2;
-      const right = atRightDelim(src, pos);
-      if (!right) fail('comment ends before closing delimiter');
-      pos += right!.length;
-      if (right!.trim) pos = skipSpace(src, pos, () => line++);
-      continue;
-    }
-    emit('leftDelim', open, open + 2, line);
-    let parens = 0;
-    for (;;) {
-      const right = atRightDelim(src, pos);
-      if (right && parens === 0) {
-        emit('rightDelim', pos, pos + right.length, line);
-        pos += right.length;
-        if (right.trim) pos = skipSpace(src, pos, () => line++);
-        break;
-      }
-      if (pos >= src.length) fail('unclosed action');
-      const c = src[pos]!;
-      const start = pos;
-      const startLine = line;
-      if (isSpace(c)) {
-        // Spaces up to a right trim marker (" -}}"), which belongs to the delimiter.
-        while (pos < src.length && isSpace(src[pos]!) && !(atRightDelim(src, pos)?.trim && parens === 0)) {
-          if (src[pos] === '\n') line++;
-          pos++;
-        }
-        if (pos > start) emit('space', start, pos, startLine);
-        continue;
-      }
-      if (c === '}' && src[pos + 1] === '}') fail('unexpected right delimiter');
-      pos++;
-      if (c === '=') emit('assign', start, pos, line);
-      else if (c === ':') {
-        if (src[pos] !== '=') fail('expected :=');
-        pos++;
-        emit('declare', start, pos, line);
-      } else if (c === '|') emit('pipe', start, pos, line);
-      else if (c === '"') {
-        for (;;) {
-          const d = src[pos++];
-          if (d === '\\') {
-            if (src[pos] === undefined || src[pos] === '\n') fail('unterminated quoted string');
-            pos++;
-          } else if (d === undefined || d === '\n') fail('unterminated quoted string');
-          else if (d === '"') break;
-        }
-        emit('string', start, pos, line);
-      } else if (c === '`') {
-        const close = src.indexOf('`', pos);
-        if (close < 0) fail('unterminated raw quoted string');
-        pos = close + 1;
-        emit('rawString', start, pos, startLine);
-        lines(start, pos);
-      } else if (c === '$') {
-        pos = scanAlnum(src, pos);
-        if (!atTerminator(src, pos)) fail('bad character');
-        emit('variable', start, pos, line);
-      } else if (c === "'") {
-        for (;;) {
-          const d = src[pos++];
-          if (d === '\\') {
-            if (src[pos] === undefined || src[pos] === '\n') fail('unterminated character constant');
-            pos++;
-          } else if (d === undefined || d === '\n') fail('unterminated character constant');
-          else if (d === "'") break;
-        }
-        emit('char', start, pos, line);
-      } else if (c === '.') {
-        if (/[0-9]/.test(src[pos] ?? '')) {
-          pos = scanNumber(src, start, fail);
-          emit('number', start, pos, line);
-        } else if (!isAlnum(src[pos] ?? '')) {
-          // A lone dot: "." is the cursor; it must be followed by a terminator.
-          if (!atTerminator(src, pos)) fail('bad character');
-          emit('dot', start, pos, line);
-        } else {
-          pos = scanAlnum(src, pos);
-          if (!atTerminator(src, pos)) fail('bad character');
-          emit('field', start, pos, line);
-        }
-      } else if (c === '+' || c === '-' || /[0-9]/.test(c)) {
-        pos = scanNumber(src, start, fail);
-        emit('number', start, pos, line);
-      } else if (isAlnum(c)) {
-        pos = scanAlnum(src, pos);
-        if (!atTerminator(src, pos)) fail('bad character');
-        const word = src.slice(start, pos);
-        if (KEYWORDS.has(word)) emit('keyword', start, pos, line);
-        else if (word === 'true' || word === 'false') emit('bool', start, pos, line);
-        else if (word === 'nil') emit('nil', start, pos, line);
-        else emit('identifier', start, pos, line);
-      } else if (c === '(') {
-        parens++;
-        emit('leftParen', start, pos, line);
-      } else if (c === ')') {
-        parens--;
-        if (parens < 0) fail('unexpected right paren');
-        emit('rightParen', start, pos, line);
-      } else if (c === ',') emit('comma', start, pos, line);
-      else fail('unrecognized character in action');
-    }
-  }
-  items.push({ type: 'eof', val: '', pos: src.length, line });
-  return items;
+  return new Lexer(src).run();
 }
 
-function skipSpace(src: string, pos: number, newline: () => void): number {
-  while (pos < src.length && isSpace(src[pos]!)) {
-    if (src[pos] === '\n') newline();
-    pos++;
+const fail = (why: string): never => {
+  throw new Unsupported(`syntax: ${why}`);
+};
+
+class Lexer {
+  private readonly items: Item[] = [];
+  private pos = 0;
+  private line = 1;
+  private parens = 0;
+
+  constructor(private readonly src: string) {}
+
+  private emit(type: ItemType, start: number, startLine = this.line): void {
+    this.items.push({ type, val: this.src.slice(start, this.pos), pos: start, line: startLine });
   }
-  return pos;
+
+  private lines(a: number, b: number): void {
+    for (let i = a; i < b; i++) if (this.src.charCodeAt(i) === 10) this.line++;
+  }
+
+  run(): Item[] {
+    const src = this.src;
+    while (this.pos < src.length) {
+      // Text up to the next left delimiter; `{{- ` trims the spaces before it.
+      const open = src.indexOf('{{', this.pos);
+      const textEnd = open < 0 ? src.length : open;
+      const trimLeft = open >= 0 && src[open + 2] === '-' && isSpace(src[open + 3] ?? '');
+      let end = textEnd;
+      if (trimLeft) while (end > this.pos && isSpace(src[end - 1]!)) end--;
+      if (end > this.pos) this.items.push({ type: 'text', val: src.slice(this.pos, end), pos: this.pos, line: this.line });
+      this.lines(this.pos, textEnd);
+      if (open < 0) break;
+      this.pos = open + (trimLeft ? 4 : 2);
+      if (src.startsWith('/*', this.pos)) this.comment();
+      else this.action(open);
+    }
+    this.items.push({ type: 'eof', val: '', pos: src.length, line: this.line });
+    return this.items;
+  }
+
+  /** A comment: slash-star after the delimiter (and its trim marker), star-slash right before the closing one. */
+  private comment(): void {
+    const close = this.src.indexOf('*/', this.pos + 2);
+    if (close < 0) fail('unclosed comment');
+    this.lines(this.pos, close);
+    this.pos = close + 2;
+    const right = atRightDelim(this.src, this.pos);
+    if (!right) fail('comment ends before closing delimiter');
+    this.closeDelim(right!);
+  }
+
+  private closeDelim(right: { length: number; trim: boolean }): void {
+    this.pos += right.length;
+    if (!right.trim) return;
+    while (this.pos < this.src.length && isSpace(this.src[this.pos]!)) {
+      if (this.src[this.pos] === '\n') this.line++;
+      this.pos++;
+    }
+  }
+
+  private action(open: number): void {
+    this.items.push({ type: 'leftDelim', val: '{{', pos: open, line: this.line });
+    this.parens = 0;
+    for (;;) {
+      const right = atRightDelim(this.src, this.pos);
+      if (right && this.parens === 0) {
+        this.items.push({ type: 'rightDelim', val: '}}', pos: this.pos, line: this.line });
+        this.closeDelim(right);
+        return;
+      }
+      if (this.pos >= this.src.length) fail('unclosed action');
+      this.token();
+    }
+  }
+
+  private token(): void {
+    const src = this.src;
+    const c = src[this.pos]!;
+    const start = this.pos;
+    if (isSpace(c)) return this.space();
+    if (c === '}' && src[this.pos + 1] === '}') fail('unexpected right delimiter');
+    this.pos++;
+    const single: Record<string, ItemType> = { '=': 'assign', '|': 'pipe', ',': 'comma' };
+    if (single[c]) return this.emit(single[c]!, start);
+    if (c === ':') {
+      if (src[this.pos] !== '=') fail('expected :=');
+      this.pos++;
+      return this.emit('declare', start);
+    }
+    if (c === '"' || c === "'") return this.quoted(c, start);
+    if (c === '`') {
+      const close = src.indexOf('`', this.pos);
+      if (close < 0) fail('unterminated raw quoted string');
+      this.pos = close + 1;
+      this.emit('rawString', start);
+      return this.lines(start, this.pos);
+    }
+    if (c === '$') return this.word('variable', start);
+    if (c === '.') return this.dot(start);
+    if (c === '+' || c === '-' || /[0-9]/.test(c)) {
+      this.pos = scanNumber(src, start);
+      return this.emit('number', start);
+    }
+    if (isAlnum(c)) return this.identifier(start);
+    if (c === '(' || c === ')') return this.paren(c, start);
+    fail('unrecognized character in action');
+  }
+
+  /** Spaces up to a right trim marker (" -}}"), which belongs to the delimiter. */
+  private space(): void {
+    const start = this.pos;
+    const startLine = this.line;
+    while (this.pos < this.src.length && isSpace(this.src[this.pos]!) && !(atRightDelim(this.src, this.pos)?.trim && this.parens === 0)) {
+      if (this.src[this.pos] === '\n') this.line++;
+      this.pos++;
+    }
+    if (this.pos > start) this.emit('space', start, startLine);
+  }
+
+  private quoted(q: string, start: number): void {
+    const what = q === '"' ? 'quoted string' : 'character constant';
+    for (;;) {
+      const d = this.src[this.pos++];
+      if (d === '\\') {
+        if (this.src[this.pos] === undefined || this.src[this.pos] === '\n') fail(`unterminated ${what}`);
+        this.pos++;
+      } else if (d === undefined || d === '\n') fail(`unterminated ${what}`);
+      else if (d === q) break;
+    }
+    this.emit(q === '"' ? 'string' : 'char', start);
+  }
+
+  private word(type: ItemType, start: number): void {
+    this.pos = scanAlnum(this.src, this.pos);
+    if (!atTerminator(this.src, this.pos)) fail('bad character');
+    this.emit(type, start);
+  }
+
+  private dot(start: number): void {
+    const next = this.src[this.pos] ?? '';
+    if (/[0-9]/.test(next)) {
+      this.pos = scanNumber(this.src, start);
+      return this.emit('number', start);
+    }
+    // A lone dot is the cursor; otherwise a field name.
+    this.word(isAlnum(next) ? 'field' : 'dot', start);
+  }
+
+  private identifier(start: number): void {
+    this.word('identifier', start);
+    const item = this.items[this.items.length - 1]!;
+    const w = item.val;
+    if (KEYWORDS.has(w)) item.type = 'keyword';
+    else if (w === 'true' || w === 'false') item.type = 'bool';
+    else if (w === 'nil') item.type = 'nil';
+  }
+
+  private paren(c: string, start: number): void {
+    this.parens += c === '(' ? 1 : -1;
+    if (this.parens < 0) fail('unexpected right paren');
+    this.emit(c === '(' ? 'leftParen' : 'rightParen', start);
+  }
 }
 
 /** `}}` or ` -}}` (a trim marker is a space, a dash and the delimiter). */
@@ -193,13 +214,14 @@ function atTerminator(src: string, pos: number): boolean {
   return src.startsWith('}}', pos);
 }
 
+const DIGITS: Record<string, string> = { x: '0123456789abcdefABCDEF_', o: '01234567_', b: '01_' };
+
 /** Go's scanNumber, then the check that no letter or digit follows the number. */
-function scanNumber(src: string, pos: number, fail: (why: string) => never): number {
+function scanNumber(src: string, pos: number): number {
   if (src[pos] === '+' || src[pos] === '-') pos++;
   let digits = '0123456789_';
   if (src[pos] === '0' && /[xXoObB]/.test(src[pos + 1] ?? '')) {
-    const p = src[pos + 1]!.toLowerCase();
-    digits = p === 'x' ? '0123456789abcdefABCDEF_' : p === 'o' ? '01234567_' : '01_';
+    digits = DIGITS[src[pos + 1]!.toLowerCase()]!;
     pos += 2;
   }
   const run = (set: string) => {
@@ -210,12 +232,8 @@ function scanNumber(src: string, pos: number, fail: (why: string) => never): num
     pos++;
     run(digits);
   }
-  if (digits.length === 11 && /[eE]/.test(src[pos] ?? '')) {
-    pos++;
-    if (src[pos] === '+' || src[pos] === '-') pos++;
-    run('0123456789_');
-  }
-  if (digits.length === 23 && /[pP]/.test(src[pos] ?? '')) {
+  const exponent = digits.length === 11 ? /[eE]/ : digits.length === 23 ? /[pP]/ : undefined;
+  if (exponent?.test(src[pos] ?? '')) {
     pos++;
     if (src[pos] === '+' || src[pos] === '-') pos++;
     run('0123456789_');

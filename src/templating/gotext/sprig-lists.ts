@@ -2,7 +2,7 @@
 // forms of byte-offset and case functions. Same rule: exact or Unsupported.
 import { ExecFailure, Unsupported } from './errors.js';
 import type { GoFunc, Param } from './exec.js';
-import { compareStrings, formatValue, intOf, isInt, isStringMap, stringMap, type Value } from './values.js';
+import { compareStrings, formatValue, intOf, isAscii, isInt, isStringMap, stringMap, type Value } from './values.js';
 
 /** The Go engine's ceiling on until/untilStep (src/templating/go/engine/funcs.go). */
 const MAX_LIST_ITEMS = 1_000_000;
@@ -10,7 +10,6 @@ const MAX_LIST_ITEMS = 1_000_000;
 const MAX_UNIQ = 2000;
 
 const f = (params: Param[], fn: GoFunc['fn'], variadic?: Param): GoFunc => ({ params, fn, variadic });
-const isAscii = (s: string) => /^[\x00-\x7f]*$/.test(s);
 
 function ascii(s: string, what: string): string {
   if (!isAscii(s)) throw new Unsupported(`${what} of non-ASCII text is not implemented in TypeScript`);

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { ExecFailure, Unsupported } from './errors.js';
 import type { GoFunc, Param } from './exec.js';
 import { goQuote } from './builtins.js';
-import { entry, formatValue, fromJsonValue, Int64, intOf, isInt, stringMap, toJson, type Value } from './values.js';
+import { entry, formatValue, fromJsonValue, Int64, intOf, isAscii, isInt, stringMap, toJson, type Value } from './values.js';
 
 /** The Go engine's ceiling on `repeat` (src/templating/go/engine/funcs.go). */
 const MAX_REPEAT_BYTES = 16 << 20;
@@ -18,7 +18,6 @@ const INT64_MAX = 2n ** 63n - 1n;
 const f = (params: Param[], fn: GoFunc['fn'], variadic?: Param): GoFunc => ({ params, fn, variadic });
 const str = (fn: (s: string) => Value): GoFunc => f(['s'], (s) => fn(s as string));
 
-const isAscii = (s: string) => /^[\x00-\x7f]*$/.test(s);
 
 /** sprig's strval: strings as they are, anything else as fmt's %v. */
 export function strval(v: Value): string {

@@ -31,6 +31,12 @@ export function entry(m: Map<string, Value>, k: string): Value {
   return v;
 }
 
+/** Only ASCII: where Go's byte offsets and case mappings agree with JavaScript's. */
+export function isAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
 export const isStringMap = (v: Value): boolean => v instanceof Map && stringMaps.has(v);
 export const isInt = (v: Value): v is bigint | Int64 => typeof v === 'bigint' || v instanceof Int64;
 export const intOf = (v: bigint | Int64): bigint => (typeof v === 'bigint' ? v : v.v);
