@@ -7,10 +7,10 @@
 // renders (src/templating/go/index.ts), so declining is allowed but counted.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { builtEngineDir } from '../../src/templating/go/locate.js';
-import { OutputTooLarge, parseGoText, renderGoText, Unsupported } from '../../src/templating/gotext/index.js';
+import { OutputTooLarge, parseGoText, renderGoText, TYPESCRIPT_FUNCTIONS, Unsupported } from '../../src/templating/gotext/index.js';
 import { b64, documented, generated, prng, type CorpusRequest } from './go-corpus.js';
 
 const native = join(builtEngineDir(), 'engine-native');
@@ -130,4 +130,11 @@ t.test('the TypeScript engine renders exactly as the native Go engine, or declin
     }
   }).length;
   t.ok(docRendered >= doc.jobs.length - 3, `ESO's documented uses parse in TypeScript (${docRendered}/${doc.jobs.length}; ESO's PEM/JWK helpers and toYaml go to Go)`);
+});
+
+t.test('docs/templates.md lists exactly the functions the TypeScript engine renders', async (t) => {
+  const doc = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'templates.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('**Which engine renders a template.**'), doc.indexOf('The Go engine renders a template that uses'));
+  const listed = section.slice(section.indexOf('these functions:')).match(/`[^`]+`/g)!.flatMap((w) => w.slice(1, -1).split(/\s+/)).filter((w) => /^[a-z][A-Za-z0-9]*$/.test(w));
+  t.same([...new Set(listed)].sort(), [...TYPESCRIPT_FUNCTIONS].sort());
 });
