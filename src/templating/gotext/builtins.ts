@@ -1,4 +1,4 @@
-// text/template's own functions (text/template/funcs.go): and, or, not, len, index, print,
+// text/template's own functions (its funcs.go in Go's source): and, or, not, len, index, print,
 // printf, println, eq, ne, lt, le, gt, ge, html, js, urlquery, call. `slice` is left to Go.
 import { ExecFailure, Unsupported } from './errors.js';
 import type { GoFunc } from './exec.js';

@@ -1,4 +1,4 @@
-// The executor of Go's text/template (after text/template/exec.go) with missingkey=error,
+// The executor of Go's text/template (after its exec.go in Go's source) with missingkey=error,
 // as ESO runs it. Every case where Go's execution fails throws ExecFailure (Go words the
 // message); output and time are bounded as the Go engine bounds them.
 import { ExecFailure, Unsupported } from './errors.js';

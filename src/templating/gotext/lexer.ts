@@ -1,4 +1,4 @@
-// The lexer of Go's text/template (a port of text/template/parse/lex.go, Go 1.24+): the
+// The lexer of Go's text/template (a port of its parse package's lexer, Go 1.24+): the
 // same items, the same trim markers (`{{- ` and ` -}}`), comments and newlines inside
 // actions. Its only job is to accept exactly what Go accepts: on anything Go would reject
 // it throws Unsupported, and the WebAssembly Go engine produces Go's own message

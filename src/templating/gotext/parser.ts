@@ -1,4 +1,4 @@
-// The parser of Go's text/template (a port of text/template/parse/parse.go): the same
+// The parser of Go's text/template (a port of its parse package's parser): the same
 // grammar, the same checks (declared variables, known functions, break/continue inside
 // range, non-executable pipeline stages). Whatever Go rejects throws Unsupported, so the
 // Go engine words the error.
