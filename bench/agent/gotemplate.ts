@@ -72,6 +72,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 function main(): void {
   if (!opts['no-build'] && spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' }).status !== 0) throw new Error('npm run build failed');
   const runs = Number(opts.runs);
+  const machine = machineInfo();
   const loadBefore = loadavg().map((l) => l.toFixed(2)).join(' / ');
   const variants: Variant[] = ['none', 'go-ts', 'go-wasm'];
   variants.forEach((v) => run(v)); // warm the page cache
@@ -105,7 +106,7 @@ function main(): void {
   const body = `# Go templates in the agent
 
 _Written by \`npm run bench:agent:gotemplate\` (bench/agent/gotemplate.ts); the runner replaces
-this file. Decision: docs/decisions/0071-go-templates-in-typescript.md._
+this file. Decision: ADR 0071 (docs/decisions/0071-go-templates-in-typescript.md)._
 
 One init-only agent (\`node bin/esi.js agent\`, compiled JavaScript, the \`fake\` store, one
 ExternalSecret of 4 keys) run three ways, interleaved with the order rotated each round,
@@ -119,8 +120,8 @@ Both engines wrote byte-identical files.
 
 ## Machine
 
-${machineMarkdown(machineInfo())}
-- Load average (1 / 5 / 15 min): ${loadBefore} before, ${loadAfter} after (the machine is shared)
+${machineMarkdown(machine)}
+- Load average after the run (1/5/15 min): ${loadAfter} (the machine is shared: hence interleaving)
 
 ## Results
 
