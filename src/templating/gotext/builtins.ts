@@ -1,5 +1,6 @@
 // text/template's own functions (its funcs.go in Go's source): and, or, not, len, index, print,
 // printf, println, eq, ne, lt, le, gt, ge, html, js, urlquery, call. `slice` is left to Go.
+import { alloc } from './alloc.js';
 import { ExecFailure, Unsupported } from './errors.js';
 import type { GoFunc } from './exec.js';
 import { compareStrings, entry, formatValue, intOf, isInt, isStringMap, sprint, truth, type Value } from './values.js';
@@ -148,6 +149,12 @@ function queryEscape(s: string): string {
   return out;
 }
 
+/** `s`, its length charged to the render's allocation. */
+export function charged(s: string): string {
+  alloc(s.length);
+  return s;
+}
+
 const f = (params: GoFunc['params'], fn: GoFunc['fn'], variadic?: GoFunc['params'][number]): GoFunc => ({ params, fn, variadic });
 
 export const BUILTINS: Record<string, GoFunc> = {
@@ -157,17 +164,17 @@ export const BUILTINS: Record<string, GoFunc> = {
   len: f(['r'], length),
   index: f(['r'], index, 'r'),
   print: f([], (...a) => sprint(a), 'a'),
-  println: f([], (...a) => `${a.map((x) => formatValue(x)).join(' ')}\n`, 'a'),
-  printf: f(['s'], (format, ...a) => sprintf(format as string, a), 'a'),
+  println: f([], (...a) => charged(`${a.map((x) => formatValue(x)).join(' ')}\n`), 'a'),
+  printf: f(['s'], (format, ...a) => charged(sprintf(format as string, a)), 'a'),
   eq: f(['r'], eq, 'r'),
   ne: f(['r', 'r'], (a, b) => !eq(a, b)),
   lt: f(['r', 'r'], lt),
   le: f(['r', 'r'], (a, b) => lt(a, b) || eq(a, b)),
   gt: f(['r', 'r'], (a, b) => !(lt(a, b) || eq(a, b))),
   ge: f(['r', 'r'], (a, b) => !lt(a, b)),
-  html: f([], (...a) => evalArgs(a).replace(/[\0"'&<>]/g, (c) => HTML[c]!), 'a'),
-  js: f([], (...a) => jsEscape(evalArgs(a)), 'a'),
-  urlquery: f([], (...a) => queryEscape(evalArgs(a)), 'a'),
+  html: f([], (...a) => charged(evalArgs(a)).replace(/[\0"'&<>]/g, (c) => HTML[c]!), 'a'),
+  js: f([], (...a) => charged(jsEscape(evalArgs(a))), 'a'),
+  urlquery: f([], (...a) => charged(queryEscape(evalArgs(a))), 'a'),
   // The data holds no functions: every call fails, as in Go.
   call: f(['r'], () => {
     throw new ExecFailure('call of a non-function');

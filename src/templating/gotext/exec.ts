@@ -1,6 +1,7 @@
 // The executor of Go's text/template (after its exec.go in Go's source) with missingkey=error,
 // as ESO runs it. Every case where Go's execution fails throws ExecFailure (Go words the
 // message); output and time are bounded as the Go engine bounds them.
+import { withAllocation } from './alloc.js';
 import { ExecFailure, Unsupported } from './errors.js';
 import type { Arg, Node, Parsed, Pipe } from './parser.js';
 import { entry, formatValue, Int64, isStringMap, truth, sortedKeys, intOf, isInt, type Value } from './values.js';
@@ -40,7 +41,7 @@ type Final = Value | typeof MISSING;
 const MAX_DEPTH = 1000;
 
 export function execute(tree: Parsed, at: { name: string; funcs: FuncMap }, data: Value, limits: ExecLimits): string {
-  return new State(tree, at.name, at.funcs, limits).run(data);
+  return withAllocation(() => new State(tree, at.name, at.funcs, limits).run(data));
 }
 
 class State {

@@ -1,5 +1,6 @@
 // More Sprig functions (v3.3.0; see sprig.ts): lists, encodings, numbers and the ASCII
 // forms of byte-offset and case functions. Same rule: exact or Unsupported.
+import { alloc } from './alloc.js';
 import { ExecFailure, Unsupported } from './errors.js';
 import type { GoFunc, Param } from './exec.js';
 import { compareStrings, formatValue, intOf, isAscii, isInt, isStringMap, stringMap, type Value } from './values.js';
@@ -47,6 +48,7 @@ function empty(v: Value): boolean {
 function untilStep(start: bigint, stop: bigint, step: bigint, fn: string): Value {
   const count = step === 0n ? 0n : (stop - start) / step;
   if ((count < 0n ? -count : count) > BigInt(MAX_LIST_ITEMS)) throw new ExecFailure(`${fn}: at most ${MAX_LIST_ITEMS} items`);
+  alloc(Number(count < 0n ? -count : count));
   const out: Value[] = [];
   if (stop < start) {
     if (step >= 0n) return out;
@@ -75,6 +77,11 @@ function base32(bytes: Buffer): string {
   }
   if (bits > 0) out += B32[(value << (5 - bits)) & 31];
   return out.padEnd(Math.ceil(out.length / 8) * 8, '=');
+}
+
+function alloc8(s: string): string {
+  alloc(s.length);
+  return s;
 }
 
 function adler32(bytes: Buffer): number {
@@ -130,7 +137,7 @@ export const SPRIG_MORE: Record<string, GoFunc> = {
   }),
   title: f(['s'], (s) => ascii(s as string, 'title').replace(/(^|[^0-9A-Za-z_])([a-z])/g, (_m, p: string, c: string) => p + c.toUpperCase())),
   untitle: f(['s'], (s) => ascii(s as string, 'untitle').replace(/(^|[\t\n\v\f\r ])([A-Z])/g, (_m, p: string, c: string) => p + c.toLowerCase())),
-  b32enc: f(['s'], (s) => base32(Buffer.from(s as string, 'utf8'))),
+  b32enc: f(['s'], (s) => alloc8(base32(Buffer.from(s as string, 'utf8')))),
   adler32sum: f(['s'], (s) => String(adler32(Buffer.from(s as string, 'utf8')))),
   float64: f(['a'], (v) => {
     if (typeof v === 'number') return v;
@@ -170,5 +177,5 @@ export const SPRIG_MORE: Record<string, GoFunc> = {
   }),
   until: f(['i'], (n) => untilStep(0n, n as bigint, (n as bigint) < 0n ? -1n : 1n, 'until')),
   untilStep: f(['i', 'i', 'i'], (a, b, c) => untilStep(a as bigint, b as bigint, c as bigint, 'untilStep')),
-  splitn: f(['s', 'i', 's'], (sep, n, s) => stringMap(splitN(s as string, sep as string, Number(n)).map((p, i) => [`_${i}`, p]))),
+  splitn: f(['s', 'i', 's'], (sep, n, s) => stringMap(splitN(alloc8(s as string), sep as string, Number(n)).map((p, i) => [`_${i}`, p]))),
 };

@@ -7,7 +7,8 @@
 import { createHash } from 'node:crypto';
 import { ExecFailure, Unsupported } from './errors.js';
 import type { GoFunc, Param } from './exec.js';
-import { goQuote } from './builtins.js';
+import { alloc } from './alloc.js';
+import { charged, goQuote } from './builtins.js';
 import { entry, formatValue, fromJsonValue, Int64, intOf, isAscii, isInt, stringMap, toJson, type Value } from './values.js';
 
 /** The Go engine's ceiling on `repeat` (src/templating/go/engine/funcs.go). */
@@ -70,7 +71,10 @@ function trimZeroDecimal(s: string): string {
 
 /** strings.Split (an empty separator splits into UTF-8 sequences, i.e. characters). */
 function split(s: string, sep: string): string[] {
-  return sep === '' ? [...s] : s.split(sep);
+  alloc(sep === '' ? s.length : 1);
+  const parts = sep === '' ? [...s] : s.split(sep);
+  alloc(parts.length);
+  return parts;
 }
 
 function strslice(v: Value): string[] {
@@ -92,6 +96,12 @@ function ascii(s: string, what: string): string {
   return s;
 }
 
+function indented(p: string, s: string): string {
+  const lines = s.split('\n');
+  alloc(s.length + lines.length * (p.length + 1));
+  return p + lines.join(`\n${p}`);
+}
+
 function pad(n: Value): string {
   if (intOf(n as bigint) < 0n) throw new ExecFailure('strings: negative Repeat count');
   if (n as bigint > BigInt(MAX_REPEAT_BYTES)) throw new Unsupported('indent wider than the TypeScript engine goes');
@@ -106,28 +116,27 @@ function listOf(v: Value, fn: string): Value[] {
 export const SPRIG: Record<string, GoFunc> = {
   // strings.ToUpper/ToLower follow Unicode's simple case mapping, JavaScript the full one
   // (ß → SS): the same for ASCII only.
-  upper: str((s) => ascii(s, 'upper').toUpperCase()),
-  lower: str((s) => ascii(s, 'lower').toLowerCase()),
   trim: str((s) => s.replace(/^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g, '')),
   trimPrefix: f(['s', 's'], (a, b) => ((b as string).startsWith(a as string) ? (b as string).slice((a as string).length) : b)),
   trimSuffix: f(['s', 's'], (a, b) => ((a as string) !== '' && (b as string).endsWith(a as string) ? (b as string).slice(0, -(a as string).length) : b)),
   replace: f(['s', 's', 's'], (o, n, s) => {
     if (o === '') throw new Unsupported('replace of the empty string');
-    return (s as string).split(o as string).join(n as string);
+    const parts = (s as string).split(o as string);
+    alloc(parts.length + (parts.length - 1) * (n as string).length + (s as string).length);
+    return parts.join(n as string);
   }),
   contains: f(['s', 's'], (sub, s) => (s as string).includes(sub as string)),
   hasPrefix: f(['s', 's'], (p, s) => (s as string).startsWith(p as string)),
   hasSuffix: f(['s', 's'], (p, s) => (s as string).endsWith(p as string)),
-  quote: f([], (...a) => a.filter((x) => x !== null).map((x) => goQuote(strval(x))).join(' '), 'a'),
-  squote: f([], (...a) => a.filter((x) => x !== null).map((x) => `'${formatValue(x)}'`).join(' '), 'a'),
-  cat: f([], (...a) => a.filter((x) => x !== null).map((x) => formatValue(x)).join(' '), 'a'),
+  quote: f([], (...a) => charged(a.filter((x) => x !== null).map((x) => goQuote(strval(x))).join(' ')), 'a'),
+  squote: f([], (...a) => charged(a.filter((x) => x !== null).map((x) => `'${formatValue(x)}'`).join(' ')), 'a'),
+  cat: f([], (...a) => charged(a.filter((x) => x !== null).map((x) => formatValue(x)).join(' ')), 'a'),
   indent: f(['i', 's'], (n, s) => {
     const p = pad(n);
-    return p + (s as string).split('\n').join(`\n${p}`);
+    return indented(p, s as string);
   }),
   nindent: f(['i', 's'], (n, s) => {
-    const p = pad(n);
-    return `\n${p}${(s as string).split('\n').join(`\n${p}`)}`;
+    return `\n${indented(pad(n), s as string)}`;
   }),
   nospace: str((s) => ascii(s, 'nospace').replace(/[\t\n\v\f\r ]/g, '')),
   repeat: f(['i', 's'], (count, s) => {
@@ -135,6 +144,7 @@ export const SPRIG: Record<string, GoFunc> = {
     const len = Buffer.byteLength(s as string);
     if (n > 0 && len > 0 && n > Math.floor(MAX_REPEAT_BYTES / len)) throw new ExecFailure('repeat: the result would exceed the size limit');
     if (n < 0) throw new ExecFailure('strings: negative Repeat count');
+    alloc(n * len);
     return (s as string).repeat(n);
   }),
   trunc: f(['i', 's'], (c, s) => {
@@ -145,7 +155,7 @@ export const SPRIG: Record<string, GoFunc> = {
     if (n >= 0 && t.length > n) return t.slice(0, n);
     return t;
   }),
-  b64enc: str((s) => Buffer.from(s, 'utf8').toString('base64')),
+  b64enc: str((s) => charged(Buffer.from(s, 'utf8').toString('base64'))),
   b64dec: str((s) => {
     const clean = s.replace(/[\r\n]/g, '');
     if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(clean)) {
@@ -156,6 +166,8 @@ export const SPRIG: Record<string, GoFunc> = {
   sha256sum: str((s) => createHash('sha256').update(s, 'utf8').digest('hex')),
   sha1sum: str((s) => createHash('sha1').update(s, 'utf8').digest('hex')),
   toString: f(['a'], (v) => strval(v)),
+  upper: str((s) => charged(ascii(s, 'upper').toUpperCase())),
+  lower: str((s) => charged(ascii(s, 'lower').toLowerCase())),
   int: f(['a'], (v) => toInt64(v)),
   int64: f(['a'], (v) => new Int64(toInt64(v))),
   add: f([], (...a) => new Int64(BigInt.asIntN(64, a.reduce<bigint>((s, x) => s + toInt64(x), 0n))), 'a'),
@@ -164,7 +176,7 @@ export const SPRIG: Record<string, GoFunc> = {
   mul: f(['a'], (a, ...v) => new Int64(v.reduce<bigint>((p, x) => BigInt.asIntN(64, p * toInt64(x)), toInt64(a))), 'a'),
   splitList: f(['s', 's'], (sep, s) => split(s as string, sep as string)),
   split: f(['s', 's'], (sep, s) => stringMap(split(s as string, sep as string).map((p, i) => [`_${i}`, p]))),
-  join: f(['s', 'a'], (sep, v) => strslice(v).join(sep as string)),
+  join: f(['s', 'a'], (sep, v) => charged(strslice(v).join(sep as string))),
   toStrings: f(['a'], (v) => strslice(v)),
   default: f(['a'], (d, ...given) => (given.length === 0 || empty(given[0]!) ? d : given[0]!), 'a'),
   empty: f(['a'], (v) => empty(v)),

@@ -3,6 +3,7 @@
 //   float64 → number       nil → null              []T → array        map[string]T → Map
 // The template's data (map[string]string) and Sprig's `split` result are Maps marked as
 // string maps: Go's functions that take map[string]interface{} refuse them.
+import { alloc } from './alloc.js';
 import { Unsupported } from './errors.js';
 
 export class Int64 {
@@ -111,8 +112,10 @@ export function formatValue(v: Value, top = false): string {
   if (v instanceof Int64) return v.v.toString();
   if (typeof v === 'number') return formatFloat(v);
   if (v === null) return top ? '<no value>' : '<nil>';
-  if (Array.isArray(v)) return `[${v.map((x) => formatValue(x)).join(' ')}]`;
-  return `map[${sortedKeys(v).map((k) => `${k}:${formatValue(entry(v, k))}`).join(' ')}]`;
+  // Charged as built (post-order): nested values sharing parts cannot grow unbounded.
+  const out = Array.isArray(v) ? `[${v.map((x) => formatValue(x)).join(' ')}]` : `map[${sortedKeys(v).map((k) => `${k}:${formatValue(entry(v, k))}`).join(' ')}]`;
+  alloc(out.length);
+  return out;
 }
 
 /** fmt.Sprint(args...): a space between operands when neither is a string. */
@@ -122,6 +125,7 @@ export function sprint(args: Value[]): string {
     if (i > 0 && typeof a !== 'string' && typeof args[i - 1] !== 'string') out += ' ';
     out += formatValue(a);
   });
+  alloc(out.length);
   return out;
 }
 
@@ -152,6 +156,12 @@ function jsonFloat(f: number): string {
 
 /** json.Marshal (indent: json.MarshalIndent with "" and `indent`). */
 export function toJson(v: Value, indent = '', depth = 0): string {
+  const out = json(v, indent, depth);
+  alloc(out.length);
+  return out;
+}
+
+function json(v: Value, indent: string, depth: number): string {
   if (typeof v === 'string') return jsonString(v);
   if (typeof v === 'boolean') return v ? 'true' : 'false';
   if (isInt(v)) return intOf(v).toString();
