@@ -100,6 +100,12 @@ function call(request: object, templates: GoTemplate[], timeoutMs: number): NonN
   return resp.results;
 }
 
+/** Starts the WebAssembly Go engine now (the reconciler's render threads: a template that
+ *  falls back mid-render must not pay the engine's start inside its deadline). */
+export function warmGoEngine(): void {
+  call({ parseOnly: true, jobs: [{ name: 'warm-up', source: '' }] }, [{ name: 'warm-up', source: '' }], GO_PARSE_TIMEOUT_MS);
+}
+
 /** Parses every template (syntax and function names); returns one error per bad template. */
 export function parseGoTemplates(templates: GoTemplate[]): TemplateError[] {
   const errors: TemplateError[] = [];
