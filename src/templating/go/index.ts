@@ -86,13 +86,16 @@ function declined(t: GoTemplate, reason: string): void {
   fallbackListener?.(t.name, reason);
 }
 
-function call(request: object, templates: GoTemplate[], timeoutMs: number): NonNullable<EngineResponse['results']> {
+/** `shownMs`: the deadline a timeout message names (the whole call's, when the Go engine
+ *  got what the TypeScript engine left of it). */
+function call(request: object, templates: GoTemplate[], timeoutMs: number, shownMs = timeoutMs): NonNullable<EngineResponse['results']> {
   let resp: EngineResponse;
   try {
     resp = callEngine(request, timeoutMs) as EngineResponse;
   } catch (err) {
     const what = templates.length === 1 ? templates[0]!.name : templates.map((t) => t.name).join(', ');
-    throw new TemplateError(what, err instanceof GoEngineError ? `Go template engine: ${err.message}` : String(err));
+    const message = err instanceof GoEngineError ? `Go template engine: ${err.message.replace(/took longer than \d+ ms/, `took longer than ${shownMs} ms`)}` : String(err);
+    throw new TemplateError(what, message);
   }
   if (resp.error !== undefined || !resp.results || resp.results.length !== templates.length) {
     throw new TemplateError(templates[0]?.name ?? 'Go template', `Go template engine: ${resp.error ?? 'malformed response'}`);
@@ -170,7 +173,7 @@ export function renderGoTemplates(jobs: GoRenderJob[], data: Record<string, Uint
       jobs: goJobs.map((j) => ({ name: j.name, source: j.source, ...(j.data ? { data: encodeData(j.data) } : {}) })),
     };
     const left = Math.max(1, Math.ceil(deadline - performance.now()));
-    call(request, goJobs, left).forEach((r, k) => {
+    call(request, goJobs, left, timeoutMs).forEach((r, k) => {
       const j = goJobs[k]!;
       results[forGo[k]!] =
         r.error !== undefined
