@@ -173,6 +173,12 @@ export function renderGoTemplates(jobs: GoRenderJob[], data: Record<string, Uint
       jobs: goJobs.map((j) => ({ name: j.name, source: j.source, ...(j.data ? { data: encodeData(j.data) } : {}) })),
     };
     const left = Math.max(1, Math.ceil(deadline - performance.now()));
+    // The deadline covers both engines. A template the TypeScript engine worked on for most
+    // of it before declining (a loop past its memory allowance) is over the time limit: the
+    // Go engine is not started for the rest of a deadline it could not meet either.
+    if (left < timeoutMs / 2) {
+      throw new TemplateError(goJobs.map((j) => j.name).join(', '), `Go template engine: took longer than ${timeoutMs} ms and was stopped`);
+    }
     call(request, goJobs, left, timeoutMs).forEach((r, k) => {
       const j = goJobs[k]!;
       results[forGo[k]!] =
