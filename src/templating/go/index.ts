@@ -140,6 +140,12 @@ export function parseGoTemplates(templates: GoTemplate[]): TemplateError[] {
   return errors;
 }
 
+/** The Go engine's timeout, worded alike, marked `timedOut` (the render pool's TemplateTimeout
+ *  reason: src/templating/pool/worker.ts). */
+function timeoutError(what: string, timeoutMs: number): TemplateError {
+  return Object.assign(new TemplateError(what, `Go template engine: took longer than ${timeoutMs} ms and was stopped`), { timedOut: true });
+}
+
 /** Renders every job; throws the first failure (in job order) as a TemplateError.
  *  `timeoutMs` bounds the whole call (the reconciler's render pool passes its own,
  *  src/templating/pool/). */
@@ -152,7 +158,7 @@ export function renderGoTemplates(jobs: GoRenderJob[], data: Record<string, Uint
   jobs.forEach((j, i) => {
     if (!typescriptEnabled()) return forGo.push(i);
     // Worded as the Go engine's own timeout and size errors.
-    const onTimeout = () => new TemplateError(j.name, `Go template engine: took longer than ${timeoutMs} ms and was stopped`);
+    const onTimeout = () => timeoutError(j.name, timeoutMs);
     try {
       results[i] = renderGoText(j.name, j.source, j.data ?? data, { maxOutput: MAX_GO_OUTPUT_BYTES, deadline, onTimeout });
       goTemplateStats.typescript++;
@@ -177,7 +183,7 @@ export function renderGoTemplates(jobs: GoRenderJob[], data: Record<string, Uint
     // of it before declining (a loop past its memory allowance) is over the time limit: the
     // Go engine is not started for the rest of a deadline it could not meet either.
     if (left < timeoutMs / 2) {
-      throw new TemplateError(goJobs.map((j) => j.name).join(', '), `Go template engine: took longer than ${timeoutMs} ms and was stopped`);
+      throw timeoutError(goJobs.map((j) => j.name).join(', '), timeoutMs);
     }
     call(request, goJobs, left, timeoutMs).forEach((r, k) => {
       const j = goJobs[k]!;

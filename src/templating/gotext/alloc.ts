@@ -12,16 +12,23 @@ import { Unsupported } from './errors.js';
 export const MAX_ALLOCATION = 4 << 20;
 
 let left = Infinity;
+let clock: { deadline: number; onTimeout: () => Error } | undefined;
 
-/** Runs `render` with a fresh allowance. */
-export function withAllocation<T>(render: () => T, limit = MAX_ALLOCATION): T {
-  const outer = left;
+/** Runs `render` with a fresh allowance; `time` lets long builds (until) check the deadline. */
+export function withAllocation<T>(render: () => T, time?: { deadline: number; onTimeout: () => Error }, limit = MAX_ALLOCATION): T {
+  const outer = [left, clock] as const;
   left = limit;
+  clock = time;
   try {
     return render();
   } finally {
-    left = outer;
+    [left, clock] = outer;
   }
+}
+
+/** Inside a long build: throws the render's timeout past its deadline. */
+export function tick(): void {
+  if (clock && performance.now() > clock.deadline) throw clock.onTimeout();
 }
 
 /** Charges `n` characters or items before they are created. */

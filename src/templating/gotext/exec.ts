@@ -41,7 +41,7 @@ type Final = Value | typeof MISSING;
 const MAX_DEPTH = 1000;
 
 export function execute(tree: Parsed, at: { name: string; funcs: FuncMap }, data: Value, limits: ExecLimits): string {
-  return withAllocation(() => new State(tree, at.name, at.funcs, limits).run(data));
+  return withAllocation(() => new State(tree, at.name, at.funcs, limits).run(data), limits);
 }
 
 class State {

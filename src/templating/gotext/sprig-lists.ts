@@ -1,6 +1,6 @@
 // More Sprig functions (v3.3.0; see sprig.ts): lists, encodings, numbers and the ASCII
 // forms of byte-offset and case functions. Same rule: exact or Unsupported.
-import { alloc } from './alloc.js';
+import { alloc, tick } from './alloc.js';
 import { ExecFailure, Unsupported } from './errors.js';
 import type { GoFunc, Param } from './exec.js';
 import { compareStrings, formatValue, intOf, isAscii, isInt, isStringMap, stringMap, type Value } from './values.js';
@@ -52,11 +52,11 @@ function untilStep(start: bigint, stop: bigint, step: bigint, fn: string): Value
   const out: Value[] = [];
   if (stop < start) {
     if (step >= 0n) return out;
-    for (let i = start; i > stop; i += step) out.push(i);
+    for (let i = start; i > stop; i += step) if (out.push(i) % 65536 === 0) tick();
     return out;
   }
   if (step <= 0n) return out;
-  for (let i = start; i < stop; i += step) out.push(i);
+  for (let i = start; i < stop; i += step) if (out.push(i) % 65536 === 0) tick();
   return out;
 }
 

@@ -44,7 +44,9 @@ function run(req: WorkerRequest): WorkerReply {
   } catch (err) {
     // Messages are value-free by construction (docs/decisions/0007-no-values-in-errors.md).
     const message = err instanceof Error ? err.message : String(err);
-    return { id: req.id, ok: false, message, timedOut: performance.now() - started >= timeoutMs };
+    // A render the TypeScript engine stopped early on the shared deadline says so itself.
+    const stopped = (err as { timedOut?: unknown } | null)?.timedOut === true;
+    return { id: req.id, ok: false, message, timedOut: stopped || performance.now() - started >= timeoutMs };
   }
 }
 
