@@ -17,3 +17,4 @@ export {
   type TemplateEngineChoice,
   type TemplateSources,
 } from './eso.js';
+export { goFallbackKind, goTemplateStats, onGoTemplateFallback, type GoFallbackListener } from './go/index.js';

@@ -7,7 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { DEFAULT_RENDER_LIMITS } from '../budget.js';
 import { TemplateEngine } from '../engine.js';
 import { renderExternalSecretTemplate } from '../eso.js';
-import { parseGoTemplates, transformKeys } from '../go/index.js';
+import { transformKeys, warmGoEngine } from '../go/index.js';
 import type { WorkerReply, WorkerRequest } from './protocol.js';
 
 const { timeoutMs } = workerData as { timeoutMs: number };
@@ -15,11 +15,14 @@ const engine = new TemplateEngine(256, { maxOutput: DEFAULT_RENDER_LIMITS.maxOut
 const port = parentPort!;
 
 /** Starts the Go engine now, so a render's deadline never pays for it (compiling the module
- *  and starting Go take up to a second on a loaded machine). Without a built engine, the
- *  first Go render reports that itself. */
+ *  and starting Go take up to a second on a loaded machine). Most Go templates render in
+ *  TypeScript (docs/decisions/0071-go-templates-in-typescript.md), but the reconciler holds
+ *  every namespace's templates and pays this once per thread: a template handed to the Go
+ *  engine mid-render then meets a running engine. Without a built engine, the first Go
+ *  render reports that itself. */
 function warm(): void {
   try {
-    parseGoTemplates([{ name: 'warm-up', source: '' }]);
+    warmGoEngine();
   } catch {
     // reported by the render that needs the engine
   }
@@ -41,7 +44,9 @@ function run(req: WorkerRequest): WorkerReply {
   } catch (err) {
     // Messages are value-free by construction (docs/decisions/0007-no-values-in-errors.md).
     const message = err instanceof Error ? err.message : String(err);
-    return { id: req.id, ok: false, message, timedOut: performance.now() - started >= timeoutMs };
+    // A render the TypeScript engine stopped early on the shared deadline says so itself.
+    const stopped = (err as { timedOut?: unknown } | null)?.timedOut === true;
+    return { id: req.id, ok: false, message, timedOut: stopped || performance.now() - started >= timeoutMs };
   }
 }
 

@@ -1,0 +1,38 @@
+// The memory bound of one render. Go's engine runs in a sandbox whose memory is capped
+// (src/templating/go/runner.ts); this engine runs in the caller's process, so every function
+// that builds a value in proportion to its input (join, replace, indent, splitList, until,
+// printing and JSON of nested values…) charges the characters or items it is about to
+// create, and a render past the allowance declines: the Go engine, in its sandbox, takes the
+// template over. One render runs at a time (synchronous), so one module-level count is enough.
+import { Unsupported } from './errors.js';
+
+/** Characters (or list items) one render may create: 4 times the 1 MiB output limit, tens
+ *  of MiB of heap at most (an agent's memory limit is 192Mi); ordinary templates build a few
+ *  KiB. */
+export const MAX_ALLOCATION = 4 << 20;
+
+let left = Infinity;
+let clock: { deadline: number; onTimeout: () => Error } | undefined;
+
+/** Runs `render` with a fresh allowance; `time` lets long builds (until) check the deadline. */
+export function withAllocation<T>(render: () => T, time?: { deadline: number; onTimeout: () => Error }, limit = MAX_ALLOCATION): T {
+  const outer = [left, clock] as const;
+  left = limit;
+  clock = time;
+  try {
+    return render();
+  } finally {
+    [left, clock] = outer;
+  }
+}
+
+/** Inside a long build: throws the render's timeout past its deadline. */
+export function tick(): void {
+  if (clock && performance.now() > clock.deadline) throw clock.onTimeout();
+}
+
+/** Charges `n` characters or items before they are created. */
+export function alloc(n: number): void {
+  left -= n;
+  if (left < 0) throw new Unsupported('the render builds more than the TypeScript engine allows (the Go engine renders it in its sandbox)');
+}

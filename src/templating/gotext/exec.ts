@@ -1,0 +1,337 @@
+// The executor of Go's text/template (after its exec.go in Go's source) with missingkey=error,
+// as ESO runs it. Every case where Go's execution fails throws ExecFailure (Go words the
+// message); output and time are bounded as the Go engine bounds them.
+import { withAllocation } from './alloc.js';
+import { ExecFailure, Unsupported } from './errors.js';
+import type { Arg, Node, Parsed, Pipe } from './parser.js';
+import { entry, formatValue, Int64, isStringMap, truth, sortedKeys, intOf, isInt, type Value } from './values.js';
+
+/** How a function's parameter is filled: string, int, float64, bool, interface{},
+ *  map[string]interface{}, or reflect.Value (text/template's own builtins). */
+export type Param = 's' | 'i' | 'f' | 'b' | 'a' | 'm' | 'r';
+
+export interface GoFunc {
+  params: Param[];
+  /** The type of a variadic tail. */
+  variadic?: Param;
+  fn: (...args: Value[]) => Value;
+}
+
+export type FuncMap = ReadonlyMap<string, GoFunc>;
+
+export interface ExecLimits {
+  /** Bytes of output (Go's limitedBuffer). */
+  maxOutput: number;
+  /** performance.now() after which the render stops. */
+  deadline: number;
+  /** What a render past its deadline throws (the Go engine's timeout, worded alike). */
+  onTimeout: () => Error;
+}
+
+/** Go's limitedBuffer error: the engine reports it as Go does, without the Go engine. */
+export class OutputTooLarge extends Error {}
+
+class Break {}
+class Continue {}
+const BREAK = new Break();
+const CONTINUE = new Continue();
+const MISSING = Symbol('missing');
+type Final = Value | typeof MISSING;
+/** Deeper {{template}} recursion is left to Go (its own limit is 100000). */
+const MAX_DEPTH = 1000;
+
+export function execute(tree: Parsed, at: { name: string; funcs: FuncMap }, data: Value, limits: ExecLimits): string {
+  return withAllocation(() => new State(tree, at.name, at.funcs, limits).run(data), limits);
+}
+
+class State {
+  private out: string[] = [];
+  private bytes = 0;
+  private steps = 0;
+  private vars: { name: string; value: Value }[] = [];
+  private depth = 0;
+
+  constructor(
+    private readonly tree: Parsed,
+    private readonly name: string,
+    private readonly funcs: FuncMap,
+    private readonly limits: ExecLimits,
+  ) {}
+
+  run(data: Value): string {
+    this.vars = [{ name: '$', value: data }];
+    this.walkList(data, this.tree.root);
+    return this.out.join('');
+  }
+
+  private step(): void {
+    if ((++this.steps & 1023) === 0 && performance.now() > this.limits.deadline) throw this.limits.onTimeout();
+  }
+
+  private write(s: string): void {
+    this.bytes += Buffer.byteLength(s);
+    if (this.bytes > this.limits.maxOutput) throw new OutputTooLarge();
+    this.out.push(s);
+  }
+
+  private walkList(dot: Value, list: Node[]): void {
+    for (const n of list) this.walk(dot, n);
+  }
+
+  private walk(dot: Value, n: Node): void {
+    this.step();
+    switch (n.t) {
+      case 'text':
+        return this.write(n.text);
+      case 'action': {
+        const v = this.evalPipeline(dot, n.pipe);
+        if (n.pipe.decl.length === 0) this.write(formatValue(v, true));
+        return;
+      }
+      case 'if':
+      case 'with': {
+        const mark = this.vars.length;
+        const v = this.evalPipeline(dot, n.pipe);
+        if (truth(v)) this.walkList(n.t === 'with' ? v : dot, n.list);
+        else if (n.elseList) this.walkList(dot, n.elseList);
+        this.vars.length = mark;
+        return;
+      }
+      case 'range':
+        return this.walkRange(dot, n);
+      case 'break':
+        throw BREAK;
+      case 'continue':
+        throw CONTINUE;
+      case 'template':
+        return this.walkTemplate(dot, n);
+    }
+  }
+
+  private walkTemplate(dot: Value, n: { name: string; pipe?: Pipe }): void {
+    const body = this.tree.defines.get(n.name);
+    if (!body || n.name === this.name) throw new Unsupported(`template ${JSON.stringify(n.name)} not found by the TypeScript engine`);
+    const value = n.pipe ? this.evalPipeline(dot, n.pipe) : null;
+    if (++this.depth > MAX_DEPTH) throw new Unsupported('template recursion deeper than the TypeScript engine goes');
+    const saved = this.vars;
+    this.vars = [{ name: '$', value }];
+    try {
+      this.walkList(value, body);
+    } finally {
+      this.vars = saved;
+      this.depth--;
+    }
+  }
+
+  private walkRange(dot: Value, n: { pipe: Pipe; list: Node[]; elseList?: Node[] }): void {
+    const outer = this.vars.length;
+    const val = this.evalPipeline(dot, n.pipe);
+    const mark = this.vars.length;
+    const decl = n.pipe.decl;
+    const one = (index: Value, elem: Value): boolean => {
+      if (decl.length > 0) {
+        if (n.pipe.isAssign) this.setVar(decl.length > 1 ? decl[0]! : decl[0]!, decl.length > 1 ? index : elem);
+        else this.vars[this.vars.length - 1]!.value = elem;
+      }
+      if (decl.length > 1) {
+        if (n.pipe.isAssign) this.setVar(decl[1]!, elem);
+        else this.vars[this.vars.length - 2]!.value = index;
+      }
+      try {
+        this.walkList(elem, n.list);
+      } catch (e) {
+        if (e === BREAK) return false;
+        if (e !== CONTINUE) throw e;
+      } finally {
+        this.vars.length = mark;
+      }
+      return true;
+    };
+    let ran = false;
+    if (Array.isArray(val)) {
+      for (let i = 0; i < val.length && one(BigInt(i), val[i]!); i++) ran = true;
+      ran ||= val.length > 0;
+    } else if (val instanceof Map) {
+      const keys = sortedKeys(val);
+      for (const k of keys) if (!one(k, entry(val, k))) break;
+      ran = keys.length > 0;
+    } else if (isInt(val)) {
+      if (decl.length > 1) throw new ExecFailure('range over an integer with two variables');
+      const count = intOf(val);
+      const wrap = (i: bigint): Value => (typeof val === 'bigint' ? i : new Int64(i));
+      for (let i = 0n; i < count; i++) {
+        this.step();
+        if (!one(null, wrap(i))) break;
+      }
+      ran = count > 0n;
+    } else if (val !== null) {
+      throw new ExecFailure(`range can't iterate over a ${typeof val}`);
+    }
+    if (!ran && n.elseList) this.walkList(dot, n.elseList);
+    this.vars.length = outer;
+  }
+
+  private setVar(name: string, value: Value): void {
+    for (let i = this.vars.length - 1; i >= 0; i--) {
+      if (this.vars[i]!.name === name) {
+        this.vars[i]!.value = value;
+        return;
+      }
+    }
+    throw new ExecFailure('undefined variable');
+  }
+
+  private varValue(name: string): Value {
+    for (let i = this.vars.length - 1; i >= 0; i--) if (this.vars[i]!.name === name) return this.vars[i]!.value;
+    throw new ExecFailure('undefined variable');
+  }
+
+  evalPipeline(dot: Value, pipe: Pipe): Value {
+    let value: Final = MISSING;
+    for (const cmd of pipe.cmds) value = this.evalCommand(dot, cmd, value);
+    const v = value as Value;
+    for (const name of pipe.decl) {
+      if (pipe.isAssign) this.setVar(name, v);
+      else this.vars.push({ name, value: v });
+    }
+    return v;
+  }
+
+  private notAFunction(args: Arg[], final: Final): void {
+    if (args.length > 1 || final !== MISSING) throw new ExecFailure("can't give argument to non-function");
+  }
+
+  private evalCommand(dot: Value, args: Arg[], final: Final): Value {
+    const first = args[0]!;
+    this.step();
+    switch (first.t) {
+      case 'field':
+        return this.fieldChain(dot, first.idents, args, final);
+      case 'variable': {
+        const v = this.varValue(first.name);
+        if (first.idents.length === 0) {
+          this.notAFunction(args, final);
+          return v;
+        }
+        return this.fieldChain(v, first.idents, args, final);
+      }
+      case 'chain': {
+        if (first.node.t !== 'pipe') throw new Unsupported('field chains on non-pipelines are not implemented in TypeScript');
+        return this.fieldChain(this.evalPipeline(dot, first.node.pipe), first.idents, args, final);
+      }
+      case 'identifier':
+        return this.call(dot, first.name, args.slice(1), final);
+      case 'pipe':
+        this.notAFunction(args, final);
+        return this.evalPipeline(dot, first.pipe);
+    }
+    this.notAFunction(args, final);
+    switch (first.t) {
+      case 'bool':
+        return first.value;
+      case 'dot':
+        return dot;
+      case 'nil':
+        throw new ExecFailure('nil is not a command');
+      case 'number':
+        return first.isFloatText ? first.float : first.int!;
+      case 'string':
+        return first.value;
+    }
+  }
+
+  /** `.a.b` on `receiver`: map lookups; a missing key is an error (missingkey=error). */
+  private fieldChain(receiver: Value, idents: string[], args: Arg[], final: Final): Value {
+    let v = receiver;
+    idents.forEach((id, i) => {
+      if (!(v instanceof Map)) throw new ExecFailure(`can't evaluate field ${id}`);
+      if (i === idents.length - 1 && (args.length > 1 || final !== MISSING)) throw new ExecFailure(`${id} is not a method but has arguments`);
+      if (!v.has(id)) throw new ExecFailure(`map has no entry for key ${id}`);
+      v = entry(v, id);
+    });
+    return v;
+  }
+
+  private call(dot: Value, name: string, args: Arg[], final: Final): Value {
+    const f = this.funcs.get(name);
+    if (!f) throw new Unsupported(`function ${JSON.stringify(name)} is not implemented in TypeScript`);
+    const count = args.length + (final === MISSING ? 0 : 1);
+    if (f.variadic ? count < f.params.length : count !== f.params.length) throw new ExecFailure(`wrong number of args for ${name}`);
+    const paramAt = (i: number): Param => (i < f.params.length ? f.params[i]! : f.variadic!);
+    if (name === 'and' || name === 'or') {
+      let v: Value = null;
+      for (const a of args) {
+        v = this.evalArg(dot, 'r', a);
+        if (truth(v) === (name === 'or')) return v;
+      }
+      return final === MISSING ? v : final;
+    }
+    const argv = args.map((a, i) => this.evalArg(dot, paramAt(i), a));
+    if (final !== MISSING) argv.push(validate(final, paramAt(args.length), true));
+    try {
+      return f.fn(...argv);
+    } catch (e) {
+      if (e instanceof Unsupported) throw e;
+      // Not a Go failure this engine knows of: Go decides what happens.
+      throw new Unsupported(`${name}: ${e instanceof Error ? e.name : 'error'} in the TypeScript engine`);
+    }
+  }
+
+  private evalArg(dot: Value, param: Param, a: Arg): Value {
+    switch (a.t) {
+      case 'dot':
+        return validate(dot, param, false);
+      case 'nil':
+        if (param === 'a' || param === 'm') return null;
+        throw new ExecFailure('cannot assign nil');
+      case 'field':
+      case 'variable':
+      case 'chain':
+      case 'pipe':
+        return validate(this.evalCommand(dot, [a], MISSING), param, false);
+      case 'identifier':
+        return validate(this.call(dot, a.name, [], MISSING), param, false);
+    }
+    return constant(a, param);
+  }
+}
+
+/** A literal argument (evalBool, evalString, evalInteger, evalFloat, evalEmptyInterface). */
+function constant(a: Arg, param: Param): Value {
+  const any = param === 'a' || param === 'r';
+  if (a.t === 'bool' && (param === 'b' || any)) return a.value;
+  if (a.t === 'string' && (param === 's' || any)) return a.value;
+  if (a.t === 'number') {
+    if (any) return a.isFloatText ? a.float : a.int!;
+    if (param === 'i' && a.int !== undefined) return a.int;
+    if (param === 'f') return a.float;
+  }
+  throw new ExecFailure('wrong type of constant argument');
+}
+
+/** text/template's validateType: a value must have the parameter's type exactly. */
+function validate(v: Value, param: Param, final: boolean): Value {
+  switch (param) {
+    case 'a':
+      return v;
+    case 'r':
+      if (v === null && final) throw new ExecFailure('invalid value');
+      return v;
+    case 's':
+      if (typeof v === 'string') return v;
+      break;
+    case 'i':
+      if (typeof v === 'bigint') return v;
+      break;
+    case 'f':
+      if (typeof v === 'number') return v;
+      break;
+    case 'b':
+      if (typeof v === 'boolean') return v;
+      break;
+    case 'm':
+      if (v === null || (v instanceof Map && !isStringMap(v))) return v;
+      break;
+  }
+  throw new ExecFailure('wrong type for value');
+}
