@@ -160,11 +160,18 @@ t.test('ClusterPushSecret: PushSecrets in the selected namespaces, removed when 
 });
 
 t.test('Events name what was provisioned and removed; no value anywhere', async (t) => {
-  const events = (await env.core.listNamespacedEvent({ namespace: 'default' })).items
+  // Events are written by the controller's rate-limited writer, after the fact: wait for them.
+  const list = async () => (await env.core.listNamespacedEvent({ namespace: 'default' })).items
     .filter((e) => e.involvedObject.kind === 'ClusterExternalSecret' && (e.involvedObject.name ?? '').startsWith(env.cls));
+  let events = await list();
   const says = (reason: string, re: RegExp) => events.some((e) => e.reason === reason && re.test(e.message ?? ''));
+  const deleted = new RegExp(`^Deleted ExternalSecret "${b}/${env.cls}-by-label": namespace "${b}" is no longer selected$`);
+  await until('the Events', async () => {
+    events = await list();
+    return says('Created', /./) && says('Deleted', deleted) && says('NamespacesFailed', /./);
+  }).catch(() => undefined);
   t.ok(says('Created', new RegExp(`^Created ExternalSecret "${a}/${env.cls}-by-label"$`)), 'Created');
-  t.ok(says('Deleted', new RegExp(`^Deleted ExternalSecret "${b}/${env.cls}-by-label": namespace "${b}" is no longer selected$`)), 'Deleted');
+  t.ok(says('Deleted', deleted), 'Deleted');
   t.ok(says('NamespacesFailed', /exists and is not provisioned by ClusterExternalSecret/), 'the failure');
   t.notOk(JSON.stringify(events).includes(CANARY) || ctl.output().includes(CANARY), 'no canary in Events or logs');
 });
