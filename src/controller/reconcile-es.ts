@@ -7,16 +7,13 @@ import type { V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { AnySecretStore, ExternalSecret, ExternalSecretStatus } from '../api/types.js';
 import { isKubeStatus, type KubeRest } from '../kube/rest.js';
-import { externalSecretSpecProblems } from '../externalsecret/checks.js';
-import { TemplateSourceError } from '../externalsecret/template-sources.js';
-import { selectTemplateEngine, type RenderedTemplate } from '../templating/index.js';
+import type { RenderedTemplate } from '../templating/index.js';
 import { RenderBusy, type PooledRenderer } from '../templating/pool/index.js';
 import type { ClientCache } from './clients.js';
-import { templateSpecProblems } from './template-from.js';
 import type { EventRecorder } from './events.js';
 import type { Informers } from './informers.js';
 import { EXTERNAL_SECRET_ANNOTATION, FORCE_SYNC_ANNOTATION } from './labels.js';
-import { nextRefresh, phaseOf, refreshAfterRead, refreshSpec, type RefreshSpec } from './refresh.js';
+import { nextRefresh, phaseOf, refreshAfterRead, type RefreshSpec } from './refresh.js';
 import { refreshAllowed } from './sync-windows.js';
 import type { Requeue } from './queue.js';
 import { desiredSecret, editedByHand, planSecret, type Desired, type Plan } from './secret.js';
@@ -30,7 +27,8 @@ import type { GeneratorStates } from './generator-state.js';
 import { dataChanged, type Restarter } from './restart.js';
 import { ExternalSecretFetcher, Failure, IdentityRefusal, esKey, regarding } from './es-fetch.js';
 import { POD_REASONS, podsStatus, type PodAgents } from './pod-agents.js';
-import { checkStoreAccess, ensureStoresReady, lookupStores, storeIdsOf } from './es-stores.js';
+import { ensureStoresReady, lookupStores, storeIdsOf } from './es-stores.js';
+import { checkSpec } from './es-spec.js';
 import { storeRefsOf } from '../externalsecret/store-refs.js';
 
 export interface EsDeps {
@@ -115,7 +113,7 @@ export class ExternalSecretReconciler {
         await this.servedByAgents(es, 'served by the pods\' agents: this controller does not serve its store\'s class');
         return { result: 'skipped', reason: 'OtherClass', requeue: { next: 'cancel' } };
       }
-      const refresh = this.check(es, found.stores);
+      const refresh = checkSpec(es, found.stores, this.d);
       await ensureStoresReady(found.stores, this.d);
       return await this.sync(es, found.stores, refresh, requestedAt);
     } catch (err) {
@@ -139,7 +137,7 @@ export class ExternalSecretReconciler {
     const key = esKey(es.metadata.namespace!, es.metadata.name!);
     if (!generatorsOnly(es.spec)) {
       if (!this.d.stores.servesClass('')) return { result: 'skipped', reason: 'OtherClass', requeue: { next: 'cancel' } };
-      this.check(es, []);
+      checkSpec(es, [], this.d);
       throw new Failure('InvalidSpec', `ExternalSecret "${es.metadata.name}": names no store; set spec.secretStoreRef`, false);
     }
     const classes = await Promise.all((es.spec.dataFrom ?? []).map((f) =>
@@ -148,32 +146,7 @@ export class ExternalSecretReconciler {
       this.state.delete(key);
       return { result: 'skipped', reason: 'OtherClass', requeue: { next: 'cancel' } };
     }
-    return this.sync(es, [], this.check(es, []), requestedAt);
-  }
-
-  /** Access rules and spec checks that need no I/O; throws Failure. */
-  private check(es: ExternalSecret, stores: readonly AnySecretStore[]): RefreshSpec {
-    checkStoreAccess(es, stores, this.d);
-    // The webhook refuses the same features when a pod mounts the ExternalSecret.
-    const problems = externalSecretSpecProblems(es.spec, 'reconciler').map((p) => p.message);
-    try {
-      selectTemplateEngine(es.metadata.name!, es.metadata.annotations, es.spec.target?.template);
-    } catch (err) {
-      problems.push((err as Error).message.replace(/^ExternalSecret "[^"]*": /, ''));
-    }
-    problems.push(...this.templateProblems(es));
-    const manifest = es.spec.target?.manifest;
-    if (manifest?.kind === 'ConfigMap' && manifest.apiVersion === 'v1' && !this.d.allowConfigMapTargets) {
-      problems.push('spec.target.manifest (ConfigMap) is not enabled in this controller: its operator starts it with --allow-configmap-targets (chart: controller.configMapTargets), off by default because values in a ConfigMap are not encrypted at rest and are readable by whoever may read ConfigMaps; remove it to get a Secret');
-    }
-    let refresh: RefreshSpec | undefined;
-    try {
-      refresh = refreshSpec(es);
-    } catch (err) {
-      problems.push((err as Error).message);
-    }
-    if (problems.length || !refresh) throw new Failure('InvalidSpec', `ExternalSecret "${es.metadata.name}": ${problems.join('; ')}`, false);
-    return refresh;
+    return this.sync(es, [], checkSpec(es, [], this.d), requestedAt);
   }
 
   private targetName(es: ExternalSecret): string {
@@ -300,15 +273,6 @@ export class ExternalSecretReconciler {
       syncedResourceVersion: syncedResourceVersion(es),
       ...(none ? {} : { binding: { name: target } }),
     };
-  }
-
-  private templateProblems(es: ExternalSecret): string[] {
-    try {
-      return templateSpecProblems(es);
-    } catch (err) {
-      if (err instanceof TemplateSourceError) throw new Failure('AccessDenied', `ExternalSecret "${es.metadata.name}": ${err.message}`, false);
-      throw err;
-    }
   }
 
   /** Writes the target Secret when it differs; throws Failure when refused. `missing`: no
