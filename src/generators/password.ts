@@ -7,6 +7,7 @@ import { randomInt } from 'node:crypto';
 import type { PasswordEncoding, PasswordSpec } from '../api/generators.js';
 import { PASSWORD_ENCODINGS } from '../api/generators.js';
 import { GeneratorError } from './errors.js';
+import { base32 } from '../base32.js';
 
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
@@ -80,25 +81,6 @@ export function generatePassword(rules: Rules): string {
   for (let i = 0; i < rules.digits; i++) insert(pick([...DIGITS], used, rules.allowRepeat));
   for (let i = 0; i < rules.symbols; i++) insert(pick(rules.symbolSet, used, rules.allowRepeat));
   return out.join('');
-}
-
-const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-
-/** RFC 4648 base32 with padding (Node's Buffer has no base32). */
-export function base32(bytes: Uint8Array): string {
-  let out = '';
-  let bits = 0;
-  let value = 0;
-  for (const b of bytes) {
-    value = (value << 8) | b;
-    bits += 8;
-    while (bits >= 5) {
-      out += BASE32[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  if (bits > 0) out += BASE32[(value << (5 - bits)) & 31];
-  return out.padEnd(Math.ceil(out.length / 8) * 8, '=');
 }
 
 /** The password as `encoding` writes it (RFC 4648 alphabets, padded). */

@@ -4,7 +4,8 @@
 // (test/controller/generators.test.ts).
 import t from 'tap';
 import { clusterGeneratorSpec, GeneratorError, generatorRefProblem, runGenerator, type GeneratorCalls } from '../../src/generators/index.js';
-import { base32, DEFAULT_SYMBOLS, encodePassword, MAX_LENGTH, passwords } from '../../src/generators/password.js';
+import { base32 } from '../../src/base32.js';
+import { DEFAULT_SYMBOLS, encodePassword, MAX_LENGTH, passwords } from '../../src/generators/password.js';
 import { externalSecretSpecProblems } from '../../src/externalsecret/checks.js';
 
 const dec = (b: Uint8Array | undefined) => new TextDecoder().decode(b);

@@ -1,5 +1,6 @@
 // More Sprig functions (v3.3.0; see sprig.ts): lists, encodings, numbers and the ASCII
 // forms of byte-offset and case functions. Same rule: exact or Unsupported.
+import { base32 } from '../../base32.js';
 import { alloc, tick } from './alloc.js';
 import { ExecFailure, Unsupported } from './errors.js';
 import type { GoFunc, Param } from './exec.js';
@@ -58,25 +59,6 @@ function untilStep(start: bigint, stop: bigint, step: bigint, fn: string): Value
   if (step <= 0n) return out;
   for (let i = start; i < stop; i += step) if (out.push(i) % 65536 === 0) tick();
   return out;
-}
-
-const B32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-
-function base32(bytes: Buffer): string {
-  let out = '';
-  let bits = 0;
-  let value = 0;
-  for (const b of bytes) {
-    value = (value << 8) | b;
-    bits += 8;
-    while (bits >= 5) {
-      out += B32[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-    value &= (1 << bits) - 1;
-  }
-  if (bits > 0) out += B32[(value << (5 - bits)) & 31];
-  return out.padEnd(Math.ceil(out.length / 8) * 8, '=');
 }
 
 function alloc8(s: string): string {
