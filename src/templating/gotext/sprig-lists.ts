@@ -4,7 +4,7 @@ import { base32 } from '../../base32.js';
 import { alloc, tick } from './alloc.js';
 import { ExecFailure, Unsupported } from './errors.js';
 import type { GoFunc, Param } from './exec.js';
-import { compareStrings, formatValue, intOf, isAscii, isInt, isStringMap, stringMap, type Value } from './values.js';
+import { compareStrings, empty, formatValue, intOf, isAscii, isInt, isStringMap, stringMap, type Value } from './values.js';
 
 /** The Go engine's ceiling on until/untilStep (src/templating/go/engine/funcs.go). */
 const MAX_LIST_ITEMS = 1_000_000;
@@ -35,15 +35,6 @@ function deepEqual(a: Value, b: Value): boolean {
     return true;
   }
   return a === b;
-}
-
-function empty(v: Value): boolean {
-  if (v === null) return true;
-  if (typeof v === 'string' || Array.isArray(v)) return v.length === 0;
-  if (v instanceof Map) return v.size === 0;
-  if (typeof v === 'boolean') return !v;
-  if (isInt(v)) return intOf(v) === 0n;
-  return v === 0;
 }
 
 function untilStep(start: bigint, stop: bigint, step: bigint, fn: string): Value {

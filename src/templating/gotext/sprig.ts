@@ -9,7 +9,7 @@ import { ExecFailure, Unsupported } from './errors.js';
 import type { GoFunc, Param } from './exec.js';
 import { alloc } from './alloc.js';
 import { charged, goQuote } from './builtins.js';
-import { entry, formatValue, fromJsonValue, Int64, intOf, isAscii, isInt, stringMap, toJson, type Value } from './values.js';
+import { empty, entry, formatValue, fromJsonValue, Int64, intOf, isAscii, isInt, stringMap, toJson, type Value } from './values.js';
 
 /** The Go engine's ceiling on `repeat` (src/templating/go/engine/funcs.go). */
 const MAX_REPEAT_BYTES = 16 << 20;
@@ -23,16 +23,6 @@ const str = (fn: (s: string) => Value): GoFunc => f(['s'], (s) => fn(s as string
 /** sprig's strval: strings as they are, anything else as fmt's %v. */
 export function strval(v: Value): string {
   return typeof v === 'string' ? v : formatValue(v);
-}
-
-/** sprig's empty (text/template's truth, negated, for the values templates hold). */
-function empty(v: Value): boolean {
-  if (v === null) return true;
-  if (typeof v === 'string' || Array.isArray(v)) return v.length === 0;
-  if (v instanceof Map) return v.size === 0;
-  if (typeof v === 'boolean') return !v;
-  if (isInt(v)) return intOf(v) === 0n;
-  return v === 0;
 }
 
 /** cast.ToInt64E (spf13/cast v1.7.0) for the values templates hold; its error is 0. */

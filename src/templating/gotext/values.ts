@@ -66,6 +66,11 @@ export function truth(v: Value | undefined): boolean {
   return v.size > 0;
 }
 
+/** Sprig's empty: text/template's truth, negated (`default`, `empty`, `coalesce`, `compact`). */
+export function empty(v: Value): boolean {
+  return !truth(v);
+}
+
 /** Keys in Go's order (fmt and range sort string keys bytewise). */
 export function sortedKeys(m: Map<string, Value>): string[] {
   return [...m.keys()].sort(compareStrings);
