@@ -72,9 +72,16 @@ export class ClusterReconciler {
     const c = this.object(k, name);
     const existing = this.children(k, name);
     if (!c) {
-      // Gone: its objects go too (the garbage collector would, where one runs).
+      if (!existing.length) return { result: 'skipped', reason: 'Deleted', requeue: { next: 'cancel' } };
+      // A cache miss is not proof: this controller's cache of the cluster kind may lag its
+      // cache of the children (a controller of another class has just provisioned them).
+      // Only the apiserver saying the object is gone lets its objects go (the garbage
+      // collector would, where one runs).
+      if (await this.d.rest.exists(kindPath(k.apiVersion, k.plural, { name }))) {
+        return { result: 'skipped', reason: 'NotCached', requeue: { backoff: true } };
+      }
       for (const o of existing) await this.remove(k, undefined, o);
-      return { result: existing.length ? 'synced' : 'skipped', reason: 'Deleted', requeue: { next: 'cancel' } };
+      return { result: 'synced', reason: 'Deleted', requeue: { next: 'cancel' } };
     }
     const namespaces = this.d.informers.namespaces();
     const selected = selectedNamespaces(k, c, namespaces).filter((ns) => this.d.inScope(ns));
