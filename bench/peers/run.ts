@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { machineInfo } from '../lib/machine.js';
 import { writeSection } from '../lib/markdown.js';
 import { runAgents, type AgentResults } from './agents.js';
-import { agentMarkdown, loadText, machineLines, webhookMarkdown } from './markdown.js';
+import { agentMarkdown, goTemplateMarkdown, loadText, machineLines, webhookMarkdown } from './markdown.js';
 import { reviewSize } from './pods.js';
 import { chartNodeOptions, ROOT } from './servers.js';
 import { runWebhooks, type WebhookResults } from './webhooks.js';
@@ -116,7 +116,14 @@ function section(machine: ReturnType<typeof machineInfo>, w: WebhookResults | un
       'Agent as `bao agent` (token_file auto-auth, one template, static_secret_render_interval 5s). Start → file: from spawn() to the',
       'file\'s name appearing, interleaved runs after one warm-up each whose content is checked. Steady figures: both agents running side',
       'by side (same background load). Load average 1 min before → after the agent phase: ' + `${loadText(a.load.before.slice(0, 1))} → ${loadText(a.load.after.slice(0, 1))}.`,
-      '', agentMarkdown(a));
+      '', agentMarkdown(a),
+      '', '### Agent with one ESO Go template: ESI without / with, and OpenBao Agent', '',
+      'The same 3 KV v2 secrets, server and token, one ExternalSecret of 3 keys (bench/peers/agents-gotemplate.ts): ESI without a template',
+      '(a file per key), ESI with `target.template` (engineVersion v2, one `config.yaml` built with quote, printf, b64enc, if, range,',
+      'splitList, trim and upper, the shape of bench/agent/gotemplate.ts), and OpenBao Agent rendering the same `config.yaml` with its own',
+      'consul-template functions (printf "%q", base64Encode, toUpper, split, trimSpace). Run after the rows above, with those agents stopped;',
+      'start → file and steady figures measured as above, the three side by side. Goal (issue 26): ESI with / without ≤ 1.2× on start and RSS.',
+      '', goTemplateMarkdown(a.goTemplate));
   }
   if (quick) parts.push('', '_Quick run: short phases, not for comparison._');
   parts.push('', '### How to run', '', '```sh', 'npm run bench:peers                    # both phases, about 10 minutes; rewrites this section',
