@@ -10,6 +10,7 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseGoText } from '../../src/templating/gotext/index.js';
+import { ESO_TEMPLATE, esoTarget, expectedGoFile } from '../lib/go-template.js';
 import type { VaultServer } from '../../test/platform/backends/openbao.js';
 import { cpuOver, esiVaultConfig, KEYS, launchBao, launchEsi, OUT, timeToFile, value, type Running, type Starter } from './agent-launch.js';
 import { memorySampler, type Memory } from './procstat.js';
@@ -19,16 +20,9 @@ export const GO_KINDS: readonly GoKind[] = ['esi-none', 'esi-go', 'bao-go'];
 const SECRET = 'db';
 const GO_FILE = 'config.yaml';
 
-/** bench/agent/gotemplate.ts's ESO shape (quote, printf, b64enc, if, range, splitList, trim,
- *  upper) over the 3 KV secrets: k0 as the user, k1 as the password, k2 as region and list. */
-export const ESO_TEMPLATE =
-  'user: {{ .k0 | quote }}\npassword: {{ .k1 | quote }}\n' +
-  'dsn: {{ printf "postgres://%s:%s@db:5432/app" .k0 .k1 | b64enc }}\n' +
-  '{{- if .k2 }}\nregion: {{ .k2 | upper }}{{ end }}\n' +
-  'hosts:{{ range $i, $h := splitList "-" .k2 }}\n  - {{ $i }}: {{ $h | trim }}{{ end }}\n';
-
-/** The same output in consul-template, OpenBao Agent's own functions: Sprig's quote is Go's
- *  %q, b64enc is base64Encode (standard alphabet), upper toUpper, trim trimSpace, and
+/** ESO_TEMPLATE's output (bench/lib/go-template.ts) in consul-template, with OpenBao Agent's
+ *  own functions: Sprig's quote is Go's %q, b64enc is base64Encode (standard alphabet), upper
+ *  toUpper, trim trimSpace, and
  *  `splitList "-"` is `split "-"` (which trims its input first: the values have no spaces).
  *  No trailing newline after the last `end`: the newline is the one inside the blocks. */
 export const CONSUL_TEMPLATE =
@@ -38,14 +32,6 @@ export const CONSUL_TEMPLATE =
   '{{- if $k2 }}\nregion: {{ $k2 | toUpper }}{{ end }}\n' +
   'hosts:{{ range $i, $h := split "-" $k2 }}\n  - {{ $i }}: {{ $h | trimSpace }}{{ end }}\n' +
   KEYS.map(() => '{{ end }}').join('');
-
-/** What both templates render from these values (ASCII values: JSON's quoting is Go's %q). */
-export function expectedGoFile(k0: string, k1: string, k2: string): string {
-  return `user: ${JSON.stringify(k0)}\npassword: ${JSON.stringify(k1)}\n` +
-    `dsn: ${Buffer.from(`postgres://${k0}:${k1}@db:5432/app`).toString('base64')}` +
-    (k2 ? `\nregion: ${k2.toUpperCase()}` : '') + '\nhosts:' +
-    k2.split('-').map((h, i) => `\n  - ${i}: ${h.trim()}`).join('') + '\n';
-}
 
 export interface GoTemplateResults {
   /** The rendered file both agents wrote (checked identical). */
@@ -71,7 +57,7 @@ function starters(server: VaultServer, token: string, opts: GoTemplateOptions): 
       const root = join(dir, 'esi-root');
       const secret = {
         name: SECRET, dataFrom: [], data: KEYS.map((i) => ({ secretKey: `k${i}`, remoteRef: { key: `peers/key-${i}`, property: 'value' } })),
-        ...(withTemplate ? { template: { engineVersion: 'v2' as const, data: { [GO_FILE]: ESO_TEMPLATE } }, templateEngine: 'go' as const } : {}),
+        ...(withTemplate ? esoTarget(GO_FILE) : {}),
       };
       const config = await esiVaultConfig(server, token, root, [secret], []);
       return { ...launchEsi(config, root, opts.esiNodeArgs), file: join(root, OUT, SECRET, withTemplate ? GO_FILE : 'k2') };

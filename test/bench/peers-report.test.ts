@@ -1,10 +1,11 @@
 // The arithmetic behind BENCHMARKS.md "Side by side" (bench/peers/report.ts) and the /proc
 // parsing it reads processes with (bench/peers/procstat.ts), and the Go-template rows' table
-// and expected file (bench/peers/agents-gotemplate.ts).
+// and the expected file of its Go template (bench/lib/go-template.ts).
 import t from 'tap';
 import { parseStat, parseStatus } from '../../bench/peers/procstat.js';
 import { aggregate, goTemplateMarkdown, reachedRate, webhookMarkdown } from '../../bench/peers/markdown.js';
-import { ESO_TEMPLATE, expectedGoFile, type GoTemplateResults } from '../../bench/peers/agents-gotemplate.js';
+import type { GoTemplateResults } from '../../bench/peers/agents-gotemplate.js';
+import { ESO_TEMPLATE, expectedGoFile } from '../../bench/lib/go-template.js';
 import { renderGoText } from '../../src/templating/gotext/index.js';
 import type { StepRun, WebhookResults } from '../../bench/peers/webhooks.js';
 import { budgetText, cpuPerRequest, fmt, median, ratio, ratioCell, withinBudget } from '../../bench/peers/report.js';
