@@ -168,6 +168,24 @@ export function goTemplateMarkdown(g: GoTemplateResults): string {
   ].join('\n');
 }
 
+/** A one-phase run (`--only`) keeps the other phase's `### <prefix>…` subsections from the
+ *  previous section, saying which run (date, load) they come from; none if absent. Kept
+ *  twice, they still name the run that measured them. */
+export function keptSubsections(previous: string, prefix: string): string[] {
+  const kept: string[] = [];
+  let on = false;
+  for (const line of previous.split('\n')) {
+    if (line.startsWith('### ') || line.startsWith('## ')) on = line.startsWith(`### ${prefix}`);
+    if (on) kept.push(line);
+  }
+  while (kept.length && kept.at(-1)!.trim() === '') kept.pop();
+  if (kept.length === 0 || kept.some((l) => l.startsWith(KEPT))) return kept;
+  const from = /^- Load average when the run started \(1\/5\/15 min\): (.+); date (\S+)/m.exec(previous);
+  const note = `${KEPT} (${from ? `${from[2]}, load average at its start ${from[1]}` : 'date unknown'}): this run left that phase out (\`--only\`)._`;
+  return [kept[0]!, '', note, ...kept.slice(1)];
+}
+const KEPT = '_Kept from the previous run of this phase';
+
 export function machineLines(m: MachineInfo, v: Versions): string {
   return [
     `- CPU: ${m.cpuModel}, ${m.cores} logical cores; RAM ${m.ramGiB} GiB; ${m.os}, kernel ${m.kernel}`,

@@ -5,6 +5,7 @@
 // etcd + kube-apiserver (test/platform/build-binaries.sh), ESI's compiled JavaScript.
 // Writes the "Side by side" section of BENCHMARKS.md.
 import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,13 +13,13 @@ import { parseArgs } from 'node:util';
 import { machineInfo } from '../lib/machine.js';
 import { writeSection } from '../lib/markdown.js';
 import { runAgents, type AgentResults } from './agents.js';
-import { agentMarkdown, goTemplateMarkdown, loadText, machineLines, webhookMarkdown } from './markdown.js';
+import { agentMarkdown, goTemplateMarkdown, keptSubsections, loadText, machineLines, webhookMarkdown } from './markdown.js';
 import { reviewSize } from './pods.js';
 import { chartNodeOptions, ROOT } from './servers.js';
 import { runWebhooks, type WebhookResults } from './webhooks.js';
 
 const HELP = `Usage: npm run bench:peers -- [options]
-  --only webhooks|agents   run one phase
+  --only webhooks|agents   run one phase (the other's subsections are kept from BENCHMARKS.md, marked so)
   --rates LIST             fixed rates, req/s (default 100,500,1000)
   --connections N          saturation connections (default 25, client-go's idle pool)
   --seconds N              measured seconds per run (default 10; 2 s warm-up before)
@@ -67,7 +68,7 @@ function versionOf(cmd: string, args: string[]): string {
   }
 }
 
-function section(machine: ReturnType<typeof machineInfo>, w: WebhookResults | undefined, a: AgentResults | undefined, quick: boolean): string {
+function section(machine: ReturnType<typeof machineInfo>, w: WebhookResults | undefined, a: AgentResults | undefined, quick: boolean, previous: string): string {
   const kube = /KUBERNETES_VERSION=(\S+)/.exec(execFileSync('cat', [join(ROOT, 'test/platform/versions.env')], { encoding: 'utf8' }))?.[1] ?? '?';
   const esiVersion = (JSON.parse(execFileSync('cat', [join(ROOT, 'package.json')], { encoding: 'utf8' })) as { version: string }).version;
   const parts = [
@@ -86,6 +87,7 @@ function section(machine: ReturnType<typeof machineInfo>, w: WebhookResults | un
       go: versionOf('go', ['env', 'GOVERSION']), kubernetes: kube,
     }),
   ];
+  if (!w) parts.push('', ...keptSubsections(previous, 'Webhook'));
   if (w) {
     parts.push('', '### Webhook: ESI vs vault-k8s', '',
       `Both servers run against one local kube-apiserver (etcd) holding the ${w.objects} objects of bench/admission/cluster.ts, with the`,
@@ -109,6 +111,7 @@ function section(machine: ReturnType<typeof machineInfo>, w: WebhookResults | un
       'webhook serves on one event loop (~1 core), vault-k8s on as many threads as it needs',
       '(docs/decisions/0047-webhook-admission-cost.md).');
   }
+  if (!a) parts.push('', ...keptSubsections(previous, 'Agent'));
   if (a) {
     parts.push('', '### Agent: ESI vs OpenBao Agent', '',
       'Both render the same 3 KV v2 secrets (one read each) into one file from the same OpenBao dev server, with a token, refreshing',
@@ -127,7 +130,7 @@ function section(machine: ReturnType<typeof machineInfo>, w: WebhookResults | un
   }
   if (quick) parts.push('', '_Quick run: short phases, not for comparison._');
   parts.push('', '### How to run', '', '```sh', 'npm run bench:peers                    # both phases, about 10 minutes; rewrites this section',
-    'npm run bench:peers -- --only agents   # one phase (the other is left out of the section)', 'npm run bench:peers -- --help', '```',
+    'npm run bench:peers -- --only agents   # one phase (the other\'s subsections are kept from the previous run, marked so)', 'npm run bench:peers -- --help', '```',
     '', 'Decisions taken from these figures: docs/decisions/0025-agent-metrics-without-event-loop-monitor.md,',
     'docs/decisions/0026-webhook-cache-holds-what-admission-reads.md, docs/decisions/0027-peer-ratios-status.md,',
     'docs/decisions/0045-peer-levers-that-replace-card-libraries.md (library swaps measured, not taken),',
@@ -136,6 +139,17 @@ function section(machine: ReturnType<typeof machineInfo>, w: WebhookResults | un
     'docs/decisions/0049-admission-validation-memo.md, docs/decisions/0050-vault-transport.md (node-vault over node:http(s)).',
     'For each ratio still outside its budget, 0047, 0048 and 0050 hold the profile that shows where the cost is and what was tried.');
   return parts.join('\n');
+}
+
+/** The "Side by side" section as BENCHMARKS.md holds it now (a one-phase run keeps the other phase's part). */
+function previousSection(): string {
+  const file = join(ROOT, 'BENCHMARKS.md');
+  if (!existsSync(file)) return '';
+  const text = readFileSync(file, 'utf8');
+  const start = text.indexOf('\n## Side by side\n');
+  if (start < 0) return '';
+  const end = text.indexOf('\n## ', start + 1);
+  return text.slice(start, end < 0 ? undefined : end);
 }
 
 async function main() {
@@ -167,7 +181,7 @@ async function main() {
       ...(o['agent-node-args'] ? { esiNodeArgs: o['agent-node-args'].split(' ').filter(Boolean) } : {}),
     });
   }
-  const text = section(machine, w, a, !!o.quick);
+  const text = section(machine, w, a, !!o.quick, previousSection());
   console.log(`\n${text}`);
   if (!o.quick && !o['no-write']) {
     writeSection(join(ROOT, 'BENCHMARKS.md'), 'Side by side', text);

@@ -3,7 +3,7 @@
 // and the expected file of its Go template (bench/lib/go-template.ts).
 import t from 'tap';
 import { parseStat, parseStatus } from '../../bench/peers/procstat.js';
-import { aggregate, goTemplateMarkdown, reachedRate, webhookMarkdown } from '../../bench/peers/markdown.js';
+import { aggregate, goTemplateMarkdown, keptSubsections, reachedRate, webhookMarkdown } from '../../bench/peers/markdown.js';
 import type { GoTemplateResults } from '../../bench/peers/agents-gotemplate.js';
 import { ESO_TEMPLATE, expectedGoFile } from '../../bench/lib/go-template.js';
 import { renderGoText } from '../../src/templating/gotext/index.js';
@@ -119,5 +119,27 @@ t.test("the Go-template rows' expected file is what ESI's TypeScript engine rend
   const expected = expectedGoFile(values[0]!, values[1]!, values[2]!);
   t.equal(Buffer.from(out).toString('utf8'), expected);
   t.match(expected, /^user: "peer-value-0-yy"\npassword: "peer-value-1-yy"\ndsn: [A-Za-z0-9+/=]+\nregion: PEER-VALUE-2-YY\nhosts:\n {2}- 0: peer\n/);
+  t.end();
+});
+
+t.test('a one-phase run keeps the other phase from the previous section, naming the run that measured it', (t) => {
+  const previous = [
+    '## Side by side', '', '### Machine', '', '- Load average when the run started (1/5/15 min): 1.40 / 0.84 / 0.81; date 2026-11-23T20:27:22Z', '',
+    '### Webhook: ESI vs vault-k8s', '', 'webhook text', '', '| a | b |', '',
+    '### Agent: ESI vs OpenBao Agent', '', 'agent text', '', '### Agent with one ESO Go template', '', 'go rows', '',
+    '### How to run', '', 'npm run bench:peers', '',
+  ].join('\n');
+  const webhook = keptSubsections(previous, 'Webhook');
+  t.same(webhook, ['### Webhook: ESI vs vault-k8s', '',
+    '_Kept from the previous run of this phase (2026-11-23T20:27:22Z, load average at its start 1.40 / 0.84 / 0.81): this run left that phase out (`--only`)._',
+    '', 'webhook text', '', '| a | b |']);
+  const agents = keptSubsections(previous, 'Agent');
+  t.equal(agents.filter((l) => l.startsWith('### ')).length, 2, 'both agent subsections');
+  t.notOk(agents.some((l) => l.includes('How to run')));
+  // Kept again by a later one-phase run: the note still names the run that measured it.
+  const later = previous.replace('1.40 / 0.84 / 0.81; date 2026-11-23T20:27:22Z', '9.00 / 9.00 / 9.00; date 2026-11-28T12:00:00Z')
+    .replace(/### Webhook[^]*?(?=### Agent)/, `${webhook.join('\n')}\n\n`);
+  t.same(keptSubsections(later, 'Webhook'), webhook);
+  t.same(keptSubsections('## Side by side\n\n### Machine\n', 'Webhook'), []);
   t.end();
 });
