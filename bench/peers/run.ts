@@ -129,14 +129,15 @@ function section(machine: ReturnType<typeof machineInfo>, w: WebhookResults | un
       '', goTemplateMarkdown(a.goTemplate));
   }
   if (quick) parts.push('', '_Quick run: short phases, not for comparison._');
-  parts.push('', '### How to run', '', '```sh', 'npm run bench:peers                    # both phases, about 10 minutes; rewrites this section',
+  parts.push('', '### How to run', '', '```sh', 'npm run bench:peers                    # both phases, about 12 minutes; rewrites this section',
     'npm run bench:peers -- --only agents   # one phase (the other\'s subsections are kept from the previous run, marked so)', 'npm run bench:peers -- --help', '```',
     '', 'Decisions taken from these figures: docs/decisions/0025-agent-metrics-without-event-loop-monitor.md,',
     'docs/decisions/0026-webhook-cache-holds-what-admission-reads.md, docs/decisions/0027-peer-ratios-status.md,',
     'docs/decisions/0045-peer-levers-that-replace-card-libraries.md (library swaps measured, not taken),',
     'docs/decisions/0046-bundled-entry.md, docs/decisions/0047-webhook-admission-cost.md (the webhook\'s CPU profile and young generation),',
     'docs/decisions/0048-agent-cost-against-openbao-agent.md (the agent\'s profiles),',
-    'docs/decisions/0049-admission-validation-memo.md, docs/decisions/0050-vault-transport.md (node-vault over node:http(s)).',
+    'docs/decisions/0049-admission-validation-memo.md, docs/decisions/0050-vault-transport.md (node-vault over node:http(s)),',
+    'docs/decisions/0071-go-templates-in-typescript.md (the Go-template rows: Go templates in a TypeScript engine).',
     'For each ratio still outside its budget, 0047, 0048 and 0050 hold the profile that shows where the cost is and what was tried.');
   return parts.join('\n');
 }
