@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import type { AgentConfig } from '../../src/agent-config/types.js';
 import { waitForQuiet } from '../lib/cpustat.js';
 import { machineInfo, machineMarkdown } from '../lib/machine.js';
+import { esoTarget, expectedGoFile } from '../lib/go-template.js';
 import { markdownTable, textTable, writeSection } from '../lib/markdown.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -21,14 +22,17 @@ const { values: opts } = parseArgs({ options: {
   runs: { type: 'string', default: '20' }, 'rss-seconds': { type: 'string', default: '30' }, 'no-write': { type: 'boolean' },
 } });
 
-function config(mode: AgentConfig['mode'], port: number): AgentConfig {
+/** `go`: svc-2 carries one ESO Go template (its keys are k0..k4 in both variants, so the
+ *  template's `.k0` fields name them), rendering config.yaml instead of a file per key. */
+function config(mode: AgentConfig['mode'], port: number, go = false): AgentConfig {
   const data = [];
   const secrets: AgentConfig['secrets'] = [];
   for (let s = 0; s < 3; s++) {
     const name = `svc-${s}`;
     for (let k = 0; k < 5; k++) data.push({ key: `${name}/key-${k}`, value: `bench-value-${s}-${k}-${'x'.repeat(32)}` });
     secrets.push({ name, store: 'SecretStore/bench/fake', dataFrom: [],
-      data: Array.from({ length: 5 }, (_, k) => ({ secretKey: `key-${k}`, remoteRef: { key: `${name}/key-${k}` } })) });
+      data: Array.from({ length: 5 }, (_, k) => ({ secretKey: s === 2 ? `k${k}` : `key-${k}`, remoteRef: { key: `${name}/key-${k}` } })),
+      ...(go && s === 2 ? esoTarget('config.yaml') : {}) });
   }
   return {
     version: 1, mode, pod: { namespace: 'bench', name: 'bench', serviceAccountName: 'default' },
@@ -38,10 +42,13 @@ function config(mode: AgentConfig['mode'], port: number): AgentConfig {
   };
 }
 
+/** svc-2's k0..k2 values (config's). */
+const GO_EXPECTED = expectedGoFile(...([0, 1, 2].map((k) => `bench-value-2-${k}-${'x'.repeat(32)}`) as [string, string, string]));
+
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
 
 /** Spawns the agent and resolves when `..data` appears in the output dir. */
-async function firstFileSet(port: number): Promise<number> {
+async function firstFileSet(port: number, go = false): Promise<number> {
   const root = await mkdtemp(join(tmpdir(), 'esi-bench-agent-'));
   const out = join(root, 'var/run/secrets/esi');
   const { mkdir } = await import('node:fs/promises');
@@ -62,11 +69,12 @@ async function firstFileSet(port: number): Promise<number> {
   });
   const started = process.hrtime.bigint();
   const child = spawn(process.execPath, [BIN, 'agent', '--root', root], {
-    env: { PATH: process.env.PATH, ESI_AGENT_CONFIG: JSON.stringify(config('native-sidecar', port)), ESI_LOG_LEVEL: 'warn' }, stdio: 'ignore',
+    env: { PATH: process.env.PATH, ESI_AGENT_CONFIG: JSON.stringify(config('native-sidecar', port, go)), ESI_LOG_LEVEL: 'warn' }, stdio: 'ignore',
   });
   try {
     const ms = await done;
     await access(join(out, 'app.conf'));
+    if (go && (await readFile(join(out, 'svc-2', 'config.yaml'), 'utf8')) !== GO_EXPECTED) throw new Error('svc-2/config.yaml is not the expected rendering');
     return ms;
   } finally {
     child.kill('SIGTERM');
@@ -75,10 +83,10 @@ async function firstFileSet(port: number): Promise<number> {
   }
 }
 
-async function rssOverRefreshes(seconds: number, port: number) {
+async function rssOverRefreshes(seconds: number, port: number, go = false) {
   const root = await mkdtemp(join(tmpdir(), 'esi-bench-agent-'));
   const child = spawn(process.execPath, [BIN, 'agent', '--root', root], {
-    env: { PATH: process.env.PATH, ESI_AGENT_CONFIG: JSON.stringify(config('sidecar', port)), ESI_LOG_LEVEL: 'warn' }, stdio: 'ignore',
+    env: { PATH: process.env.PATH, ESI_AGENT_CONFIG: JSON.stringify(config('sidecar', port, go)), ESI_LOG_LEVEL: 'warn' }, stdio: 'ignore',
   });
   const samples: { t: number; rss: number; anon: number; file: number }[] = [];
   const started = Date.now();
@@ -126,20 +134,28 @@ async function main() {
   const runs = Number(opts.runs);
   const port = 19000 + Math.floor(Math.random() * 1000);
   await firstFileSet(port); // warm the page cache
+  await firstFileSet(port, true);
   const starts: number[] = [];
-  for (let i = 0; i < runs; i++) starts.push(await firstFileSet(port));
+  const goStarts: number[] = [];
+  // Without and with the Go template interleaved, the order alternating (a shared machine).
+  for (let i = 0; i < runs; i++) {
+    for (const go of i % 2 ? [true, false] : [false, true]) (go ? goStarts : starts).push(await firstFileSet(port, go));
+  }
   const node = nodeBaseline(runs);
   const rss = await rssOverRefreshes(Number(opts['rss-seconds']), port);
+  const goRss = await rssOverRefreshes(Number(opts['rss-seconds']), port, true);
   const idle = await nodeRss();
   const f = (n: number) => n.toFixed(1);
   const startRows = [
     ['esi agent: start → first file set', f(quantile(starts, 0)), f(quantile(starts, 0.5)), f(quantile(starts, 0.9)), f(Math.max(...starts))],
+    ['the same, svc-2 with one ESO Go template', f(quantile(goStarts, 0)), f(quantile(goStarts, 0.5)), f(quantile(goStarts, 0.9)), f(Math.max(...goStarts))],
     ['baseline: `node -e 0` start → exit', f(quantile(node, 0)), f(quantile(node, 0.5)), f(quantile(node, 0.9)), f(Math.max(...node))],
   ];
   const headers = ['Measure (ms)', 'min', 'p50', 'p90', 'max'];
   console.log(textTable(headers, startRows));
   const rssRows = [
     [`esi agent sidecar, refresh every 1 s, ${opts['rss-seconds']} s`, f(rss.first), f(rss.steady), f(rss.max), f(rss.anon), f(rss.file), String(rss.cycles)],
+    ['the same, svc-2 with one ESO Go template', f(goRss.first), f(goRss.steady), f(goRss.max), f(goRss.anon), f(goRss.file), String(goRss.cycles)],
     ['baseline: idle `node`', '', f(idle.rss), '', f(idle.anon), f(idle.file), ''],
   ];
   const rssHeaders = ['Run', 'RSS at start MiB', 'steady RSS (median after 3 s) MiB', 'max RSS MiB', 'RssAnon MiB', 'RssFile MiB', 'refresh cycles'];
@@ -148,7 +164,7 @@ async function main() {
   const body = `_Written by \`npm run bench:agent\` (bench/agent/run.ts); the runner replaces this whole section._
 
 The agent as its container runs it: compiled JavaScript (\`node bin/esi.js agent\`), the
-\`fake\` store, 3 ExternalSecrets × 5 keys plus one template, file mode 0440. Start time is
+\`fake\` store, 3 ExternalSecrets × 5 keys plus one template, file mode 0440 (and the same with one ESO Go template on svc-2). Start time is
 measured from outside, from \`spawn()\` to the \`..data\` link appearing (the whole set is in
 place at that moment), over ${runs} runs after one warm-up. RSS is read from /proc every 250 ms
 while the sidecar refreshes every second.
@@ -167,6 +183,12 @@ ${markdownTable(rssHeaders, rssRows)}
 Budgets: start → first file set < 150 ms: **${p50 < 150 ? 'MET' : 'MISSED'}** (p50 ${f(p50)} ms, of which Node.js itself takes about ${f(quantile(node, 0.5))} ms);
 sidecar RSS ≤ 40 MiB: **${rss.max <= 40 ? 'MET' : 'MISSED'}** (max ${f(rss.max)} MiB; an idle \`node\` process alone is ${f(idle.rss)} MiB here,
 ${f(idle.file)} MiB of it file-backed pages of the Node.js binary, so the agent's own share is about ${f(rss.anon - idle.anon)} MiB of anonymous memory).
+
+One ESO Go template (issue 26's goal: ≤ 1.2× the agent without, on start and RSS): svc-2's \`target.template\`
+(bench/lib/go-template.ts: quote, printf, b64enc, if, range, splitList, trim, upper) rendering \`svc-2/config.yaml\`,
+checked against the expected text; its starts are interleaved with the runs without (the two RSS runs follow each other). Start p50 ${f(quantile(goStarts, 0.5))} vs
+${f(p50)} ms (**${(quantile(goStarts, 0.5) / p50).toFixed(2)}×**); steady RSS ${f(goRss.steady)} vs ${f(rss.steady)} MiB
+(**${(goRss.steady / rss.steady).toFixed(2)}×**), RssAnon ${f(goRss.anon)} vs ${f(rss.anon)} MiB.
 
 Where the time goes: Node.js itself is about ${f(quantile(node, 0.5))} ms of the start; the rest is loading the agent's
 module graph and the first fetch/render/write. yaml, handlebars and prom-client load only when first needed (prom-client on

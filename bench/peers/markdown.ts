@@ -2,12 +2,15 @@
 import type { MachineInfo } from '../lib/machine.js';
 import { markdownTable } from '../lib/markdown.js';
 import type { AgentResults } from './agents.js';
+import type { GoTemplateResults } from './agents-gotemplate.js';
 import { budgetText, fmt, loadText, median, ratio, ratioCell, type Budget } from './report.js';
 import type { Step, StepRun, WebhookResults } from './webhooks.js';
 
 export const BUDGETS = {
   cpuPerRequest: { max: 0.8 }, p50: { max: 1.0 }, saturation: { min: 1.2 }, rssUnderLoad: { max: 1.5 },
   agentAnon: { max: 1.0 }, agentCpu: { max: 1.0 }, agentStart: { max: 1.0 },
+  /** ESI's agent with one ESO Go template over the same agent without (issue 26). */
+  goTemplateCost: { max: 1.2 },
 } satisfies Record<string, Budget>;
 
 export interface Versions {
@@ -138,6 +141,50 @@ export function agentMarkdown(a: AgentResults): string {
       `${a.scrape.beforeCpuMs} → ${a.scrape.afterCpuMs} ms (OpenBao Agent in the same windows: ${a.scrape.baoBeforeCpuMs} → ${a.scrape.baoAfterCpuMs} ms)`],
   ]);
 }
+
+/** A ratio cell with its budget named, or the bare ratio where the figure has none. */
+const vsCell = (r: number | undefined, b?: Budget) => (b ? `${ratioCell(r, b)}, ${budgetText(b)}` : rt(r));
+
+/** ESI's agent without / with one ESO Go template, and OpenBao Agent rendering the same file. */
+export function goTemplateMarkdown(g: GoTemplateResults): string {
+  const start = { none: median(g.startsMs['esi-none']), go: median(g.startsMs['esi-go']), bao: median(g.startsMs['bao-go']) };
+  const st = { none: g.steady['esi-none'], go: g.steady['esi-go'], bao: g.steady['bao-go'] };
+  // Each round ran the three back to back: the ratio within a round sees one background load.
+  const rounds = g.startsMs['esi-go'].map((ms, i) => ratio(ms, g.startsMs['esi-none'][i]!)).filter((r): r is number => r !== undefined);
+  type Three = [none: number | undefined, go: number | undefined, bao: number | undefined];
+  const row = (figure: string, [none, go, bao]: Three, show: (x: number | undefined) => string, cost?: Budget, peer?: Budget) =>
+    [figure, show(none), show(go), show(bao), vsCell(ratio(go, none), cost), vsCell(ratio(go, bao), peer)];
+  const mibCell = (k: number | undefined) => (k === undefined ? '–' : mib(k));
+  const table = markdownTable(['Figure', 'ESI without template', 'ESI with one Go template', 'OpenBao Agent (consul-template)', 'ESI with / without', 'ESI with / OpenBao Agent'], [
+    row('start → file written (p50, ms)', [start.none, start.go, start.bao], fmt, BUDGETS.goTemplateCost, BUDGETS.agentStart),
+    row('RssAnon (private memory, peak, MiB)', [st.none.peak.anonKiB, st.go.peak.anonKiB, st.bao.peak.anonKiB], mibCell, BUDGETS.goTemplateCost, BUDGETS.agentAnon),
+    row('RSS (peak, MiB)', [st.none.peak.rssKiB, st.go.peak.rssKiB, st.bao.peak.rssKiB], mibCell, BUDGETS.goTemplateCost),
+    row(`CPU over ${st.go.seconds} s of refreshes (ms)`, [st.none.cpuMs, st.go.cpuMs, st.bao.cpuMs], (x) => (x === undefined ? '–' : String(x)), undefined, BUDGETS.agentCpu),
+  ]);
+  return [table, '',
+    `Start → file over ${g.startsMs['esi-go'].length} rounds of the three, the order rotated each round; ESI with / without per round (median of the rounds' ratios): ${rt(median(rounds))}.`,
+    `Both rendered files are byte-identical (${g.bytes} bytes, checked against each other and the expected text after the warm-up and again after the steady window).`,
+    `Load average 1 min before → after these rows: ${loadText(g.load.before.slice(0, 1))} → ${loadText(g.load.after.slice(0, 1))}.`,
+  ].join('\n');
+}
+
+/** A one-phase run (`--only`) keeps the other phase's `### <prefix>…` subsections from the
+ *  previous section, saying which run (date, load) they come from; none if absent. Kept
+ *  twice, they still name the run that measured them. */
+export function keptSubsections(previous: string, prefix: string): string[] {
+  const kept: string[] = [];
+  let on = false;
+  for (const line of previous.split('\n')) {
+    if (line.startsWith('### ') || line.startsWith('## ')) on = line.startsWith(`### ${prefix}`);
+    if (on) kept.push(line);
+  }
+  while (kept.length && kept.at(-1)!.trim() === '') kept.pop();
+  if (kept.length === 0 || kept.some((l) => l.startsWith(KEPT))) return kept;
+  const from = /^- Load average when the run started \(1\/5\/15 min\): (.+); date (\S+)/m.exec(previous);
+  const note = `${KEPT} (${from ? `${from[2]}, load average at its start ${from[1]}` : 'date unknown'}): this run left that phase out (\`--only\`)._`;
+  return [kept[0]!, '', note, ...kept.slice(1)];
+}
+const KEPT = '_Kept from the previous run of this phase';
 
 export function machineLines(m: MachineInfo, v: Versions): string {
   return [

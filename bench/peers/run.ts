@@ -5,6 +5,7 @@
 // etcd + kube-apiserver (test/platform/build-binaries.sh), ESI's compiled JavaScript.
 // Writes the "Side by side" section of BENCHMARKS.md.
 import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,13 +13,13 @@ import { parseArgs } from 'node:util';
 import { machineInfo } from '../lib/machine.js';
 import { writeSection } from '../lib/markdown.js';
 import { runAgents, type AgentResults } from './agents.js';
-import { agentMarkdown, loadText, machineLines, webhookMarkdown } from './markdown.js';
+import { agentMarkdown, goTemplateMarkdown, keptSubsections, loadText, machineLines, webhookMarkdown } from './markdown.js';
 import { reviewSize } from './pods.js';
 import { chartNodeOptions, ROOT } from './servers.js';
 import { runWebhooks, type WebhookResults } from './webhooks.js';
 
 const HELP = `Usage: npm run bench:peers -- [options]
-  --only webhooks|agents   run one phase
+  --only webhooks|agents   run one phase (the other's subsections are kept from BENCHMARKS.md, marked so)
   --rates LIST             fixed rates, req/s (default 100,500,1000)
   --connections N          saturation connections (default 25, client-go's idle pool)
   --seconds N              measured seconds per run (default 10; 2 s warm-up before)
@@ -67,7 +68,7 @@ function versionOf(cmd: string, args: string[]): string {
   }
 }
 
-function section(machine: ReturnType<typeof machineInfo>, w: WebhookResults | undefined, a: AgentResults | undefined, quick: boolean): string {
+function section(machine: ReturnType<typeof machineInfo>, w: WebhookResults | undefined, a: AgentResults | undefined, quick: boolean, previous: string): string {
   const kube = /KUBERNETES_VERSION=(\S+)/.exec(execFileSync('cat', [join(ROOT, 'test/platform/versions.env')], { encoding: 'utf8' }))?.[1] ?? '?';
   const esiVersion = (JSON.parse(execFileSync('cat', [join(ROOT, 'package.json')], { encoding: 'utf8' })) as { version: string }).version;
   const parts = [
@@ -86,6 +87,7 @@ function section(machine: ReturnType<typeof machineInfo>, w: WebhookResults | un
       go: versionOf('go', ['env', 'GOVERSION']), kubernetes: kube,
     }),
   ];
+  if (!w) parts.push('', ...keptSubsections(previous, 'Webhook'));
   if (w) {
     parts.push('', '### Webhook: ESI vs vault-k8s', '',
       `Both servers run against one local kube-apiserver (etcd) holding the ${w.objects} objects of bench/admission/cluster.ts, with the`,
@@ -109,6 +111,7 @@ function section(machine: ReturnType<typeof machineInfo>, w: WebhookResults | un
       'webhook serves on one event loop (~1 core), vault-k8s on as many threads as it needs',
       '(docs/decisions/0047-webhook-admission-cost.md).');
   }
+  if (!a) parts.push('', ...keptSubsections(previous, 'Agent'));
   if (a) {
     parts.push('', '### Agent: ESI vs OpenBao Agent', '',
       'Both render the same 3 KV v2 secrets (one read each) into one file from the same OpenBao dev server, with a token, refreshing',
@@ -116,19 +119,38 @@ function section(machine: ReturnType<typeof machineInfo>, w: WebhookResults | un
       'Agent as `bao agent` (token_file auto-auth, one template, static_secret_render_interval 5s). Start → file: from spawn() to the',
       'file\'s name appearing, interleaved runs after one warm-up each whose content is checked. Steady figures: both agents running side',
       'by side (same background load). Load average 1 min before → after the agent phase: ' + `${loadText(a.load.before.slice(0, 1))} → ${loadText(a.load.after.slice(0, 1))}.`,
-      '', agentMarkdown(a));
+      '', agentMarkdown(a),
+      '', '### Agent with one ESO Go template: ESI without / with, and OpenBao Agent', '',
+      'The same 3 KV v2 secrets, server and token, one ExternalSecret of 3 keys (bench/peers/agents-gotemplate.ts): ESI without a template',
+      '(a file per key), ESI with `target.template` (engineVersion v2, one `config.yaml` built with quote, printf, b64enc, if, range,',
+      'splitList, trim and upper, the shape of bench/agent/gotemplate.ts), and OpenBao Agent rendering the same `config.yaml` with its own',
+      'consul-template functions (printf "%q", base64Encode, toUpper, split, trimSpace). Run after the rows above, with those agents stopped;',
+      'start → file and steady figures measured as above, the three side by side. Goal (issue 26): ESI with / without ≤ 1.2× on start and RSS.',
+      '', goTemplateMarkdown(a.goTemplate));
   }
   if (quick) parts.push('', '_Quick run: short phases, not for comparison._');
-  parts.push('', '### How to run', '', '```sh', 'npm run bench:peers                    # both phases, about 10 minutes; rewrites this section',
-    'npm run bench:peers -- --only agents   # one phase (the other is left out of the section)', 'npm run bench:peers -- --help', '```',
+  parts.push('', '### How to run', '', '```sh', 'npm run bench:peers                    # both phases, about 12 minutes; rewrites this section',
+    'npm run bench:peers -- --only agents   # one phase (the other\'s subsections are kept from the previous run, marked so)', 'npm run bench:peers -- --help', '```',
     '', 'Decisions taken from these figures: docs/decisions/0025-agent-metrics-without-event-loop-monitor.md,',
     'docs/decisions/0026-webhook-cache-holds-what-admission-reads.md, docs/decisions/0027-peer-ratios-status.md,',
     'docs/decisions/0045-peer-levers-that-replace-card-libraries.md (library swaps measured, not taken),',
     'docs/decisions/0046-bundled-entry.md, docs/decisions/0047-webhook-admission-cost.md (the webhook\'s CPU profile and young generation),',
     'docs/decisions/0048-agent-cost-against-openbao-agent.md (the agent\'s profiles),',
-    'docs/decisions/0049-admission-validation-memo.md, docs/decisions/0050-vault-transport.md (node-vault over node:http(s)).',
+    'docs/decisions/0049-admission-validation-memo.md, docs/decisions/0050-vault-transport.md (node-vault over node:http(s)),',
+    'docs/decisions/0071-go-templates-in-typescript.md (the Go-template rows: Go templates in a TypeScript engine).',
     'For each ratio still outside its budget, 0047, 0048 and 0050 hold the profile that shows where the cost is and what was tried.');
   return parts.join('\n');
+}
+
+/** The "Side by side" section as BENCHMARKS.md holds it now (a one-phase run keeps the other phase's part). */
+function previousSection(): string {
+  const file = join(ROOT, 'BENCHMARKS.md');
+  if (!existsSync(file)) return '';
+  const text = readFileSync(file, 'utf8');
+  const start = text.indexOf('\n## Side by side\n');
+  if (start < 0) return '';
+  const end = text.indexOf('\n## ', start + 1);
+  return text.slice(start, end < 0 ? undefined : end);
 }
 
 async function main() {
@@ -160,7 +182,7 @@ async function main() {
       ...(o['agent-node-args'] ? { esiNodeArgs: o['agent-node-args'].split(' ').filter(Boolean) } : {}),
     });
   }
-  const text = section(machine, w, a, !!o.quick);
+  const text = section(machine, w, a, !!o.quick, previousSection());
   console.log(`\n${text}`);
   if (!o.quick && !o['no-write']) {
     writeSection(join(ROOT, 'BENCHMARKS.md'), 'Side by side', text);

@@ -1,8 +1,12 @@
 // The arithmetic behind BENCHMARKS.md "Side by side" (bench/peers/report.ts) and the /proc
-// parsing it reads processes with (bench/peers/procstat.ts).
+// parsing it reads processes with (bench/peers/procstat.ts), and the Go-template rows' table
+// and the expected file of its Go template (bench/lib/go-template.ts).
 import t from 'tap';
 import { parseStat, parseStatus } from '../../bench/peers/procstat.js';
-import { aggregate, reachedRate, webhookMarkdown } from '../../bench/peers/markdown.js';
+import { aggregate, goTemplateMarkdown, keptSubsections, reachedRate, webhookMarkdown } from '../../bench/peers/markdown.js';
+import type { GoTemplateResults } from '../../bench/peers/agents-gotemplate.js';
+import { ESO_TEMPLATE, expectedGoFile } from '../../bench/lib/go-template.js';
+import { renderGoText } from '../../src/templating/gotext/index.js';
 import type { StepRun, WebhookResults } from '../../bench/peers/webhooks.js';
 import { budgetText, cpuPerRequest, fmt, median, ratio, ratioCell, withinBudget } from '../../bench/peers/report.js';
 
@@ -85,5 +89,57 @@ t.test('a step where a server has no run at its rate is not compared on CPU', (t
   const text = webhookMarkdown(w);
   t.match(text, /\| CPU per admission \| \(rate not reached\) \(1000 req\/s\)/);
   t.match(text, /vault-k8s at 1000 req\/s: 300 req\/s/);
+  t.end();
+});
+
+t.test('the Go-template rows: with / without against 1.2×, with / OpenBao Agent against its budgets', (t) => {
+  const steady = (anonMiB: number, rssMiB: number, cpuMs: number) => ({ cpuMs, seconds: 60, peak: { rssKiB: rssMiB * 1024, anonKiB: anonMiB * 1024 }, last: { rssKiB: 0, anonKiB: 0 } });
+  const g: GoTemplateResults = {
+    bytes: 353,
+    startsMs: { 'esi-none': [100, 120, 110], 'esi-go': [130, 126, 121], 'bao-go': [100, 100, 100] },
+    steady: { 'esi-none': steady(15, 55, 300), 'esi-go': steady(15.5, 56, 330), 'bao-go': steady(11, 75, 30) },
+    load: { before: [2.5, 2, 1], after: [3.25, 2, 1] },
+  };
+  const text = goTemplateMarkdown(g);
+  // start: p50 126 / 110 = 1.15 (met); 126 / 100 = 1.26 against ≤ 1× (missed).
+  t.match(text, /\| start → file written \(p50, ms\) \| 110 \| 126 \| 100 \| 1\.15 \(met\), ≤ 1\.2× \| \*\*1\.26\*\* \(missed\), ≤ 1× \|/);
+  t.match(text, /\| RssAnon \(private memory, peak, MiB\) \| 15\.0 \| 15\.5 \| 11\.0 \| 1\.03 \(met\), ≤ 1\.2× \| \*\*1\.41\*\* \(missed\), ≤ 1× \|/);
+  t.match(text, /\| RSS \(peak, MiB\) \| 55\.0 \| 56\.0 \| 75\.0 \| 1\.02 \(met\), ≤ 1\.2× \| 0\.75 \|/, 'total RSS has no peer budget');
+  t.match(text, /\| CPU over 60 s of refreshes \(ms\) \| 300 \| 330 \| 30 \| 1\.10 \| \*\*11\.00\*\* \(missed\), ≤ 1× \|/);
+  t.match(text, /median of the rounds' ratios\): 1\.10\./, 'per-round ratios 1.30, 1.05, 1.10');
+  t.match(text, /byte-identical \(353 bytes/);
+  t.match(text, /2\.50 → 3\.25/);
+  t.end();
+});
+
+t.test("the Go-template rows' expected file is what ESI's TypeScript engine renders from the ESO template", (t) => {
+  const values = ['peer-value-0-yy', 'peer-value-1-yy', 'peer-value-2-yy'];
+  const data = Object.fromEntries(values.map((v, i) => [`k${i}`, Buffer.from(v)]));
+  const out = renderGoText('config.yaml', ESO_TEMPLATE, data, { maxOutput: 1 << 20, deadline: performance.now() + 10_000, onTimeout: () => new Error('timeout') });
+  const expected = expectedGoFile(values[0]!, values[1]!, values[2]!);
+  t.equal(Buffer.from(out).toString('utf8'), expected);
+  t.match(expected, /^user: "peer-value-0-yy"\npassword: "peer-value-1-yy"\ndsn: [A-Za-z0-9+/=]+\nregion: PEER-VALUE-2-YY\nhosts:\n {2}- 0: peer\n/);
+  t.end();
+});
+
+t.test('a one-phase run keeps the other phase from the previous section, naming the run that measured it', (t) => {
+  const previous = [
+    '## Side by side', '', '### Machine', '', '- Load average when the run started (1/5/15 min): 1.40 / 0.84 / 0.81; date 2026-11-23T20:27:22Z', '',
+    '### Webhook: ESI vs vault-k8s', '', 'webhook text', '', '| a | b |', '',
+    '### Agent: ESI vs OpenBao Agent', '', 'agent text', '', '### Agent with one ESO Go template', '', 'go rows', '',
+    '### How to run', '', 'npm run bench:peers', '',
+  ].join('\n');
+  const webhook = keptSubsections(previous, 'Webhook');
+  t.same(webhook, ['### Webhook: ESI vs vault-k8s', '',
+    '_Kept from the previous run of this phase (2026-11-23T20:27:22Z, load average at its start 1.40 / 0.84 / 0.81): this run left that phase out (`--only`)._',
+    '', 'webhook text', '', '| a | b |']);
+  const agents = keptSubsections(previous, 'Agent');
+  t.equal(agents.filter((l) => l.startsWith('### ')).length, 2, 'both agent subsections');
+  t.notOk(agents.some((l) => l.includes('How to run')));
+  // Kept again by a later one-phase run: the note still names the run that measured it.
+  const later = previous.replace('1.40 / 0.84 / 0.81; date 2026-11-23T20:27:22Z', '9.00 / 9.00 / 9.00; date 2026-11-28T12:00:00Z')
+    .replace(/### Webhook[^]*?(?=### Agent)/, `${webhook.join('\n')}\n\n`);
+  t.same(keptSubsections(later, 'Webhook'), webhook);
+  t.same(keptSubsections('## Side by side\n\n### Machine\n', 'Webhook'), []);
   t.end();
 });
