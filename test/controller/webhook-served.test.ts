@@ -132,7 +132,13 @@ t.test('sidecar mode: the classic init container tells; another ExternalSecret\'
   // Bounded: pod updates that change no agent's state write no status. The pods' watch is
   // ordered, so once a later, relevant change shows, the earlier ones were all handled.
   const writes = () => ctl.counter('esi_controller_apiserver_writes_total', { verb: 'PATCH', resource: 'externalsecrets/status' });
-  const before = await writes();
+  // The counter moves after the PATCH answers, so the status `shows` saw may not be counted
+  // yet: read it once it has held still for a second.
+  let before = await writes();
+  for (let last = -1; before !== last; before = await writes()) {
+    last = before;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
   for (const ready of ['False', 'True', 'False', 'True']) await setStatus('side-1', { conditions: [{ type: 'Ready', status: ready }] });
   await createPod(injected('marker-1', 'cache', 'init-only'));
   await setStatus('marker-1', { phase: 'Pending', initContainerStatuses: [status('esi-agent', { state: { terminated: failedAgent('cache').terminated } })] });
