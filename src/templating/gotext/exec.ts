@@ -1,7 +1,7 @@
 // The executor of Go's text/template (after its exec.go in Go's source) with missingkey=error,
 // as ESO runs it. Every case where Go's execution fails throws ExecFailure (Go words the
 // message); output and time are bounded as the Go engine bounds them.
-import { withAllocation } from './alloc.js';
+import { isTimeout, withAllocation } from './alloc.js';
 import { ExecFailure, Unsupported } from './errors.js';
 import type { Arg, Node, Parsed, Pipe } from './parser.js';
 import { entry, formatValue, Int64, isStringMap, truth, sortedKeys, intOf, isInt, type Value } from './values.js';
@@ -271,7 +271,7 @@ class State {
     try {
       return f.fn(...argv);
     } catch (e) {
-      if (e instanceof Unsupported) throw e;
+      if (e instanceof Unsupported || isTimeout(e)) throw e;
       // Not a Go failure this engine knows of: Go decides what happens.
       throw new Unsupported(`${name}: ${e instanceof Error ? e.name : 'error'} in the TypeScript engine`);
     }

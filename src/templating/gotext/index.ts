@@ -10,12 +10,13 @@ import { execute, OutputTooLarge, type ExecLimits, type FuncMap, type GoFunc } f
 import { parse, type Parsed } from './parser.js';
 import { SPRIG } from './sprig.js';
 import { SPRIG_MORE } from './sprig-lists.js';
+import { SPRIG_REGEX } from './sprig-regex.js';
 import { NOT_UTF8, stringMap, type Value } from './values.js';
 
 export { ExecFailure, Unsupported } from './errors.js';
 export { OutputTooLarge, type ExecLimits } from './exec.js';
 
-const FUNCS: FuncMap = new Map<string, GoFunc>(Object.entries({ ...SPRIG, ...SPRIG_MORE, ...BUILTINS }));
+const FUNCS: FuncMap = new Map<string, GoFunc>(Object.entries({ ...SPRIG, ...SPRIG_MORE, ...SPRIG_REGEX, ...BUILTINS }));
 
 /** The functions this engine renders itself (docs/templates.md lists them). */
 export const TYPESCRIPT_FUNCTIONS: readonly string[] = [...FUNCS.keys()].sort();

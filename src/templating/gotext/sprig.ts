@@ -26,7 +26,7 @@ export function strval(v: Value): string {
 }
 
 /** cast.ToInt64E (spf13/cast v1.7.0) for the values templates hold; its error is 0. */
-function toInt64(v: Value): bigint {
+export function toInt64(v: Value): bigint {
   if (v === null) return 0n;
   if (isInt(v)) return intOf(v);
   if (typeof v === 'boolean') return v ? 1n : 0n;
