@@ -77,7 +77,7 @@ t.test('the TypeScript engine renders exactly as the native Go engine, or declin
       return false;
     }
   }).length;
-  t.ok(docRendered >= doc.jobs.length - 3, `ESO's documented uses parse in TypeScript (${docRendered}/${doc.jobs.length}; ESO's PEM/JWK helpers and toYaml go to Go)`);
+  t.ok(docRendered >= doc.jobs.length - 3, `ESO's documented uses parse in TypeScript (${docRendered}/${doc.jobs.length}; ESO's PEM/JWK helpers go to Go)`);
 });
 
 t.test('docs/templates.md lists exactly the functions the TypeScript engine renders', async (t) => {
