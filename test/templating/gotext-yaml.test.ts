@@ -12,6 +12,8 @@ const STRINGS = [
   '3.14', '1.', '.5', '1.2.3.4', '10.0.0.1', '1e3', '0x1F', '0755', '0b101', '2001-12-14', '12:30', '1_000', 'a b', 'db.local', '/path/to',
   '-x', '.x', '---', '...', 'x'.repeat(101), 'x'.repeat(100), 'héllo', 'a:b', 'a: b', 'p@ss', "it's", 'line\nline', '_under', 'k-3',
   'a/b/c', 'CamelCase', 'postgres', '5432', '.inf', '-.inf', '.nan', '<<', '=', 'v1.2.3', 'a-', 'a.', '9', '09', '0', '-0',
+  'hello world', 'a  b', ' lead', 'trail ', 'yes no', 'null value', '1 2', 'x y'.repeat(20), `${'word '.repeat(14)}end`, `${'w '.repeat(37)}end`,
+  `${'w '.repeat(38)}e`, `${'ab '.repeat(25)}c`, 'a - b', 'a -b', 'a #b', '- a', 'a\tb',
 ];
 const KEYSETS = [
   ['a10', 'a2', 'b', 'B', '_x', '10', '9', 'a01', 'a1', 'a001', 'A', 'z', '1a', 'a0', 'a00'],
@@ -55,6 +57,9 @@ function yamlGrid(): CorpusRequest[] {
   const jobs = [
     ...STRINGS.flatMap((s, i) => [`{{ toYaml ${q(s)} }}`, `{{ toYaml (dict ${q(s)} ${q(s)}) }}`, `{{ toYaml (list ${q(s)} (list ${q(s)})) }}`].map((source, j) => ({ name: `s-${i}-${j}`, source }))),
     ...KEYSETS.map((keys, i) => ({ name: `k-${i}`, source: `{{ toYaml (dict ${keys.map((k, j) => `${q(k)} ${j}`).join(' ')}) }}` })),
+    // Around go-yaml's 80 columns, at several depths: where a line would fold.
+    ...Array.from({ length: 30 }, (_, n) => `${'ab '.repeat(20 + Math.floor(n / 3))}${'xyz'.slice(0, n % 3 + 1)}`).flatMap((v, i) =>
+      [q(v), `(list ${q(v)})`, `(dict "key" ${q(v)})`, `(dict "k" (list (dict "k2" ${q(v)})))`].map((x, j) => ({ name: `w-${i}-${j}`, source: `{{ toYaml ${x} }}` }))),
   ];
   return [{ data: {}, jobs }];
 }

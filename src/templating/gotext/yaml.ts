@@ -1,8 +1,8 @@
 // ESO's toYaml (src/templating/go/engine/yaml.go: sigs.k8s.io/yaml v1.4.0, i.e. JSON, read
 // back by go-yaml v2, written by go-yaml v2 in block style, trailing newline trimmed) for the
 // values whose YAML this engine can show exact: strings of letters, digits and `_ . / -`
-// (no spaces: go-yaml folds long lines at spaces; no characters that need quoting rules),
-// integers, bools, null, lists and maps of them. Anything else declines: the Go engine
+// (values also with inner spaces, on lines go-yaml does not fold; no characters that need
+// go-yaml's quoting rules), integers, bools, null, lists and maps of them. Anything else declines: the Go engine
 // writes it. Held to Go's output by test/templating/gotext-yaml.test.ts.
 import { alloc } from './alloc.js';
 import { Unsupported } from './errors.js';
@@ -15,11 +15,13 @@ function decline(): never {
   throw new Unsupported('toYaml of a value whose YAML quoting the TypeScript engine does not write');
 }
 
-/** A string as go-yaml v2 writes it: plain when it reads back as a string, else double-quoted. */
-function scalarString(s: string): string {
+/** A string as go-yaml v2 writes it: plain when it reads back as a string, else
+ *  double-quoted. Values (not keys) may hold inner spaces: plain, where go-yaml folds a line
+ *  longer than 80 columns at a space (toYaml declines such lines). */
+function scalarString(s: string, key = false): string {
   if (s === '') return '""';
   // Longer keys become "? " complex keys; longer values are fine, but keep one bound.
-  if (s.length > 100 || !/^[A-Za-z0-9_./-]+$/.test(s) || /^(---|\.\.\.)/.test(s)) decline();
+  if (s.length > 100 || !(key ? /^[A-Za-z0-9_./-]+$/ : /^[A-Za-z0-9_./-]+( +[A-Za-z0-9_./-]+)*$/).test(s) || /^(---|\.\.\.)/.test(s)) decline();
   // Reads back as an int or a float: quoted.
   if (/^[-+]?[0-9]+(\.[0-9]*)?$/.test(s)) return `"${s}"`;
   // Dotted numbers (addresses, versions) are no int, float or timestamp: plain.
@@ -28,6 +30,10 @@ function scalarString(s: string): string {
   if (RESERVED.has(s.toLowerCase())) return `"${s}"`;
   return s;
 }
+
+/** A line go-yaml would fold: longer than its 80 columns, with a space inside a value (keys
+ *  and markers hold none). */
+const folds = (line: string): boolean => line.length > 80 && / /.test(line.replace(/^[ -]*/, '').replace(/^[^ ]+: /, ''));
 
 function scalar(v: Value): string | undefined {
   if (typeof v === 'string') return scalarString(v);
@@ -96,7 +102,7 @@ function block(v: Value[] | Map<string, Value>): string[] {
   const keys = [...v.keys()].sort((a, b) => (keyLess(a, b) ? -1 : keyLess(b, a) ? 1 : 0));
   for (const k of keys) {
     const item = entry(v, k);
-    const key = scalarString(k);
+    const key = scalarString(k, true);
     const one = scalar(item);
     if (one !== undefined) out.push(`${key}: ${one}`);
     else {
@@ -110,7 +116,9 @@ function block(v: Value[] | Map<string, Value>): string[] {
 
 /** ESO's toYaml, or Unsupported. */
 export function toYaml(v: Value): string {
-  const text = scalar(v) ?? block(v as Value[] | Map<string, Value>).join('\n');
+  const lines = [scalar(v) ?? block(v as Value[] | Map<string, Value>)].flat();
+  if (lines.some(folds)) decline();
+  const text = lines.join('\n');
   alloc(text.length);
   return text;
 }
