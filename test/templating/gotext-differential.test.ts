@@ -59,6 +59,39 @@ function controls(count: number, seed: number): CorpusRequest[] {
   return requests;
 }
 
+/** Missing keys (Go's message: position in bytes, the executing template, the node as
+ *  written, the key quoted, values redacted) in seeded templates. */
+function missingKeys(count: number, seed: number): CorpusRequest[] {
+  const rnd = prng(seed);
+  const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const MISSING = ['.nokey', '.k1.x', '$.nope', '$v.missing', '(.k2 | fromJson).zz', '.json.a', '$j.a.b', '.ключ', '.k_3', '.secret'];
+  const PREFIX = ['', 'héllo ☃ {{ .k1 }}\n', '{{/* c */}}\n\n  ', '{{ $v := dict "a" 1 }}', '{{ $j := .k2 | fromJson }}', '{{- " é " -}}', 'x\r\ny '];
+  const WRAP = [
+    (m: string) => `{{ ${m} }}`, (m: string) => `{{ if ${m} }}y{{ end }}`, (m: string) => `{{ ${m} | upper }}`, (m: string) => `{{ printf "%v" ${m} }}`,
+    (m: string) => `{{ define "inner" }}{{ ${m} }}{{ end }}{{ template "inner" . }}`, (m: string) => `{{ block "b" . }}<{{ ${m} }}>{{ end }}`,
+    (m: string) => `{{ range (list 1 2) }}{{ $.k1 }}{{ end }}{{ with .k1 }}{{ $ | len }}{{ end }}{{ ${m} }}`, (m: string) => `{{ template "t2" ${m} }}{{ define "t2" }}{{ . }}{{ end }}`,
+  ];
+  const NAMES = ['m', 'ExternalSecret db target.template.data.password', 'tpl "quoted" é', 'secret'];
+  const requests: CorpusRequest[] = [];
+  for (let r = 0; r < count / 50; r++) {
+    const data = { k1: b64(pick(['x', 'nokey', 'secret', '42'])), k2: b64(pick(['{"a":{"b":1}}', '{}', 'null'])), json: b64('j'), secret: b64('s3cr3t-nokey') };
+    const jobs = Array.from({ length: 50 }, (_, j) => {
+      const m = pick(MISSING);
+      const source = `${pick(PREFIX)}${m.startsWith('$v') && rnd() < 0.8 ? '{{ $v := dict "a" 1 }}' : ''}${m.startsWith('$j') ? '{{ $j := .k2 | fromJson }}' : ''}${pick(WRAP)(m)}`;
+      return { name: `${pick(NAMES)}-${r}-${j}`, source };
+    });
+    requests.push({ data, jobs });
+  }
+  return requests;
+}
+
+t.test("a missing key fails with Go's own message", async (t) => {
+  const c = compare(missingKeys(1000, 20261129));
+  t.same(c.diffs, [], 'byte-identical messages (or declined)');
+  t.comment(`${c.goErrors} of ${c.rendered + c.declined} failed with Go's message worded in TypeScript; declined: ${topReasons(c)}`);
+  t.ok(c.goErrors > 400, `${c.goErrors} messages worded in TypeScript`);
+});
+
 t.test('the TypeScript engine renders exactly as the native Go engine, or declines', async (t) => {
   const requests: CorpusRequest[] = [...documented(), ...generated(3000, 20261123), ...controls(2000, 20261128), ...generated(500, 7).map((r) => ({ ...r, parseOnly: true }))];
   const c = compare(requests);

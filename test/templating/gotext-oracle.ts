@@ -1,14 +1,14 @@
 // The oracle of the TypeScript Go-template engine's differential tests: the Go engine
 // compiled natively (src/templating/go/engine, the same code as the WebAssembly engine),
 // and the comparison of both engines over a corpus. Where the TypeScript engine renders,
-// its output (or its size error) must be byte-identical to Go's; where it declines
+// its output (or its error: size, Go's worded message) must be byte-identical to Go's; where it declines
 // (Unsupported), the Go engine renders (src/templating/go/index.ts), so declining is
 // allowed but counted, by reason.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { builtEngineDir } from '../../src/templating/go/locate.js';
-import { OutputTooLarge, parseGoText, renderGoText, Unsupported } from '../../src/templating/gotext/index.js';
+import { GoExecError, OutputTooLarge, parseGoText, renderGoText, Unsupported } from '../../src/templating/gotext/index.js';
 import type { CorpusRequest } from './go-corpus.js';
 
 const native = join(builtEngineDir(), 'engine-native');
@@ -31,13 +31,15 @@ export interface Comparison {
   goOk: number;
   tsOfGoOk: number;
   reasons: Map<string, number>;
+  /** Templates that fail with Go's message worded by TypeScript. */
+  goErrors: number;
   /** Per template: rendered by TypeScript (true) or declined (false), in corpus order. */
   tsRendered: boolean[];
 }
 
 export function compare(requests: CorpusRequest[], deadlineMs = 10_000): Comparison {
   const expected = oracle(requests);
-  const c: Comparison = { diffs: [], rendered: 0, declined: 0, goOk: 0, tsOfGoOk: 0, reasons: new Map(), tsRendered: [] };
+  const c: Comparison = { diffs: [], rendered: 0, declined: 0, goOk: 0, tsOfGoOk: 0, reasons: new Map(), goErrors: 0, tsRendered: [] };
   requests.forEach((req, i) => {
     const data = Object.fromEntries(Object.entries(req.data).map(([k, v]) => [k, new Uint8Array(Buffer.from(v, 'base64'))]));
     req.jobs.forEach((job, j) => {
@@ -62,9 +64,13 @@ export function compare(requests: CorpusRequest[], deadlineMs = 10_000): Compari
           c.reasons.set(why, (c.reasons.get(why) ?? 0) + 1);
           return;
         }
-        if (!(err instanceof OutputTooLarge)) throw err;
         c.rendered++;
-        got = { error: `template: ${job.name}: rendered output exceeds the size limit` };
+        if (err instanceof GoExecError) {
+          c.goErrors++;
+          got = { error: err.goMessage };
+        }
+        else if (err instanceof OutputTooLarge) got = { error: `template: ${job.name}: rendered output exceeds the size limit` };
+        else throw err;
       }
       c.tsRendered.push(true);
       const same = req.parseOnly ? want.error === undefined : got.output === (want.error === undefined ? (want.output ?? '') : want.output) && got.error === want.error;
