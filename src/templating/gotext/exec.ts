@@ -213,18 +213,18 @@ class State {
     this.step();
     switch (first.t) {
       case 'field':
-        return this.fieldChain(dot, { idents: first.idents, node: { text: `.${first.idents.join('.')}`, pos: first.pos } }, args, final);
+        return this.fieldChain(dot, first, args, final);
       case 'variable': {
         const v = this.varValue(first.name);
         if (first.idents.length === 0) {
           this.notAFunction(args, final);
           return v;
         }
-        return this.fieldChain(v, { idents: first.idents, node: { text: [first.name, ...first.idents].join('.'), pos: first.pos } }, args, final);
+        return this.fieldChain(v, first, args, final);
       }
       case 'chain': {
         if (first.node.t !== 'pipe') throw new Unsupported('field chains on non-pipelines are not implemented in TypeScript');
-        return this.fieldChain(this.evalPipeline(dot, first.node.pipe), { idents: first.idents }, args, final);
+        return this.fieldChain(this.evalPipeline(dot, first.node.pipe), first, args, final);
       }
       case 'identifier':
         return this.call(dot, first.name, args.slice(1), final);
@@ -249,22 +249,24 @@ class State {
 
   /** Go's error at `node` (exec.go's errorf: the parse name, line and byte column, the
    *  executing template, the node as written). */
-  private goError(node: { text: string; pos: number }, message: string): GoExecError {
+  private goError(node: Extract<Arg, { t: 'field' | 'variable' }>, message: string): GoExecError {
+    const text = node.t === 'field' ? `.${node.idents.join('.')}` : [node.name, ...node.idents].join('.');
     const before = this.tree.source.slice(0, node.pos);
     const nl = before.lastIndexOf('\n');
     const line = 1 + before.split('\n').length - 1;
     const col = Buffer.byteLength(nl < 0 ? before : before.slice(nl + 1));
-    return new GoExecError(`template: ${this.name}:${line}:${col}: executing ${goQuote(this.current)} at <${node.text}>: ${message}`);
+    return new GoExecError(`template: ${this.name}:${line}:${col}: executing ${goQuote(this.current)} at <${text}>: ${message}`);
   }
 
-  /** `.a.b` on `receiver`: map lookups; a missing key is an error (missingkey=error), worded
-   *  as Go's where the node is a field or variable (`node`). */
-  private fieldChain(receiver: Value, { idents, node }: { idents: string[]; node?: { text: string; pos: number } }, args: Arg[], final: Final): Value {
+  /** `.a.b` on `receiver` (the idents of `at`): map lookups; a missing key is an error
+   *  (missingkey=error), worded as Go's where `at` is a field or a variable. */
+  private fieldChain(receiver: Value, at: Extract<Arg, { t: 'field' | 'variable' | 'chain' }>, args: Arg[], final: Final): Value {
+    const idents = at.idents;
     let v = receiver;
     idents.forEach((id, i) => {
       if (!(v instanceof Map)) throw new ExecFailure(`can't evaluate field ${id}`);
       if (i === idents.length - 1 && (args.length > 1 || final !== MISSING)) throw new ExecFailure(`${id} is not a method but has arguments`);
-      if (!v.has(id)) throw node ? this.goError(node, `map has no entry for key ${goQuote(id)}`) : new ExecFailure(`map has no entry for key ${id}`);
+      if (!v.has(id)) throw at.t === 'chain' ? new ExecFailure(`map has no entry for key ${id}`) : this.goError(at, `map has no entry for key ${goQuote(id)}`);
       v = entry(v, id);
     });
     return v;
