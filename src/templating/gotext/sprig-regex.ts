@@ -130,8 +130,10 @@ function prepare(pattern: string, ...texts: string[]): { re: RE2JS; beforeSearch
 }
 
 /** Go's n for FindAll and Split: negative means all. */
-const count = (n: Value): number => (intOfParam(n) < 0n ? -1 : intOfParam(n) > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(n));
-const intOfParam = (n: Value): bigint => n as bigint;
+function count(n: Value): number {
+  const v = n as bigint;
+  return v < 0n ? -1 : v > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(v);
+}
 
 function matches(pattern: string, s: string, n: number): [number, number][] {
   // Sprig compiles first: a bad pattern fails whatever the text and count.
