@@ -263,10 +263,17 @@ class State {
   private fieldChain(receiver: Value, at: Extract<Arg, { t: 'field' | 'variable' | 'chain' }>, args: Arg[], final: Final): Value {
     const idents = at.idents;
     let v = receiver;
+    // A value read from a map[string]string (the data, `split`) has Go's type string, which Go's
+    // message names; elsewhere the type is Go's to tell (interface {}, []string…).
+    let inStringMap = false;
     idents.forEach((id, i) => {
-      if (!(v instanceof Map)) throw new ExecFailure(`can't evaluate field ${id}`);
+      if (!(v instanceof Map)) {
+        if (inStringMap && typeof v === 'string' && at.t !== 'chain') throw this.goError(at, `can't evaluate field ${id} in type string`);
+        throw new ExecFailure(`can't evaluate field ${id}`);
+      }
       if (i === idents.length - 1 && (args.length > 1 || final !== MISSING)) throw new ExecFailure(`${id} is not a method but has arguments`);
       if (!v.has(id)) throw at.t === 'chain' ? new ExecFailure(`map has no entry for key ${id}`) : this.goError(at, `map has no entry for key ${goQuote(id)}`);
+      inStringMap = isStringMap(v);
       v = entry(v, id);
     });
     return v;
