@@ -2,20 +2,12 @@
 // dataFrom entry produced.
 import type { ExternalSecretRewrite } from '../api/types.js';
 import { RemoteRefError } from '../providers/errors.js';
-import { compileGoRegexp, type GoRegexp } from '../providers/regexp.js';
+import { compileGoRegexp, expandGo, type GoRegexp } from '../providers/regexp.js';
 import { emptySecretMap, type SecretMap } from '../providers/types.js';
 import { rewriteMerge } from './rewrite-merge.js';
 
-/** Go's Regexp.Expand: `$1`, `${1}`, `$name`, `${name}`; `$$` is a dollar; a name
- *  is the longest run of letters, digits and `_`; unknown groups expand to nothing. */
-export function expandGoTemplate(target: string, groups: (string | undefined)[], named: Record<string, string | undefined>): string {
-  return target.replace(/\$(\$|\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))/g, (_m, all: string, braced?: string, bare?: string) => {
-    if (all === '$') return '$';
-    const name = (braced ?? bare)!;
-    if (/^\d+$/.test(name)) return groups[Number(name)] ?? '';
-    return named[name] ?? '';
-  });
-}
+/** Go's Regexp.Expand (one implementation: src/providers/regexp.ts). */
+export const expandGoTemplate = expandGo;
 
 function rewriteKey(re: GoRegexp, target: string, key: string): string {
   return re.replaceAll(key, (groups, named) => expandGoTemplate(target, groups, named));

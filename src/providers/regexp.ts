@@ -29,15 +29,47 @@ const cache = new Map<string, GoRegexp>();
 const require = createRequire(import.meta.url);
 let re2: typeof RE2JS | undefined;
 
+/** Compiles `source` with re2js (RE2's syntax; throws re2js's error, worded as Go's). */
+export function compileRe2(source: string): RE2JS {
+  return (re2 ??= (require('re2js') as { RE2JS: typeof RE2JS }).RE2JS).compile(source);
+}
+
+/** Width of the character at `pos` in UTF-16 units (Go steps one rune). */
+const widthAt = (s: string, pos: number): number => ((s.codePointAt(pos) ?? 0) > 0xffff ? 2 : 1);
+
+/** Go's allMatches loop (regexp.go): the [start, end) of at most `n` matches (all when
+ *  n < 0); an empty match right after a previous match is skipped. Offsets are UTF-16;
+ *  they cut the string where Go's byte offsets cut it. `beforeSearch` runs before each
+ *  search (the template engine bounds work there). */
+export function goAllMatches(re: RE2JS, s: string, n: number, beforeSearch?: (pos: number) => void): [number, number][] {
+  const m = re.matcher(s);
+  const out: [number, number][] = [];
+  for (let pos = 0, prevMatchEnd = -1; (n < 0 || out.length < n) && pos <= s.length; ) {
+    beforeSearch?.(pos);
+    if (!m.find(pos)) break;
+    const [start, end] = [m.start(), m.end()];
+    let accept = true;
+    if (end === pos) {
+      if (start === prevMatchEnd) accept = false;
+      pos += pos < s.length ? widthAt(s, pos) : 1;
+    } else pos = end;
+    prevMatchEnd = end;
+    if (accept) out.push([start, end]);
+  }
+  return out;
+}
+
 /** Go's replaceAll loop (regexp.go): an empty match right after a previous match is not
  *  replaced, and the search always advances by at least one character. */
-function replaceAll(re: RE2JS, src: string, expand: Parameters<GoRegexp['replaceAll']>[1]): string {
+export function goReplaceAll(re: RE2JS, src: string, expand: Parameters<GoRegexp['replaceAll']>[1], beforeSearch?: (pos: number) => void): string {
   const m = re.matcher(src);
   const names = Object.entries(re.namedGroups() as Record<string, number>);
   let out = '';
   let lastMatchEnd = 0;
   let searchPos = 0;
-  while (searchPos <= src.length && m.find(searchPos)) {
+  while (searchPos <= src.length) {
+    beforeSearch?.(searchPos);
+    if (!m.find(searchPos)) break;
     const [start, end] = [m.start(), m.end()];
     out += src.slice(lastMatchEnd, start);
     if (end > lastMatchEnd || start === 0) {
@@ -45,20 +77,51 @@ function replaceAll(re: RE2JS, src: string, expand: Parameters<GoRegexp['replace
       out += expand(groups, Object.fromEntries(names.map(([n, i]) => [n, groups[i]])));
     }
     lastMatchEnd = end;
-    const width = (src.codePointAt(searchPos) ?? 0) > 0xffff ? 2 : 1;
+    const width = widthAt(src, searchPos);
     searchPos = searchPos + width > end ? searchPos + width : end;
   }
   return out + src.slice(lastMatchEnd);
 }
 
+/** Go's Regexp.Expand (its `expand` and `extract`): `$name` or `${name}`, a name being the
+ *  longest run of letters, digits and `_`; a name of up to nine digits (no leading zero)
+ *  is a group number; `$$` is a dollar; a malformed reference is a literal `$`; a group
+ *  that is unknown or did not take part expands to nothing. */
+export function expandGo(template: string, groups: (string | undefined)[], named: Record<string, string | undefined>): string {
+  let out = '';
+  let rest = template;
+  for (;;) {
+    const at = rest.indexOf('$');
+    if (at < 0) break;
+    out += rest.slice(0, at);
+    rest = rest.slice(at + 1);
+    if (rest.startsWith('$')) {
+      out += '$';
+      rest = rest.slice(1);
+      continue;
+    }
+    const ref = /^(\{?)([\p{L}\p{Nd}_]+)/u.exec(rest);
+    const braced = ref?.[1] === '{';
+    if (!ref || (braced && rest[ref[0].length] !== '}')) {
+      out += '$';
+      continue;
+    }
+    const name = ref[2]!;
+    rest = rest.slice(ref[0].length + (braced ? 1 : 0));
+    const num = /^(0|[1-9][0-9]{0,8})$/.test(name) ? Number(name) : -1;
+    out += (num >= 0 ? groups[num] : Object.hasOwn(named, name) ? named[name] : undefined) ?? '';
+  }
+  return out + rest;
+}
+
 function compile(source: string): GoRegexp {
   if (source.length > MAX_PATTERN) throw new Error(`longer than ${MAX_PATTERN} characters`);
-  const re = (re2 ??= (require('re2js') as { RE2JS: typeof RE2JS }).RE2JS).compile(source);
+  const re = compileRe2(source);
   return {
     source,
     test: (s) => re.matcher(s).find(),
     matchesWhole: (s) => re.matches(s),
-    replaceAll: (s, expand) => replaceAll(re, s, expand),
+    replaceAll: (s, expand) => goReplaceAll(re, s, expand),
   };
 }
 

@@ -65,6 +65,11 @@ t.test('key conversion and rewrite', async (tt) => {
   tt.equal(convertKey('Unicode', 'a/b'), 'a_U002f_b');
   tt.equal(expandGoTemplate('$1-${2}x-$name-$$', ['all', 'A', 'B'], { name: 'N' }), 'A-Bx-N-$');
   tt.equal(expandGoTemplate('$1x', ['all', 'A'], {}), '', 'Go reads $1x as the group named "1x"');
+  // Go's extract: a leading zero makes a name, not a number; names are Unicode letters and
+  // digits; a number has at most nine digits; a malformed reference is a literal $.
+  tt.equal(expandGoTemplate('$01|${01}|$0', ['all', 'A'], { '01': 'Z' }), 'Z|Z|all');
+  tt.equal(expandGoTemplate('$é|${1|$|${}|$-', ['all', 'A'], {}), '|${1|$|${}|$-');
+  tt.equal(expandGoTemplate('$100000000|$1000000000', ['all'], { '1000000000': 'N' }), '|N');
   const map = { 'app/db-user': enc('u'), 'app/db-pass': enc('p'), other: enc('o') };
   const out = await applyRewrites(
     [{ regexp: { source: '^app/(?P<rest>.*)$', target: 'APP_${rest}' } }, { regexp: { source: '-', target: '_' } }],

@@ -29,16 +29,24 @@ t.test('an ordinary ESO template renders in TypeScript: no fallback', async (t) 
 t.test('a function left to Go falls back for that template only, and says so', async (t) => {
   heard.length = 0;
   const out = renderGoTemplates(
-    [{ name: 'regex', source: '{{ regexFind "[0-9]+" .v }}' }, { name: 'plain', source: '{{ .v | upper }}' }],
-    { v: enc('abc123') },
+    [{ name: 'yaml', source: '{{ (fromYaml .v).k }}' }, { name: 'plain', source: '{{ .v | upper }}' }],
+    { v: enc('k: abc123') },
   );
-  t.same(out.map(dec), ['123', 'ABC123']);
-  t.same(heard, [['regex', 'function "regexFind" is not implemented in TypeScript (or not defined)']]);
+  t.same(out.map(dec), ['abc123', 'K: ABC123']);
+  t.same(heard, [['yaml', 'function "fromYaml" is not implemented in TypeScript (or not defined)']]);
 });
 
 t.test("errors are Go's own messages, without values", async (t) => {
   heard.length = 0;
+  const before = goTemplateStats.webassembly;
   t.throws(() => render('{{ .missing }}'), { message: 'template t line 1, column 3: executing "t" at <.missing>: map has no entry for key "missing"' });
+  // A missing key is worded in TypeScript (gotext-differential.test.ts), values redacted alike
+  // (the column is that of `.canary_key`: Go places a field chain at its second field).
+  t.throws(() => render('é\n{{ define "d" }}{{ .cfg.canary_key }}{{ end }}{{ template "d" (dict "cfg" (dict)) }}', { v: 'canary_key' }), {
+    message: 'template t line 2, column 23: executing "d" at <.cfg.<redacted>>: map has no entry for key "<redacted>"',
+  });
+  t.equal(goTemplateStats.webassembly, before, 'the Go engine was not needed for them');
+  t.same(heard, []);
   t.same(parseGoTemplates([{ name: 'bad', source: '{{ .a ' }]).map((e) => e.message), ['template bad line 1: unclosed action']);
   let message = '';
   try {

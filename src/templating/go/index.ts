@@ -6,7 +6,7 @@
 // size per template, time per call. Error messages name the template and line and never
 // carry values (the engine redacts values it quotes).
 import { TemplateError } from '../errors.js';
-import { OutputTooLarge, parseGoText, renderGoText, Unsupported } from '../gotext/index.js';
+import { GoExecError, OutputTooLarge, parseGoText, renderGoText, Unsupported } from '../gotext/index.js';
 import { redactValues } from '../redact.js';
 import { callEngine, GoEngineError } from './runner.js';
 
@@ -164,7 +164,11 @@ export function renderGoTemplates(jobs: GoRenderJob[], data: Record<string, Uint
       goTemplateStats.typescript++;
     } catch (err) {
       if (err instanceof OutputTooLarge) results[i] = new TemplateError(j.name, 'rendered output exceeds the size limit');
-      else if (err instanceof Unsupported) {
+      else if (err instanceof GoExecError) {
+        // Go's own message (gotext-differential.test.ts), redacted as the Go engine's are below.
+        goTemplateStats.typescript++;
+        results[i] = toTemplateError(j, redactValues(err.goMessage, [...Object.values(data), ...Object.values(j.data ?? {})]));
+      } else if (err instanceof Unsupported) {
         declined(j, err.message);
         forGo.push(i);
       } else throw err;

@@ -26,10 +26,19 @@ export function withAllocation<T>(render: () => T, time?: { deadline: number; on
   }
 }
 
+const timeouts = new WeakSet<object>();
+
 /** Inside a long build: throws the render's timeout past its deadline. */
 export function tick(): void {
-  if (clock && performance.now() > clock.deadline) throw clock.onTimeout();
+  if (clock && performance.now() > clock.deadline) {
+    const err = clock.onTimeout();
+    timeouts.add(err);
+    throw err;
+  }
 }
+
+/** Is `err` the render's timeout thrown by tick (inside a function: not the function's own failure)? */
+export const isTimeout = (err: unknown): boolean => typeof err === 'object' && err !== null && timeouts.has(err);
 
 /** Charges `n` characters or items before they are created. */
 export function alloc(n: number): void {

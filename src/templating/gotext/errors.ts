@@ -18,3 +18,14 @@ export class ExecFailure extends Unsupported {
     this.name = 'ExecFailure';
   }
 }
+
+/** Go's execution fails here, and this engine words the message exactly as Go does (so far:
+ *  a missing map key, the commonest failure). `goMessage` is text/template's error with the
+ *  Go engine's redaction applied (src/templating/gotext/index.ts); the caller redacts it
+ *  again as it does Go's (src/templating/go/index.ts). */
+export class GoExecError extends Error {
+  constructor(readonly goMessage: string) {
+    super(goMessage);
+    this.name = 'GoExecError';
+  }
+}

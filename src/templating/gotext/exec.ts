@@ -1,8 +1,9 @@
 // The executor of Go's text/template (after its exec.go in Go's source) with missingkey=error,
 // as ESO runs it. Every case where Go's execution fails throws ExecFailure (Go words the
 // message); output and time are bounded as the Go engine bounds them.
-import { withAllocation } from './alloc.js';
-import { ExecFailure, Unsupported } from './errors.js';
+import { isTimeout, withAllocation } from './alloc.js';
+import { goQuote } from './builtins.js';
+import { ExecFailure, GoExecError, Unsupported } from './errors.js';
 import type { Arg, Node, Parsed, Pipe } from './parser.js';
 import { entry, formatValue, Int64, isStringMap, truth, sortedKeys, intOf, isInt, type Value } from './values.js';
 
@@ -50,13 +51,17 @@ class State {
   private steps = 0;
   private vars: { name: string; value: Value }[] = [];
   private depth = 0;
+  /** The template executing (a define's name inside {{template}}): Go's error names it. */
+  private current: string;
 
   constructor(
     private readonly tree: Parsed,
     private readonly name: string,
     private readonly funcs: FuncMap,
     private readonly limits: ExecLimits,
-  ) {}
+  ) {
+    this.current = name;
+  }
 
   run(data: Value): string {
     this.vars = [{ name: '$', value: data }];
@@ -113,12 +118,14 @@ class State {
     if (!body || n.name === this.name) throw new Unsupported(`template ${JSON.stringify(n.name)} not found by the TypeScript engine`);
     const value = n.pipe ? this.evalPipeline(dot, n.pipe) : null;
     if (++this.depth > MAX_DEPTH) throw new Unsupported('template recursion deeper than the TypeScript engine goes');
-    const saved = this.vars;
+    const [saved, caller] = [this.vars, this.current];
     this.vars = [{ name: '$', value }];
+    this.current = n.name;
     try {
       this.walkList(value, body);
     } finally {
       this.vars = saved;
+      this.current = caller;
       this.depth--;
     }
   }
@@ -206,18 +213,18 @@ class State {
     this.step();
     switch (first.t) {
       case 'field':
-        return this.fieldChain(dot, first.idents, args, final);
+        return this.fieldChain(dot, first, args, final);
       case 'variable': {
         const v = this.varValue(first.name);
         if (first.idents.length === 0) {
           this.notAFunction(args, final);
           return v;
         }
-        return this.fieldChain(v, first.idents, args, final);
+        return this.fieldChain(v, first, args, final);
       }
       case 'chain': {
         if (first.node.t !== 'pipe') throw new Unsupported('field chains on non-pipelines are not implemented in TypeScript');
-        return this.fieldChain(this.evalPipeline(dot, first.node.pipe), first.idents, args, final);
+        return this.fieldChain(this.evalPipeline(dot, first.node.pipe), first, args, final);
       }
       case 'identifier':
         return this.call(dot, first.name, args.slice(1), final);
@@ -240,13 +247,33 @@ class State {
     }
   }
 
-  /** `.a.b` on `receiver`: map lookups; a missing key is an error (missingkey=error). */
-  private fieldChain(receiver: Value, idents: string[], args: Arg[], final: Final): Value {
+  /** Go's error at `node` (exec.go's errorf: the parse name, line and byte column, the
+   *  executing template, the node as written). */
+  private goError(node: Extract<Arg, { t: 'field' | 'variable' }>, message: string): GoExecError {
+    const text = node.t === 'field' ? `.${node.idents.join('.')}` : [node.name, ...node.idents].join('.');
+    const before = this.tree.source.slice(0, node.pos);
+    const nl = before.lastIndexOf('\n');
+    const line = 1 + before.split('\n').length - 1;
+    const col = Buffer.byteLength(nl < 0 ? before : before.slice(nl + 1));
+    return new GoExecError(`template: ${this.name}:${line}:${col}: executing ${goQuote(this.current)} at <${text}>: ${message}`);
+  }
+
+  /** `.a.b` on `receiver` (the idents of `at`): map lookups; a missing key is an error
+   *  (missingkey=error), worded as Go's where `at` is a field or a variable. */
+  private fieldChain(receiver: Value, at: Extract<Arg, { t: 'field' | 'variable' | 'chain' }>, args: Arg[], final: Final): Value {
+    const idents = at.idents;
     let v = receiver;
+    // A value read from a map[string]string (the data, `split`) has Go's type string, which Go's
+    // message names; elsewhere the type is Go's to tell (interface {}, []string…).
+    let inStringMap = false;
     idents.forEach((id, i) => {
-      if (!(v instanceof Map)) throw new ExecFailure(`can't evaluate field ${id}`);
+      if (!(v instanceof Map)) {
+        if (inStringMap && typeof v === 'string' && at.t !== 'chain') throw this.goError(at, `can't evaluate field ${id} in type string`);
+        throw new ExecFailure(`can't evaluate field ${id}`);
+      }
       if (i === idents.length - 1 && (args.length > 1 || final !== MISSING)) throw new ExecFailure(`${id} is not a method but has arguments`);
-      if (!v.has(id)) throw new ExecFailure(`map has no entry for key ${id}`);
+      if (!v.has(id)) throw at.t === 'chain' ? new ExecFailure(`map has no entry for key ${id}`) : this.goError(at, `map has no entry for key ${goQuote(id)}`);
+      inStringMap = isStringMap(v);
       v = entry(v, id);
     });
     return v;
@@ -271,7 +298,7 @@ class State {
     try {
       return f.fn(...argv);
     } catch (e) {
-      if (e instanceof Unsupported) throw e;
+      if (e instanceof Unsupported || isTimeout(e)) throw e;
       // Not a Go failure this engine knows of: Go decides what happens.
       throw new Unsupported(`${name}: ${e instanceof Error ? e.name : 'error'} in the TypeScript engine`);
     }

@@ -5,17 +5,18 @@
 // paths, byte-level cases), and src/templating/go/index.ts hands those templates to the
 // WebAssembly Go engine. docs/decisions/0071-go-templates-in-typescript.md.
 import { BUILTINS } from './builtins.js';
-import { Unsupported } from './errors.js';
+import { GoExecError, Unsupported } from './errors.js';
 import { execute, OutputTooLarge, type ExecLimits, type FuncMap, type GoFunc } from './exec.js';
 import { parse, type Parsed } from './parser.js';
 import { SPRIG } from './sprig.js';
 import { SPRIG_MORE } from './sprig-lists.js';
+import { SPRIG_REGEX } from './sprig-regex.js';
 import { NOT_UTF8, stringMap, type Value } from './values.js';
 
-export { ExecFailure, Unsupported } from './errors.js';
+export { ExecFailure, GoExecError, Unsupported } from './errors.js';
 export { OutputTooLarge, type ExecLimits } from './exec.js';
 
-const FUNCS: FuncMap = new Map<string, GoFunc>(Object.entries({ ...SPRIG, ...SPRIG_MORE, ...BUILTINS }));
+const FUNCS: FuncMap = new Map<string, GoFunc>(Object.entries({ ...SPRIG, ...SPRIG_MORE, ...SPRIG_REGEX, ...BUILTINS }));
 
 /** The functions this engine renders itself (docs/templates.md lists them). */
 export const TYPESCRIPT_FUNCTIONS: readonly string[] = [...FUNCS.keys()].sort();
@@ -58,7 +59,25 @@ function dataOf(data: Record<string, Uint8Array>): Value {
   );
 }
 
-/** Renders one template; throws Unsupported (Go renders it), OutputTooLarge (Go's size
+/** The Go engine's own redaction of its error text (src/templating/go/engine/engine.go's
+ *  redact: every data value of 3 bytes or more, replaced in turn; here longest first, one of
+ *  the orders Go's map iteration may take). */
+function redactLikeGo(message: string, data: Record<string, Uint8Array>): string {
+  // A value that is not UTF-8 cannot occur in the (UTF-8) message.
+  const values = Object.values(data)
+    .filter((v) => v.length >= 3)
+    .flatMap((v) => {
+      try {
+        return [decoder.decode(v)];
+      } catch {
+        return [];
+      }
+    })
+    .sort((a, b) => Buffer.byteLength(b) - Buffer.byteLength(a));
+  return values.reduce((m, v) => m.split(v).join('<redacted>'), message);
+}
+
+/** Renders one template; throws GoExecError (Go's message), Unsupported (Go renders it), OutputTooLarge (Go's size
  *  error) or `limits.onTimeout()`. */
 export function renderGoText(name: string, source: string, data: Record<string, Uint8Array>, limits: ExecLimits): Uint8Array {
   const tree = parseGoText(source);
@@ -66,6 +85,7 @@ export function renderGoText(name: string, source: string, data: Record<string, 
   try {
     out = execute(tree, { name, funcs: FUNCS }, dataOf(data), limits);
   } catch (err) {
+    if (err instanceof GoExecError) throw new GoExecError(redactLikeGo(err.goMessage, data));
     if (err instanceof Unsupported || err instanceof OutputTooLarge || err === undefined) throw err;
     // A JavaScript limit (call stack) or a defect of this engine: Go decides.
     if (err instanceof RangeError || err instanceof TypeError) throw new Unsupported(`${err.name} in the TypeScript engine`);

@@ -6,8 +6,10 @@ import { Unsupported } from './errors.js';
 import { lex, type Item, type ItemType } from './lexer.js';
 
 export type Arg =
-  | { t: 'field'; idents: string[] }
-  | { t: 'variable'; name: string; idents: string[] }
+  // pos: where Go's node starts in the source (UTF-16 offset), for Go's error context: the
+  // field token, or the first field of a chain (`.a.b` is at `.b`, as Go's parser places it).
+  | { t: 'field'; idents: string[]; pos: number }
+  | { t: 'variable'; name: string; idents: string[]; pos: number }
   | { t: 'chain'; node: Arg; idents: string[] }
   | { t: 'identifier'; name: string }
   | { t: 'dot' }
@@ -35,11 +37,13 @@ type Ending = { t: 'end' } | { t: 'else'; chain: boolean };
 export interface Parsed {
   root: Node[];
   defines: Map<string, Node[]>;
+  /** The template's text (error positions). */
+  source: string;
 }
 
 /** Parses `src`; `hasFunction` says which identifiers name functions. */
 export function parse(src: string, hasFunction: (name: string) => boolean): Parsed {
-  return new Parser(lex(src), hasFunction).parseAll();
+  return { ...new Parser(lex(src), hasFunction).parseAll(), source: src };
 }
 
 const fail = (why: string): never => {
@@ -87,7 +91,7 @@ class Parser {
     return it.type === 'keyword' && it.val === word;
   }
 
-  parseAll(): Parsed {
+  parseAll(): Omit<Parsed, 'source'> {
     const root: Node[] = [];
     while (this.peek().type !== 'eof') {
       if (this.peek().type === 'leftDelim') {
@@ -294,8 +298,9 @@ class Parser {
     const node = this.term();
     if (!node || this.peek().type !== 'field') return node;
     const idents: string[] = [];
+    const pos = this.peek().pos;
     while (this.peek().type === 'field') idents.push(this.next().val.slice(1));
-    if (node.t === 'field' || node.t === 'variable') return { ...node, idents: [...node.idents, ...idents] };
+    if (node.t === 'field' || node.t === 'variable') return { ...node, idents: [...node.idents, ...idents], pos };
     if (['bool', 'string', 'number', 'nil', 'dot'].includes(node.t)) fail('unexpected . after term');
     return { t: 'chain', node, idents };
   }
@@ -312,9 +317,9 @@ class Parser {
         return { t: 'nil' };
       case 'variable':
         if (!this.vars.includes(it.val)) fail('undefined variable');
-        return { t: 'variable', name: it.val, idents: [] };
+        return { t: 'variable', name: it.val, idents: [], pos: it.pos };
       case 'field':
-        return { t: 'field', idents: [it.val.slice(1)] };
+        return { t: 'field', idents: [it.val.slice(1)], pos: it.pos };
       case 'bool':
         return { t: 'bool', value: it.val === 'true' };
       case 'number':

@@ -4,7 +4,7 @@ import { base32 } from '../../base32.js';
 import { alloc, tick } from './alloc.js';
 import { ExecFailure, Unsupported } from './errors.js';
 import type { GoFunc, Param } from './exec.js';
-import { compareStrings, empty, formatValue, intOf, isAscii, isInt, isStringMap, stringMap, type Value } from './values.js';
+import { compareStrings, empty, formatValue, intOf, isAscii, isInt, isNilList, isStringMap, stringMap, type Value } from './values.js';
 
 /** The Go engine's ceiling on until/untilStep (src/templating/go/engine/funcs.go). */
 const MAX_LIST_ITEMS = 1_000_000;
@@ -28,7 +28,7 @@ function list(v: Value, fn: string): Value[] {
 /** reflect.DeepEqual over the values templates hold (types included: 1 ≠ 1.0). */
 function deepEqual(a: Value, b: Value): boolean {
   if (isInt(a) || isInt(b)) return isInt(a) && isInt(b) && typeof a === typeof b && intOf(a) === intOf(b);
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]!));
+  if (Array.isArray(a)) return Array.isArray(b) && isNilList(a) === isNilList(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]!));
   if (a instanceof Map) {
     if (!(b instanceof Map) || isStringMap(a) !== isStringMap(b) || a.size !== b.size) return false;
     for (const [k, v] of a) if (!b.has(k) || !deepEqual(v, b.get(k)!)) return false;

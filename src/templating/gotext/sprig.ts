@@ -9,6 +9,7 @@ import { ExecFailure, Unsupported } from './errors.js';
 import type { GoFunc, Param } from './exec.js';
 import { alloc } from './alloc.js';
 import { charged, goQuote } from './builtins.js';
+import { toYaml } from './yaml.js';
 import { empty, entry, formatValue, fromJsonValue, Int64, intOf, isAscii, isInt, stringMap, toJson, type Value } from './values.js';
 
 /** The Go engine's ceiling on `repeat` (src/templating/go/engine/funcs.go). */
@@ -26,7 +27,7 @@ export function strval(v: Value): string {
 }
 
 /** cast.ToInt64E (spf13/cast v1.7.0) for the values templates hold; its error is 0. */
-function toInt64(v: Value): bigint {
+export function toInt64(v: Value): bigint {
   if (v === null) return 0n;
   if (isInt(v)) return intOf(v);
   if (typeof v === 'boolean') return v ? 1n : 0n;
@@ -184,6 +185,7 @@ export const SPRIG: Record<string, GoFunc> = {
   last: f(['a'], (l) => listOf(l, 'last').at(-1) ?? null),
   toJson: f(['a'], (v) => toJson(v)),
   toPrettyJson: f(['a'], (v) => toJson(v, '  ')),
+  toYaml: f(['a'], (v) => toYaml(v)),
   fromJson: str((s) => {
     try {
       return fromJsonValue(JSON.parse(s));

@@ -39,6 +39,18 @@ export function isAscii(s: string): boolean {
 }
 
 export const isStringMap = (v: Value): boolean => v instanceof Map && stringMaps.has(v);
+
+const nilLists = new WeakSet<Value[]>();
+
+/** Go's nil slice (what FindAllString and Split return for no result): it prints and
+ *  ranges as an empty list, but encoding/json writes it as `null`. */
+export function nilList(): Value[] {
+  const l: Value[] = [];
+  nilLists.add(l);
+  return l;
+}
+
+export const isNilList = (v: Value): boolean => Array.isArray(v) && nilLists.has(v);
 export const isInt = (v: Value): v is bigint | Int64 => typeof v === 'bigint' || v instanceof Int64;
 export const intOf = (v: bigint | Int64): bigint => (typeof v === 'bigint' ? v : v.v);
 
@@ -174,7 +186,7 @@ function json(v: Value, indent: string, depth: number): string {
   if (v === null) return 'null';
   const nl = indent ? `\n${indent.repeat(depth + 1)}` : '';
   const close = indent ? `\n${indent.repeat(depth)}` : '';
-  if (Array.isArray(v)) return v.length === 0 ? '[]' : `[${nl}${v.map((x) => toJson(x, indent, depth + 1)).join(`,${nl}`)}${close}]`;
+  if (Array.isArray(v)) return isNilList(v) ? 'null' : v.length === 0 ? '[]' : `[${nl}${v.map((x) => toJson(x, indent, depth + 1)).join(`,${nl}`)}${close}]`;
   if (v.size === 0) return '{}';
   const sep = indent ? ': ' : ':';
   return `{${nl}${sortedKeys(v).map((k) => `${jsonString(k)}${sep}${toJson(entry(v, k), indent, depth + 1)}`).join(`,${nl}`)}${close}}`;
