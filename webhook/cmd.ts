@@ -115,7 +115,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (!v['agent-image']) throw new Error('--agent-image is required (the image of the injected agent)');
-  const logger = createLogger('webhook');
+  const logger = createLogger('webhook', { flushMs: 250 });
   const kc = loadKubeConfig(v.kubeconfig);
   const caches = new WatchCaches(kc, logger);
   const [tls, clusterVersion] = await Promise.all([tlsFrom(v, kc, logger), clusterVersionOf(kc, logger), caches.start()]);
