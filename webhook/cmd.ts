@@ -27,6 +27,9 @@ Serves the ESI mutating admission webhook over HTTPS.
                               non-secret settings only (provider endpoints, CA file paths)
   --agent-run-as-user UID|auto  the agent's runAsUser and runAsGroup (default 65532); "auto"
                               sets neither, for platforms that assign them (OpenShift)
+  --workers N                 admission servers (node:cluster workers) sharing the port, 1-8
+                              (default 1); each is a whole webhook with its own caches and
+                              memory, for a pod given more than one core
   certificates, either mounted files (e.g. cert-manager):
   --tls-cert-file F --tls-key-file F [--tls-ca-file F]
   or self-managed (default):
@@ -58,6 +61,7 @@ const OPTIONS = {
   'webhook-config-name': { type: 'string', default: 'esi' },
   'cert-validity': { type: 'string', default: '7776000' },
   'cert-extra-sans': { type: 'string', default: '' },
+  workers: { type: 'string', default: '1' }, // read by webhook/workers.ts before this module loads
   help: { type: 'boolean', short: 'h' },
 } as const;
 
