@@ -6,15 +6,17 @@ import { pino, type Logger } from 'pino';
 export interface LoggerOptions {
   stderr?: boolean;
   level?: string;
-  /** Gather lines up to 4 KiB and write them at least every `flushMs` instead of one write
-   *  per line: a server that logs one line per request (the webhook) otherwise pays a write
-   *  and its completion callback per request (docs/decisions/0077-webhook-workers.md).
-   *  Lines are still written on exit; a SIGKILL can lose the last `flushMs`. */
+  /** Gather lines (2–4 KiB) and write them at least every `flushMs` instead of one write per
+   *  line: a server that logs one line per request (the webhook) otherwise pays a write and
+   *  its completion callback per request (docs/decisions/0077-webhook-workers.md). Each write
+   *  is whole lines of at most 4096 bytes (PIPE_BUF), so processes sharing one stdout pipe
+   *  (`esi webhook --workers`) never interleave inside a line. Lines are still written on
+   *  exit; a SIGKILL can lose the last `flushMs`. */
   flushMs?: number;
 }
 
 export function createLogger(component: string, opts: LoggerOptions = {}): Logger {
-  const buffered = opts.flushMs ? { minLength: 4096, periodicFlush: opts.flushMs } : {};
+  const buffered = opts.flushMs ? { minLength: 2048, maxWrite: 4096, periodicFlush: opts.flushMs } : {};
   return pino(
     {
       name: `esi-${component}`,

@@ -1,5 +1,6 @@
 // `esi webhook`: the admission server with its caches and certificates.
 import type { KubeConfig } from '@kubernetes/client-node';
+import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
 import { fileTlsSource, selfManagedTlsSource, type TlsSource } from '../certs/index.js';
 import { loadKubeConfig, ownNamespace, positive } from '../src/flags.js';
@@ -119,7 +120,9 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (!v['agent-image']) throw new Error('--agent-image is required (the image of the injected agent)');
-  const logger = createLogger('webhook', { flushMs: 250 });
+  const root = createLogger('webhook', { flushMs: 250 });
+  // Under --workers (webhook/workers.ts) every line says which worker wrote it.
+  const logger = cluster.isWorker ? root.child({ worker: cluster.worker!.id, pid: process.pid }) : root;
   const kc = loadKubeConfig(v.kubeconfig);
   const caches = new WatchCaches(kc, logger);
   const [tls, clusterVersion] = await Promise.all([tlsFrom(v, kc, logger), clusterVersionOf(kc, logger), caches.start()]);
