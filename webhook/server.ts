@@ -1,7 +1,7 @@
 // The admission HTTPS server (fastify): /mutate, /healthz, /readyz, /metrics.
 // The certificate comes from a TlsSource and is hot-swapped on rotation.
 import type { V1Pod } from '@kubernetes/client-node';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify from 'fastify';
 import type { Server } from 'node:https';
 import type { Logger } from 'pino';
 import type { TlsSource } from '../certs/index.js';
@@ -92,27 +92,6 @@ function badReview(body: unknown): string | undefined {
   return undefined;
 }
 
-/** fastify's JSON parser (secure-json-parse) runs two regular expressions over every body,
- *  looking for "__proto__" and "constructor" keys: ~5 % of an admission's CPU at saturation
- *  (docs/performance/webhook-admission-profile.md). A text holding neither word and no `\u`
- *  escape cannot spell either key, so it is parsed by `JSON.parse` alone; any other text, and
- *  any text `JSON.parse` refuses, goes to fastify's own parser with its checks and errors. */
-function fastJsonBodies(app: Pick<FastifyInstance, 'getDefaultJsonParser' | 'removeContentTypeParser' | 'addContentTypeParser'>): void {
-  const checked = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    const text = body as string;
-    if (text.includes('__proto__') || text.includes('constructor') || text.includes('\\u')) return checked(req, text, done);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      return checked(req, text, done);
-    }
-    done(null, parsed);
-  });
-}
-
 export async function buildServer(opts: ServerOptions) {
   const material = opts.tls.current();
   const app = Fastify({
@@ -122,7 +101,6 @@ export async function buildServer(opts: ServerOptions) {
     bodyLimit: 4 * 1024 * 1024,
     return503OnClosing: true,
   });
-  fastJsonBodies(app);
   opts.tls.onChange((m) => {
     (app.server as Server).setSecureContext({ cert: m.certPem, key: m.keyPem });
     opts.logger.info('serving certificate reloaded');
