@@ -127,7 +127,7 @@ export async function main(argv: string[]): Promise<number> {
   const caches = new WatchCaches(kc, logger);
   const [tls, clusterVersion] = await Promise.all([tlsFrom(v, kc, logger), clusterVersionOf(kc, logger), caches.start()]);
   const app = await buildServer({
-    tls, lookup: caches, metrics: webhookMetrics(), logger, ...(clusterVersion ? { clusterVersion } : {}),
+    tls, lookup: caches, metrics: webhookMetrics(() => caches.synced()), logger, ...(clusterVersion ? { clusterVersion } : {}),
     resolve: v['store-classes'] === undefined ? {} : { storeClasses: v['store-classes'].split(',').map((s) => s.trim()) },
     agent: {
       image: v['agent-image'], defaultTokenAudience: v['token-audience']!,

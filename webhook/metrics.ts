@@ -3,7 +3,9 @@ import cluster from 'node:cluster';
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { workersMetricsText } from './workers.js';
 
-export function webhookMetrics() {
+/** `synced`: whether the caches have listed, read at every collection (so each worker of
+ *  `--workers` reports its own state to the primary's sum, not the last probe it answered). */
+export function webhookMetrics(synced?: () => boolean) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   if (cluster.isWorker) {
@@ -32,6 +34,7 @@ export function webhookMetrics() {
     cacheSynced: new Gauge({
       name: 'esi_cache_synced', help: '1 when every watch-backed cache has listed.', registers: [registry],
       aggregator: 'min', // under --workers: 1 only when every worker's caches have listed
+      ...(synced ? { collect(this: Gauge) { this.set(synced() ? 1 : 0); } } : {}),
     }),
   };
 }
