@@ -1,5 +1,6 @@
 // `esi webhook`: the admission server with its caches and certificates.
 import type { KubeConfig } from '@kubernetes/client-node';
+import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
 import { fileTlsSource, selfManagedTlsSource, type TlsSource } from '../certs/index.js';
 import { loadKubeConfig, ownNamespace, positive } from '../src/flags.js';
@@ -27,6 +28,9 @@ Serves the ESI mutating admission webhook over HTTPS.
                               non-secret settings only (provider endpoints, CA file paths)
   --agent-run-as-user UID|auto  the agent's runAsUser and runAsGroup (default 65532); "auto"
                               sets neither, for platforms that assign them (OpenShift)
+  --workers N                 admission servers (node:cluster workers) sharing the port, 1-8
+                              (default 1); each is a whole webhook with its own caches and
+                              memory, for a pod given more than one core
   certificates, either mounted files (e.g. cert-manager):
   --tls-cert-file F --tls-key-file F [--tls-ca-file F]
   or self-managed (default):
@@ -58,6 +62,7 @@ const OPTIONS = {
   'webhook-config-name': { type: 'string', default: 'esi' },
   'cert-validity': { type: 'string', default: '7776000' },
   'cert-extra-sans': { type: 'string', default: '' },
+  workers: { type: 'string', default: '1' }, // read by webhook/workers.ts before this module loads
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -115,12 +120,14 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (!v['agent-image']) throw new Error('--agent-image is required (the image of the injected agent)');
-  const logger = createLogger('webhook');
+  const root = createLogger('webhook', { flushMs: 250 });
+  // Under --workers (webhook/workers.ts) every line says which worker wrote it.
+  const logger = cluster.isWorker ? root.child({ worker: cluster.worker!.id, pid: process.pid }) : root;
   const kc = loadKubeConfig(v.kubeconfig);
   const caches = new WatchCaches(kc, logger);
   const [tls, clusterVersion] = await Promise.all([tlsFrom(v, kc, logger), clusterVersionOf(kc, logger), caches.start()]);
   const app = await buildServer({
-    tls, lookup: caches, metrics: webhookMetrics(), logger, ...(clusterVersion ? { clusterVersion } : {}),
+    tls, lookup: caches, metrics: webhookMetrics(() => caches.synced()), logger, ...(clusterVersion ? { clusterVersion } : {}),
     resolve: v['store-classes'] === undefined ? {} : { storeClasses: v['store-classes'].split(',').map((s) => s.trim()) },
     agent: {
       image: v['agent-image'], defaultTokenAudience: v['token-audience']!,

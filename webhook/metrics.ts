@@ -1,11 +1,22 @@
 // Prometheus metrics of the webhook, in their own registry (no global state).
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import cluster from 'node:cluster';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { workersMetricsText } from './workers.js';
 
-export function webhookMetrics() {
+/** `synced`: whether the caches have listed, read at every collection (so each worker of
+ *  `--workers` reports its own state to the primary's sum, not the last probe it answered). */
+export function webhookMetrics(synced?: () => boolean) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  if (cluster.isWorker) {
+    // A worker of `esi webhook --workers N` answers the primary's requests with this registry.
+    AggregatorRegistry.setRegistries([registry]);
+    new AggregatorRegistry();
+  }
   return {
     registry,
+    /** The text a scrape gets: under --workers, every worker's metrics summed by the primary. */
+    text: (): Promise<string> => (cluster.isWorker ? workersMetricsText() : registry.metrics()),
     latency: new Histogram({
       name: 'esi_admission_duration_seconds',
       help: 'Time to answer an AdmissionReview, by result.',
@@ -22,6 +33,8 @@ export function webhookMetrics() {
     }),
     cacheSynced: new Gauge({
       name: 'esi_cache_synced', help: '1 when every watch-backed cache has listed.', registers: [registry],
+      aggregator: 'min', // under --workers: 1 only when every worker's caches have listed
+      ...(synced ? { collect(this: Gauge) { this.set(synced() ? 1 : 0); } } : {}),
     }),
   };
 }

@@ -62,9 +62,29 @@ function findStore(es: ExternalSecret, ns: string, lookup: ObjectLookup, problem
   return store;
 }
 
+/** `f(key)` remembered per object: the informer cache replaces its objects on update and never
+ *  mutates them (as canonicalJson's encodings in mutate.ts), and the checks below are pure
+ *  functions of the spec they read, so every admission that names the same store or
+ *  ExternalSecret reuses the verdict instead of validating the spec again (~4 % of an
+ *  admission at saturation, docs/performance/webhook-admission-profile.md). */
+function rememberedBy<K extends object, T>(f: (key: K) => T): (key: K) => T {
+  const memo = new WeakMap<K, T>();
+  return (key) => {
+    if (memo.has(key)) return memo.get(key)!;
+    const value = f(key);
+    memo.set(key, value);
+    return value;
+  };
+}
+
+const providerProblems = rememberedBy(storeSpecProblems);
+const providerReferences = rememberedBy(referencedObjects);
+const entryProblems = rememberedBy((es: ExternalSecret) =>
+  externalSecretSpecProblems(es.spec, 'agent').map((p) => describeSpecProblem(es.metadata.name!, p)));
+
 /** What ESI cannot serve in the ExternalSecret (the reconciler applies the same checks). */
 function checkEntries(es: ExternalSecret, problems: string[]): void {
-  for (const p of externalSecretSpecProblems(es.spec, 'agent')) problems.push(describeSpecProblem(es.metadata.name!, p));
+  problems.push(...entryProblems(es));
 }
 
 function checkStore(store: AnySecretStore, env: { pod: PodFacts; lookup: ObjectLookup; opts: ResolveOptions }, problems: string[]): ResolvedStore | undefined {
@@ -72,11 +92,11 @@ function checkStore(store: AnySecretStore, env: { pod: PodFacts; lookup: ObjectL
   const what = describeStoreRef(store.kind, store.metadata.name!, pod.namespace);
   const before = problems.length;
   // The provider's own spec rules, so a bad store is denied here, not found in the pod.
-  for (const p of storeSpecProblems(store.spec.provider ?? {})) problems.push(`${what}: ${p}`);
+  for (const p of providerProblems(store.spec.provider ?? {})) problems.push(`${what}: ${p}`);
   if (!servesControllerClass(store, opts.storeClasses)) problems.push(classNotServed(store, opts.storeClasses!, pod.namespace));
   const refused = namespaceRefusal(store, lookup, pod.namespace);
   if (refused) problems.push(refused);
-  const refs = referencedObjects(store.spec.provider ?? {});
+  const refs = providerReferences(store.spec.provider ?? {});
   const credentials = refs.credentials.map((c) => ({ ...c, namespace: c.namespace ?? pod.namespace }));
   for (const p of crossNamespaceCredentials(store.spec.provider ?? {}, pod.namespace)) problems.push(`${what}: ${p}`);
   // Stricter than the reconciler's rule (ServiceAccounts of the namespace the store is used

@@ -129,7 +129,7 @@ export async function buildServer(opts: ServerOptions) {
   });
   app.get('/metrics', async (_req, reply) => {
     opts.metrics.cacheSynced.set(opts.lookup.synced() ? 1 : 0);
-    return reply.type(opts.metrics.registry.contentType).send(await opts.metrics.registry.metrics());
+    return reply.type(opts.metrics.registry.contentType).send(await opts.metrics.text());
   });
   return app;
 }

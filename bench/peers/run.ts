@@ -29,6 +29,7 @@ const HELP = `Usage: npm run bench:peers -- [options]
   --no-write               do not touch BENCHMARKS.md
   --esi-node-args=FLAGS    node flags for the ESI webhook, e.g. "--esi-node-args=--cpu-prof --cpu-prof-dir=DIR"
                            (an experiment: the section records what the chart runs)
+  --esi-args=FLAGS         extra \`esi webhook\` flags, e.g. "--esi-args=--workers=2" (an experiment, recorded in the section)
   --agent-node-args=FLAGS  node flags for the ESI agent (an experiment, like --esi-node-args)
   --keep-logs              keep the webhook phase's directory (servers' logs, profiles) and print its path
 `;
@@ -36,7 +37,7 @@ const HELP = `Usage: npm run bench:peers -- [options]
 const { values: o } = parseArgs({ options: {
   only: { type: 'string' }, rates: { type: 'string', default: '100,500,1000' }, connections: { type: 'string', default: '25' },
   seconds: { type: 'string', default: '10' }, runs: { type: 'string', default: '9' }, steady: { type: 'string', default: '60' },
-  quick: { type: 'boolean' }, 'no-write': { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, 'esi-node-args': { type: 'string' },
+  quick: { type: 'boolean' }, 'no-write': { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, 'esi-node-args': { type: 'string' }, 'esi-args': { type: 'string' },
   'keep-logs': { type: 'boolean' }, 'agent-node-args': { type: 'string' },
 } });
 if (o.help) {
@@ -91,7 +92,7 @@ function section(machine: ReturnType<typeof machineInfo>, w: WebhookResults | un
   if (w) {
     parts.push('', '### Webhook: ESI vs vault-k8s', '',
       `Both servers run against one local kube-apiserver (etcd) holding the ${w.objects} objects of bench/admission/cluster.ts, with the`,
-      `same admin identity: ESI as \`node bin/esi.js webhook\` (kubeconfig, certificate files; NODE_OPTIONS=\`${chartNodeOptions() || '(none)'}\` as the chart`,
+      `same admin identity: ESI as \`node bin/esi.js webhook${o['esi-args'] ? ` ${o['esi-args']}` : ''}\` (kubeconfig, certificate files; NODE_OPTIONS=\`${chartNodeOptions() || '(none)'}\` as the chart`,
       'sets it, charts/esi/values.yaml webhook.nodeOptions), vault-k8s as `vault-k8s agent-inject`',
       'given its in-cluster configuration inside a private mount namespace (`unshare -m`, tmpfs over /run). Both log at their default',
       'level (info, one line per admission) into a file. Equivalent pods (bench/peers/pods.ts): the same application pod',
@@ -169,6 +170,7 @@ async function main() {
         rates: o.rates!.split(',').map(Number), connections: Number(o.connections), warmupMs: o.quick ? 1000 : 2000, durationMs: seconds * 1000,
         vaultK8sBin: join(cache, 'bin', `vault-k8s-${VAULT_K8S}`), dir, log,
         ...(o['esi-node-args'] ? { esiNodeArgs: o['esi-node-args'].split(' ').filter(Boolean) } : {}),
+        ...(o['esi-args'] ? { esiArgs: o['esi-args'].split(' ').filter(Boolean) } : {}),
       });
     } finally {
       if (o['keep-logs']) log(`webhook phase directory kept: ${dir}`);

@@ -86,12 +86,13 @@ export function chartNodeOptions(): string {
   return values.webhook?.nodeOptions ?? '';
 }
 
-/** `entry`: the `esi` entry to run (default bin/esi.js; bench/peers/webhook-memory.ts runs saved builds A/B). */
-export async function startEsi(inp: ServerInputs, port: number, nodeArgs: string[] = [], entry = join(ROOT, 'bin', 'esi.js')): Promise<Server> {
+/** `entry`: the `esi` entry to run (default bin/esi.js; bench/peers/webhook-memory.ts runs saved builds A/B);
+ *  `esiArgs`: extra `esi webhook` flags (experiments, e.g. --workers=2). */
+export async function startEsi(inp: ServerInputs, port: number, nodeArgs: string[] = [], entry = join(ROOT, 'bin', 'esi.js'), esiArgs: string[] = []): Promise<Server> {
   const nodeOptions = chartNodeOptions();
   const child = spawn(process.execPath, [
     ...nodeArgs, entry, 'webhook', '--listen', '127.0.0.1', '--port', String(port), '--kubeconfig', inp.kubeconfigPath,
-    '--agent-image', 'registry.example/esi:bench', '--tls-cert-file', inp.certFile, '--tls-key-file', inp.keyFile,
+    '--agent-image', 'registry.example/esi:bench', '--tls-cert-file', inp.certFile, '--tls-key-file', inp.keyFile, ...esiArgs,
   ], { env: { PATH: process.env.PATH, ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) }, stdio: logTo(join(inp.dir, 'esi-webhook.log')) });
   const t = track(child, join(inp.dir, 'esi-webhook.log'));
   await waitReady('esi webhook', `https://127.0.0.1:${port}/readyz`, inp.caPem, child, t.output);

@@ -8,7 +8,7 @@
 // docs/performance/webhook-memory.md is the diary these runs went into.
 //
 //   npm run build && mkdir -p dist/variants/A && cp -r bin dist/bundle dist/variants/A/
-//   tsx bench/peers/webhook-memory.ts --variant A=dist/variants/A --variant B=.[@--node-flag] [--rounds 2]
+//   tsx bench/peers/webhook-memory.ts --variant A=dist/variants/A --variant B=.[@--node-flag][@esi:--webhook-flag] [--rounds 2]
 //     [--rate 500] [--seconds 8] [--snapshot DIR] [--node-args "--flag ..."]
 import { KubeConfig } from '@kubernetes/client-node';
 import { mkdtemp, readdir } from 'node:fs/promises';
@@ -32,7 +32,9 @@ const { values: o } = parseArgs({
 const variants = (o.variant ?? []).map((v) => {
   const [name, rest] = v.split(/=(.*)/s) as [string, string];
   const [dir, ...flags] = rest.split('@');
-  return { name, entry: join(resolve(dir!), 'bin', 'esi.js'), nodeArgs: flags };
+  // `esi:FLAG` is an `esi webhook` flag (e.g. esi:--workers=2), any other a node flag.
+  const esiArgs = flags.filter((f) => f.startsWith('esi:')).map((f) => f.slice(4));
+  return { name, entry: join(resolve(dir!), 'bin', 'esi.js'), nodeArgs: flags.filter((f) => !f.startsWith('esi:')), esiArgs };
 });
 if (variants.length === 0) throw new Error('--variant NAME=DIR[@node-flag...] (DIR holds bin/esi.js and dist/bundle), at least one');
 const mib = (kib: number) => (kib / 1024).toFixed(1);
@@ -51,7 +53,7 @@ async function snapshot(pid: number, into: string): Promise<void> {
 /** One run of one variant: idle after sync, then the fixed-rate and the saturation step. */
 async function oneRun(v: (typeof variants)[number], inp: ServerInputs, caPem: string): Promise<Row> {
   const snapArgs = o.snapshot ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${resolve(o.snapshot)}`] : [];
-  const server = await startEsi(inp, await freePort(), [...o['node-args'].split(' ').filter(Boolean), ...v.nodeArgs, ...snapArgs], v.entry);
+  const server = await startEsi(inp, await freePort(), [...o['node-args'].split(' ').filter(Boolean), ...v.nodeArgs, ...snapArgs], v.entry, v.esiArgs);
   try {
     await sleep(5000);
     const idle = treeMemory(server.pid);

@@ -55,9 +55,10 @@ export interface WebhookOptions {
   durationMs: number;
   vaultK8sBin: string;
   dir: string;
-  /** ESI webhook environment (e.g. ESI_WEBHOOK_WORKERS) for lever experiments. */
   /** Extra node flags for the ESI webhook (profiling, experiments). */
   esiNodeArgs?: string[];
+  /** Extra `esi webhook` flags (experiments, e.g. --workers=2). */
+  esiArgs?: string[];
   log: (line: string) => void;
 }
 
@@ -141,7 +142,7 @@ export async function runWebhooks(opts: WebhookOptions): Promise<WebhookResults>
     log(`webhooks: ${objects} objects created (bench/admission/cluster.ts)`);
     const tls = await tlsFiles(opts.dir);
     const inp: ServerInputs = { dir: opts.dir, apiserver: cp.server, apiserverCa: cp.caPem, token: cp.token, kubeconfigPath: cp.kubeconfigPath, ...tls };
-    const esi = await startEsi(inp, await freePort(), opts.esiNodeArgs);
+    const esi = await startEsi(inp, await freePort(), opts.esiNodeArgs, undefined, opts.esiArgs);
     servers.push(esi);
     const vk = await startVaultK8s(inp, opts.vaultK8sBin, await freePort());
     servers.push(vk);

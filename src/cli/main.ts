@@ -13,7 +13,7 @@ interface Subcommand {
 const subcommands: Record<string, Subcommand> = {
   webhook: {
     summary: 'serve the mutating admission webhook (HTTPS /mutate, /healthz, /readyz, /metrics)',
-    load: async () => (await import('../../webhook/cmd.js')).main,
+    load: async () => (await import('../../webhook/workers.js')).main,
   },
   agent: {
     summary: 'run the secrets agent: fetch, render, atomically write, refresh, notify',

@@ -148,11 +148,13 @@ function suite(helm: Helm): void {
       '--set-json', 'storeClasses=["esi",""]', '--set', 'agent.image.repository=registry.example/esi-agent',
       '--set', 'image.tag=1.2.3', '--set', 'agent.tokenAudience=vault', '--set', 'webhook.failurePolicy=Ignore',
       '--set-json', 'webhook.excludedNamespaces=["kube-system","istio-system"]', '--set', 'webhook.replicas=3',
+      '--set', 'webhook.workers=2',
     ]));
     const args = deploymentOf(objs).spec.template.spec.containers[0]!.args!;
     t.ok(args.includes('--store-classes=esi,'), '"" in storeClasses = unclassed stores');
     t.ok(args.includes('--agent-image=registry.example/esi-agent:1.2.3'), 'agent tag follows image.tag');
     t.ok(args.includes('--token-audience=vault'));
+    t.ok(args.includes('--workers=2'), 'webhook.workers > 1 runs that many admission servers (1, the default, renders no flag)');
     t.equal(deploymentOf(objs).spec.replicas, 3);
     const w = webhookOf(objs);
     t.equal(w.failurePolicy, 'Ignore');

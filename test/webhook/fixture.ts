@@ -58,7 +58,8 @@ async function apply(kc: KubeConfig, objects: object[]) {
   }
 }
 
-export async function setupWebhook(t: T): Promise<WebhookFixture> {
+/** `extraArgs`: more `esi webhook` flags (e.g. --workers). */
+export async function setupWebhook(t: T, extraArgs: string[] = []): Promise<WebhookFixture> {
   const cp = await useControlPlane(t);
   const kc = cp.kc;
   await installCrds(kc);
@@ -72,7 +73,7 @@ export async function setupWebhook(t: T): Promise<WebhookFixture> {
   await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'vault-token' }, stringData: { token: `${CANARY}-token`, unrelated: CANARY } } });
   const manifests = manifestsFor(ns, otherNs, runId);
   await apply(kc, manifests);
-  const webhook = await startWebhook({ kubeconfigPath: cp.kubeconfigPath, namespace: systemNs, configName: name, port });
+  const webhook = await startWebhook({ kubeconfigPath: cp.kubeconfigPath, namespace: systemNs, configName: name, port, extraArgs });
   t.teardown(() => webhook.stop());
   await waitForCaBundle(kc, name);
   // Caches are watch-backed: give the webhook a moment to see the objects just created.
