@@ -15,7 +15,7 @@ import { writeSection } from '../lib/markdown.js';
 import { runAgents, type AgentResults } from './agents.js';
 import { agentMarkdown, goTemplateMarkdown, keptSubsections, loadText, machineLines, webhookMarkdown } from './markdown.js';
 import { reviewSize } from './pods.js';
-import { chartNodeOptions, ROOT } from './servers.js';
+import { chartNodeFlags, chartNodeOptions, ROOT } from './servers.js';
 import { runWebhooks, type WebhookResults } from './webhooks.js';
 
 const HELP = `Usage: npm run bench:peers -- [options]
@@ -92,8 +92,8 @@ function section(machine: ReturnType<typeof machineInfo>, w: WebhookResults | un
   if (w) {
     parts.push('', '### Webhook: ESI vs vault-k8s', '',
       `Both servers run against one local kube-apiserver (etcd) holding the ${w.objects} objects of bench/admission/cluster.ts, with the`,
-      `same admin identity: ESI as \`node bin/esi.js webhook${o['esi-args'] ? ` ${o['esi-args']}` : ''}\` (kubeconfig, certificate files; NODE_OPTIONS=\`${chartNodeOptions() || '(none)'}\` as the chart`,
-      'sets it, charts/esi/values.yaml webhook.nodeOptions), vault-k8s as `vault-k8s agent-inject`',
+      `same admin identity: ESI as \`node${chartNodeFlags().map((f) => ` ${f}`).join('')} bin/esi.js webhook${o['esi-args'] ? ` ${o['esi-args']}` : ''}\` (kubeconfig, certificate files; NODE_OPTIONS=\`${chartNodeOptions() || '(none)'}\` as the chart`,
+      'sets it, charts/esi/values.yaml webhook.nodeOptions and webhook.nodeFlags), vault-k8s as `vault-k8s agent-inject`',
       'given its in-cluster configuration inside a private mount namespace (`unshare -m`, tmpfs over /run). Both log at their default',
       'level (info, one line per admission) into a file. Equivalent pods (bench/peers/pods.ts): the same application pod',
       `asking for 3 secrets + 1 template file, ESI ${w.reviewBytes.esi} bytes / vault-k8s ${w.reviewBytes['vault-k8s']} bytes per AdmissionReview. Load: bench/lib/load.ts,`,

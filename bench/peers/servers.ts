@@ -86,6 +86,12 @@ export function chartNodeOptions(): string {
   return values.webhook?.nodeOptions ?? '';
 }
 
+/** The webhook's command-line node flags as the chart sets them (charts/esi/values.yaml webhook.nodeFlags). */
+export function chartNodeFlags(): string[] {
+  const values = parse(readFileSync(join(ROOT, 'charts', 'esi', 'values.yaml'), 'utf8')) as { webhook?: { nodeFlags?: string[] } };
+  return values.webhook?.nodeFlags ?? [];
+}
+
 /** `entry`: the `esi` entry to run (default bin/esi.js; bench/peers/webhook-memory.ts runs saved builds A/B);
  *  `esiArgs`: extra `esi webhook` flags (experiments, e.g. --workers=2). */
 export async function startEsi(inp: ServerInputs, port: number, nodeArgs: string[] = [], entry = join(ROOT, 'bin', 'esi.js'), esiArgs: string[] = []): Promise<Server> {

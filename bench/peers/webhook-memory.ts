@@ -7,6 +7,9 @@
 // --heapsnapshot-signal) that bench/lib/heapsnapshot.ts summarises.
 // docs/performance/webhook-memory.md is the diary these runs went into.
 //
+// Each variant runs with the node flags it names only (not the chart's webhook.nodeFlags):
+// `--variant B=.@--optimize-for-size` is the chart's default command line.
+//
 //   npm run build && mkdir -p dist/variants/A && cp -r bin dist/bundle dist/variants/A/
 //   tsx bench/peers/webhook-memory.ts --variant A=dist/variants/A --variant B=.[@--node-flag][@esi:--webhook-flag] [--rounds 2]
 //     [--rate 500] [--seconds 8] [--snapshot DIR] [--node-args "--flag ..."]

@@ -17,7 +17,7 @@ import { closedLoop, fixedRate, LoadClient, type LoadResult } from '../lib/load.
 import { requestSource, type Injector } from './pods.js';
 import { memorySampler, treeCpuMs, treeMemory, type Memory } from './procstat.js';
 import { cpuPerRequest } from './report.js';
-import { startEsi, startVaultK8s, type Server, type ServerInputs } from './servers.js';
+import { chartNodeFlags, startEsi, startVaultK8s, type Server, type ServerInputs } from './servers.js';
 
 export interface StepRun {
   injector: Injector;
@@ -142,7 +142,7 @@ export async function runWebhooks(opts: WebhookOptions): Promise<WebhookResults>
     log(`webhooks: ${objects} objects created (bench/admission/cluster.ts)`);
     const tls = await tlsFiles(opts.dir);
     const inp: ServerInputs = { dir: opts.dir, apiserver: cp.server, apiserverCa: cp.caPem, token: cp.token, kubeconfigPath: cp.kubeconfigPath, ...tls };
-    const esi = await startEsi(inp, await freePort(), opts.esiNodeArgs, undefined, opts.esiArgs);
+    const esi = await startEsi(inp, await freePort(), [...chartNodeFlags(), ...(opts.esiNodeArgs ?? [])], undefined, opts.esiArgs);
     servers.push(esi);
     const vk = await startVaultK8s(inp, opts.vaultK8sBin, await freePort());
     servers.push(vk);

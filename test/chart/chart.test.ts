@@ -103,6 +103,9 @@ function suite(helm: Helm): void {
       t.match(nodeOptions, /^--max-semi-space-size=\d+$/, 'NODE_OPTIONS caps the young generation (webhook.nodeOptions)');
       const accepted = spawnSync(process.execPath, ['-e', '0'], { env: { PATH: process.env.PATH, NODE_OPTIONS: nodeOptions }, encoding: 'utf8' });
       t.equal(accepted.status, 0, `node accepts it in NODE_OPTIONS: ${accepted.stderr}`);
+      t.same(c.command, ['/nodejs/bin/node', '--optimize-for-size', '/app/bin/esi.js'], 'the image entrypoint with webhook.nodeFlags');
+      const flagged = spawnSync(process.execPath, [...c.command!.slice(1, -1), '-e', '0'], { encoding: 'utf8' });
+      t.equal(flagged.status, 0, `node accepts webhook.nodeFlags on its command line: ${flagged.stderr}`);
       t.equal(c.image, 'ghcr.io/esi-dev/esi:0.1.0', 'image tag defaults to appVersion');
       t.same(c.args, [
         'webhook', '--port=8443', '--agent-image=ghcr.io/esi-dev/esi:0.1.0', '--agent-pull-policy=IfNotPresent',
@@ -148,8 +151,9 @@ function suite(helm: Helm): void {
       '--set-json', 'storeClasses=["esi",""]', '--set', 'agent.image.repository=registry.example/esi-agent',
       '--set', 'image.tag=1.2.3', '--set', 'agent.tokenAudience=vault', '--set', 'webhook.failurePolicy=Ignore',
       '--set-json', 'webhook.excludedNamespaces=["kube-system","istio-system"]', '--set', 'webhook.replicas=3',
-      '--set', 'webhook.workers=2',
+      '--set', 'webhook.workers=2', '--set-json', 'webhook.nodeFlags=[]',
     ]));
+    t.notOk(deploymentOf(objs).spec.template.spec.containers[0]!.command, 'webhook.nodeFlags=[]: the image entrypoint as is');
     const args = deploymentOf(objs).spec.template.spec.containers[0]!.args!;
     t.ok(args.includes('--store-classes=esi,'), '"" in storeClasses = unclassed stores');
     t.ok(args.includes('--agent-image=registry.example/esi-agent:1.2.3'), 'agent tag follows image.tag');

@@ -96,7 +96,7 @@ export function one(objs: K8sObject[], kind: string): K8sObject {
 /* Typed views of the few fields the tests read. */
 export interface PolicyRule { apiGroups?: string[]; resources?: string[]; resourceNames?: string[]; verbs: string[] }
 export interface Container {
-  name: string; image: string; args?: string[]; env?: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
+  name: string; image: string; command?: string[]; args?: string[]; env?: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
   securityContext?: Record<string, unknown>; readinessProbe?: Probe; livenessProbe?: Probe;
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
   volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
