@@ -69,7 +69,7 @@ function sideEffectFree(path: RegExp): Plugin {
  *   label and field selectors through `serialize(value, 'string')`, which returns a string as
  *   it is; the real one names every generated model class, so the webhook (which uses no
  *   generated API) loaded all ~720 of them for it. The stand-in does the same for a string.
- * - pino loads its worker-thread transports (lib/transport.js, thread-stream) when it is
+ * - pino loads its worker-thread transports (its lib/transport module, thread-stream) when it is
  *   imported, and calls them only for the `transport` option, which ESI never passes (one
  *   JSON line per record to stdout). pino is bundled into the agent's bundle only (agentBuild
  *   below); elsewhere it stays external and the stand-in is never reached.
