@@ -71,7 +71,7 @@ function sideEffectFree(path: RegExp): Plugin {
  *   generated API) loaded all ~720 of them for it. The stand-in does the same for a string.
  * - pino loads its worker-thread transports (its lib/transport module, thread-stream) when it is
  *   imported, and calls them only for the `transport` option, which ESI never passes (one
- *   JSON line per record to stdout). pino is bundled into the agent's bundle only (agentBuild
+ *   JSON line per record to stdout). pino is bundled into the agent's bundle only (agentOnly
  *   below); elsewhere it stays external and the stand-in is never reached.
  * - client-node's config.js (KubeConfig) takes two names from the generated code's barrel
  *   (the index.js of its gen folder). esbuild splits chunks per file, and through the barrel's `export *` every
@@ -85,6 +85,11 @@ const STAND_INS: { importer: RegExp; path: string; contents: string; resolveDir?
   },
   { importer: /[\\/]node_modules[\\/]node-vault[\\/]/, path: 'debug', contents: 'module.exports = () => function off() {};' },
   { importer: /[\\/]node_modules[\\/]node-fetch[\\/]/, path: 'whatwg-url', contents: "module.exports = { URL: require('node:url').URL };" },
+  // pino's tools.js reads worker_threads' isMainThread once, to flush on exit in the main
+  // thread. In the agent's bundle pino runs only in the main thread (the Go engine's worker
+  // evaluates its own source, src/templating/go/worker-source.ts), and nothing else in the
+  // agent loads node:worker_threads before a Go template needs a worker (~0.4 MiB).
+  { importer: /[\\/]node_modules[\\/]pino[\\/]lib[\\/]tools\.js$/, path: 'worker_threads', contents: 'module.exports = { isMainThread: true };' },
   ...['./lib/transport', './transport'].map((path) => ({
     importer: /[\\/]node_modules[\\/]pino[\\/]/, path,
     contents: "module.exports = function transport() { throw new Error('pino transports are not in the agent bundle (scripts/bundle.ts)'); };",
@@ -101,7 +106,7 @@ const STAND_INS: { importer: RegExp; path: string; contents: string; resolveDir?
 const standIns: Plugin = {
   name: 'stand-ins',
   setup(b) {
-    b.onResolve({ filter: /^(axios|debug|whatwg-url|\.\/(lib\/)?transport|\.\/serializer\.js|\.\/gen\/index\.js)$/ }, (args) => {
+    b.onResolve({ filter: /^(axios|debug|worker_threads|whatwg-url|\.\/(lib\/)?transport|\.\/serializer\.js|\.\/gen\/index\.js)$/ }, (args) => {
       const i = STAND_INS.findIndex((s) => s.path === args.path && s.importer.test(args.importer));
       return i < 0 ? undefined : { path: String(i), namespace: 'stand-in', pluginData: args.resolveDir };
     });
