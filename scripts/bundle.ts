@@ -129,7 +129,7 @@ function arg(name: string): string | undefined {
  * agent's static imports were 33 chunks (each one a module Node resolves, reads, compiles
  * and links at start); split alone, 25. pino is bundled there too (its ~30 CommonJS files
  * were each resolved and read at start; the stand-in above drops its transports). Both
- * together: ~14 % less CPU to the first file (docs/performance/agent-startup.md). The other
+ * together: ~14 % less time to the first file (docs/performance/agent-startup.md). The other
  * subcommands stay unresolved imports there: bin/esi.js never runs them from it.
  */
 const agentOnly: Plugin = {
