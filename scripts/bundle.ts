@@ -13,7 +13,7 @@
 // loaded lazily per store anyway.
 //
 //   tsx scripts/bundle.ts [--dist dist] [--metafile out.json]
-import { build, type Plugin } from 'esbuild';
+import { build, type BuildOptions, type Plugin } from 'esbuild';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
@@ -69,6 +69,10 @@ function sideEffectFree(path: RegExp): Plugin {
  *   label and field selectors through `serialize(value, 'string')`, which returns a string as
  *   it is; the real one names every generated model class, so the webhook (which uses no
  *   generated API) loaded all ~720 of them for it. The stand-in does the same for a string.
+ * - pino loads its worker-thread transports (its lib/transport module, thread-stream) when it is
+ *   imported, and calls them only for the `transport` option, which ESI never passes (one
+ *   JSON line per record to stdout). pino is bundled into the agent's bundle only (agentOnly
+ *   below); elsewhere it stays external and the stand-in is never reached.
  * - client-node's config.js (KubeConfig) takes two names from the generated code's barrel
  *   (the index.js of its gen folder). esbuild splits chunks per file, and through the barrel's `export *` every
  *   generated API and model the build uses anywhere became part of the chunk every command
@@ -81,6 +85,15 @@ const STAND_INS: { importer: RegExp; path: string; contents: string; resolveDir?
   },
   { importer: /[\\/]node_modules[\\/]node-vault[\\/]/, path: 'debug', contents: 'module.exports = () => function off() {};' },
   { importer: /[\\/]node_modules[\\/]node-fetch[\\/]/, path: 'whatwg-url', contents: "module.exports = { URL: require('node:url').URL };" },
+  // pino's tools.js reads worker_threads' isMainThread once, to flush on exit in the main
+  // thread. In the agent's bundle pino runs only in the main thread (the Go engine's worker
+  // evaluates its own source, src/templating/go/worker-source.ts), and nothing else in the
+  // agent loads node:worker_threads before a Go template needs a worker (~0.4 MiB).
+  { importer: /[\\/]node_modules[\\/]pino[\\/]lib[\\/]tools\.js$/, path: 'worker_threads', contents: 'module.exports = { isMainThread: true };' },
+  ...['./lib/transport', './transport'].map((path) => ({
+    importer: /[\\/]node_modules[\\/]pino[\\/]/, path,
+    contents: "module.exports = function transport() { throw new Error('pino transports are not in the agent bundle (scripts/bundle.ts)'); };",
+  })),
   {
     importer: /[\\/]node_modules[\\/]@kubernetes[\\/]client-node[\\/]dist[\\/]cache\.js$/, path: './serializer.js',
     contents: "module.exports = { ObjectSerializer: { serialize(value, type) { if (type !== 'string') throw new Error('client-node cache.js: serializer stand-in (scripts/bundle.ts) got type ' + type); return value; } } };",
@@ -93,7 +106,7 @@ const STAND_INS: { importer: RegExp; path: string; contents: string; resolveDir?
 const standIns: Plugin = {
   name: 'stand-ins',
   setup(b) {
-    b.onResolve({ filter: /^(axios|debug|whatwg-url|\.\/serializer\.js|\.\/gen\/index\.js)$/ }, (args) => {
+    b.onResolve({ filter: /^(axios|debug|worker_threads|whatwg-url|\.\/(lib\/)?transport|\.\/serializer\.js|\.\/gen\/index\.js)$/ }, (args) => {
       const i = STAND_INS.findIndex((s) => s.path === args.path && s.importer.test(args.importer));
       return i < 0 ? undefined : { path: String(i), namespace: 'stand-in', pluginData: args.resolveDir };
     });
@@ -109,27 +122,40 @@ function arg(name: string): string | undefined {
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
+/**
+ * The agent's own bundle (dist/bundle/agent/, which bin/esi.js runs for `esi agent`): the same
+ * CLI entry with every subcommand but `agent` left out, so esbuild splits chunks for the
+ * agent's imports alone. Split together with the webhook's and the reconciler's code, the
+ * agent's static imports were 33 chunks (each one a module Node resolves, reads, compiles
+ * and links at start); split alone, 25. pino is bundled there too (its ~30 CommonJS files
+ * were each resolved and read at start; the stand-in above drops its transports). Both
+ * together: ~14 % less time to the first file (docs/performance/agent-startup.md). The other
+ * subcommands stay unresolved imports there: bin/esi.js never runs them from it.
+ */
+const agentOnly: Plugin = {
+  name: 'agent-only',
+  setup(b) {
+    b.onResolve({ filter: /cmd\.js$/ }, (args) =>
+      /[\\/]src[\\/]cli[\\/]main\.js$/.test(args.importer) && args.path !== '../../injector/cmd.js' ? { path: args.path, external: true } : undefined);
+  },
+};
+
 const dist = resolve(arg('--dist') ?? 'dist');
 const outdir = join(dist, 'bundle');
 rmSync(outdir, { recursive: true, force: true });
-const result = await build({
-  // The reconciler's render threads load their own entry (src/templating/pool/pool.ts).
-  entryPoints: { esi: join(dist, 'src', 'cli', 'main.js'), 'render-worker': join(dist, 'src', 'templating', 'pool', 'worker.js') },
-  outdir,
+const common = {
   bundle: true,
   splitting: true,
   format: 'esm',
   platform: 'node',
   target: 'node20',
   external: EXTERNAL,
-  plugins: [standIns, sideEffectFree(/[\\/]node_modules[\\/]@kubernetes[\\/]client-node[\\/]/)],
   // CommonJS packages inside an ES module bundle still call require() and read __dirname.
   banner: {
     js: "import { createRequire as __esiRequire } from 'node:module'; const require = __esiRequire(import.meta.url);",
   },
   outExtension: { '.js': '.mjs' },
   chunkNames: 'chunks/[name]-[hash]',
-  metafile: arg('--metafile') !== undefined,
   legalComments: 'linked',
   // Whitespace and syntax only, names stay: the source text of each loaded chunk stays in
   // the heap for the life of the process (two bytes per character once one comment holds a
@@ -141,6 +167,19 @@ const result = await build({
   sourcemap: 'linked',
   sourcesContent: false,
   logLevel: 'warning',
+} satisfies BuildOptions;
+const plugins = [standIns, sideEffectFree(/[\\/]node_modules[\\/]@kubernetes[\\/]client-node[\\/]/)];
+const result = await build({
+  ...common,
+  // The reconciler's render threads load their own entry (src/templating/pool/pool.ts).
+  entryPoints: { esi: join(dist, 'src', 'cli', 'main.js'), 'render-worker': join(dist, 'src', 'templating', 'pool', 'worker.js') },
+  outdir,
+  plugins,
+  metafile: arg('--metafile') !== undefined,
+});
+await build({
+  ...common, external: EXTERNAL.filter((e) => e !== 'pino'),
+  entryPoints: { esi: join(dist, 'src', 'cli', 'main.js') }, outdir: join(outdir, 'agent'), plugins: [agentOnly, ...plugins],
 });
 const meta = arg('--metafile');
 if (meta && result.metafile) writeFileSync(meta, JSON.stringify(result.metafile));

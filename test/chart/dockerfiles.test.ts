@@ -75,7 +75,8 @@ t.test('.dockerignore keeps test state, caches and key material out of the conte
 });
 
 t.test('bin/esi.js loads the bundle that npm run build makes of the compiled CLI', async (t) => {
-  t.match(read('bin/esi.js'), /from '\.\.\/dist\/bundle\/esi\.mjs'/);
+  t.match(read('bin/esi.js'), /import\('\.\.\/dist\/bundle\/esi\.mjs'\)/);
+  t.match(read('bin/esi.js'), /import\('\.\.\/dist\/bundle\/agent\/esi\.mjs'\)/, '`esi agent`: the agent\'s own bundle (scripts/bundle.ts, agentOnly)');
   const build = JSON.parse(read('tsconfig.build.json')) as { extends: string };
   const base = JSON.parse(read(build.extends)) as { compilerOptions: { rootDir: string; outDir: string } };
   t.same([base.compilerOptions.rootDir, base.compilerOptions.outDir], ['.', 'dist'], 'src/cli/main.ts → dist/src/cli/main.js');

@@ -4,8 +4,9 @@
 // fresh one is started on the next request; responses larger than the shared buffer are
 // refused. Nothing loads until the first Go template: agents without one pay nothing.
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { setFlagsFromString } from 'node:v8';
-import { Worker } from 'node:worker_threads';
+import type * as WorkerThreads from 'node:worker_threads';
 import { locateEngineWasm } from './locate.js';
 import { STATE, WORKER_SOURCE } from './worker-source.js';
 
@@ -19,7 +20,7 @@ const MAX_MEMORY_PAGES = 8192;
 export class GoEngineError extends Error {}
 
 interface Running {
-  worker: Worker;
+  worker: WorkerThreads.Worker;
   control: Int32Array;
   data: Uint8Array;
 }
@@ -88,7 +89,13 @@ function compile(): WasmModule {
   return (compiled ??= new wasm.Module(capMemory(readFileSync(locateEngineWasm()), MAX_MEMORY_PAGES)));
 }
 
+// node:worker_threads is required on the first spawn, not imported: nothing else in an agent
+// loads it, and loading it costs every agent ~0.4 MiB of private memory
+// (docs/performance/agent-startup.md). spawn is synchronous, so import() cannot do it.
+const require = createRequire(import.meta.url);
+
 function spawn(module: WasmModule): Running {
+  const { Worker } = require('node:worker_threads') as typeof WorkerThreads;
   const control = new Int32Array(new SharedArrayBuffer(8));
   const data = new Uint8Array(new SharedArrayBuffer(RESPONSE_BYTES));
   const worker = new Worker(WORKER_SOURCE, {
