@@ -135,8 +135,10 @@ function arg(name: string): string | undefined {
 const agentOnly: Plugin = {
   name: 'agent-only',
   setup(b) {
-    b.onResolve({ filter: /cmd\.js$/ }, (args) =>
-      /[\\/]src[\\/]cli[\\/]main\.js$/.test(args.importer) && args.path !== '../../injector/cmd.js' ? { path: args.path, external: true } : undefined);
+    // Every subcommand main.js imports on demand (a dynamic import), whatever its file is named.
+    b.onResolve({ filter: /.*/ }, (args) =>
+      args.kind === 'dynamic-import' && /[\\/]src[\\/]cli[\\/]main\.js$/.test(args.importer) && args.path !== '../../injector/cmd.js'
+        ? { path: args.path, external: true } : undefined);
   },
 };
 
