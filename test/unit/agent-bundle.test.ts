@@ -6,26 +6,10 @@
 import t from 'tap';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { BUNDLE, startClosure } from '../helpers/bundle-closure.js';
 
-const BUNDLE = join(import.meta.dirname, '..', '..', 'dist', 'bundle');
-
-/** The chunks Node loads for `esi agent` from `dir` before its first file: static imports only. */
-function agentClosure(dir: string): Map<string, string> {
-  const chunks = join(dir, 'chunks');
-  const agent = readdirSync(chunks).find((f) => f.endsWith('.mjs') && readFileSync(join(chunks, f), 'utf8').includes('Usage: esi agent'));
-  if (!agent) throw new Error(`no chunk of ${dir} holds the agent command`);
-  const out = new Map<string, string>();
-  const visit = (file: string) => {
-    if (out.has(file)) return;
-    const text = readFileSync(file, 'utf8');
-    out.set(file, text);
-    // Static imports only (import() is a chunk loaded when called); minified: `from"./x.mjs"`.
-    for (const m of text.matchAll(/(?:from|import)\s*"(\.\.?\/[^"]+\.mjs)"/g)) visit(join(file, '..', m[1]!));
-  };
-  visit(join(dir, 'esi.mjs'));
-  visit(join(chunks, agent));
-  return out;
-}
+/** The chunks Node loads for `esi agent` from `dir` before its first file. */
+const agentClosure = (dir: string) => startClosure(dir, 'Usage: esi agent');
 
 t.test("esi agent runs from its own bundle, which loads fewer chunks than the shared one", { skip: existsSync(join(BUNDLE, 'agent')) ? false : 'dist/bundle/agent missing: npm run build' }, async (tt) => {
   const own = agentClosure(join(BUNDLE, 'agent'));

@@ -7,28 +7,11 @@
 // scripts/bundle.ts's stand-ins, KubeRest in webhook/cmd.ts and certs/, and the lazy import of
 // certs/pki.ts keep them out. No cluster needed; reads the built bundle.
 import t from 'tap';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { BUNDLE, startClosure } from '../helpers/bundle-closure.js';
 
-const BUNDLE = join(import.meta.dirname, '..', '..', 'dist', 'bundle');
-
-/** The files Node loads for `esi webhook` before any request: static imports only. */
-function webhookClosure(): Map<string, string> {
-  const chunks = join(BUNDLE, 'chunks');
-  const webhook = readdirSync(chunks).find((f) => f.endsWith('.mjs') && readFileSync(join(chunks, f), 'utf8').includes('Serves the ESI mutating admission webhook'));
-  if (!webhook) throw new Error('no chunk of dist/bundle holds the webhook command');
-  const out = new Map<string, string>();
-  const visit = (file: string) => {
-    if (out.has(file)) return;
-    const text = readFileSync(file, 'utf8');
-    out.set(file, text);
-    // Static imports only (import() is a chunk loaded when called); minified: `from"./x.mjs"`.
-    for (const m of text.matchAll(/(?:from|import)\s*"(\.\.?\/[^"]+\.mjs)"/g)) visit(join(file, '..', m[1]!));
-  };
-  visit(join(BUNDLE, 'esi.mjs'));
-  visit(join(chunks, webhook));
-  return out;
-}
+/** The files Node loads for `esi webhook` before any request. */
+const webhookClosure = () => startClosure(BUNDLE, 'Serves the ESI mutating admission webhook');
 
 t.test('the webhook loads neither generated API models nor tr46 nor the certificate authority at start', { skip: existsSync(BUNDLE) ? false : 'dist/bundle missing: npm run build' }, async (tt) => {
   const files = webhookClosure();
