@@ -31,8 +31,9 @@ const pg = await reachableFromPods(t, node, f.pg.port);
 const ready = (pod: V1Pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 const leaseOf = (id: string) => f.lookup(`database/creds/app/${id}`);
 
-t.test('a pod annotated for a database credential gets its own PostgreSQL user, renewed while it runs, revoked and dropped when it is deleted', async (t) => {
-  const ns = await createNamespace(kc, 'node-dynamic', t, RUN);
+/** The pod's service account and an AppRole SecretStore `bao` in `ns`; then the database
+ *  users created since (the pod's, as the agent mints them). */
+async function withBaoStore(ns: string): Promise<() => Promise<string[]>> {
   await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'app' } } });
   await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'bao' }, stringData: { 'secret-id': await f.newSecretId() } } });
   await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({ group: 'external-secrets.io', version: 'v1', namespace: ns, plural: 'secretstores', body: {
@@ -40,7 +41,12 @@ t.test('a pod annotated for a database credential gets its own PostgreSQL user, 
     spec: { provider: { vault: { server: `http://${bao.host}:${bao.port}`, auth: { appRole: { path: 'approle', roleId: f.roleId, secretRef: { name: 'bao', key: 'secret-id' } } } } } },
   } });
   const rolesBefore = await f.pg.roles();
-  const newRoles = async () => (await f.pg.roles()).filter((r) => !rolesBefore.includes(r));
+  return async () => (await f.pg.roles()).filter((r) => !rolesBefore.includes(r));
+}
+
+t.test('a pod annotated for a database credential gets its own PostgreSQL user, renewed while it runs, revoked and dropped when it is deleted', async (t) => {
+  const ns = await createNamespace(kc, 'node-dynamic', t, RUN);
+  const newRoles = await withBaoStore(ns);
   const body: V1Pod = {
     metadata: { name: 'orders', labels: { 'esi.dev/inject': 'true' }, annotations: { 'esi.dev/dynamic-db': 'bao:database/creds/app' } },
     // Long enough for the agent's revocation at the end; the app exits on SIGTERM at once.
@@ -127,14 +133,7 @@ t.test('a pod annotated for a database credential gets its own PostgreSQL user, 
 // its lease could have run out.
 t.test('at the max TTL the pod gets a new database user without a failed login; the old one is revoked after the overlap', async (t) => {
   const ns = await createNamespace(kc, 'node-rotate', t, RUN);
-  await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'app' } } });
-  await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'bao' }, stringData: { 'secret-id': await f.newSecretId() } } });
-  await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({ group: 'external-secrets.io', version: 'v1', namespace: ns, plural: 'secretstores', body: {
-    apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'bao' },
-    spec: { provider: { vault: { server: `http://${bao.host}:${bao.port}`, auth: { appRole: { path: 'approle', roleId: f.roleId, secretRef: { name: 'bao', key: 'secret-id' } } } } } },
-  } });
-  const rolesBefore = await f.pg.roles();
-  const newRoles = async () => (await f.pg.roles()).filter((r) => !rolesBefore.includes(r));
+  const newRoles = await withBaoStore(ns);
   const body: V1Pod = {
     metadata: { name: 'rotating', labels: { 'esi.dev/inject': 'true' }, annotations: { 'esi.dev/dynamic-db': 'bao:database/creds/rot', 'esi.dev/lease-overlap': '5s' } },
     spec: { serviceAccountName: 'app', terminationGracePeriodSeconds: 60, containers: [pgApp(node.esiImage, pg)] },
