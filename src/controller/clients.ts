@@ -6,6 +6,7 @@
 // the store is used from; tokens via TokenRequest, only for a ServiceAccount the store
 // names in that namespace. The controller's own identity is lent to no SecretStore, and
 // to a ClusterSecretStore only with --allow-ambient-identity (controllerIdentityProblem).
+import type { AddressPolicy, EgressAllowList } from '../egress/policy.js';
 import type { Logger } from 'pino';
 import type { AnySecretStore } from '../api/types.js';
 import type { KubeRest } from '../kube/rest.js';
@@ -51,8 +52,10 @@ export interface ClientCacheOptions {
   timeoutMs: number;
   /** Lend the controller's environment identity to ClusterSecretStores (off by default). */
   allowAmbientIdentity?: boolean;
-  /** Let SecretStores reached over HTTP call loopback/private addresses (off by default). */
+  /** Let SecretStores and generators call loopback/private addresses (off by default). */
   allowPrivateStoreAddresses?: boolean;
+  /** Private ranges and hosts opened to them (--egress-allow). */
+  egressAllow?: EgressAllowList;
   onProviderCall?: (store: string) => void;
   loadProvider?: (name: string) => Promise<Provider>;
 }
@@ -166,6 +169,20 @@ export class ClientCache {
     return { provider, shared, sharedAsOf, fresh: coalescing(limited, onCall, { windowMs: 0 }) };
   }
 
+  /** Where a store's client may connect (SECURITY.md, "The controller's network boundary"):
+   *  the controller's network position is not a tenant's to use, so a SecretStore (and a
+   *  generator, which becomes one) reaches loopback and private addresses only where the
+   *  operator opened them; a ClusterSecretStore, the operator's own object, may. Link-local
+   *  and metadata addresses never (src/egress/policy.ts). */
+  egressPolicy(store: AnySecretStore): AddressPolicy {
+    if (store.kind === 'ClusterSecretStore' || this.opts.allowPrivateStoreAddresses) return { privateAddresses: true };
+    return {
+      privateAddresses: false,
+      ...(this.opts.egressAllow ? { allow: this.opts.egressAllow } : {}),
+      privateHint: 'a SecretStore or generator may call it only when the operator opens it with --egress-allow (chart: controller.egressAllow) or --allow-private-store-addresses',
+    };
+  }
+
   private context(store: AnySecretStore, id: string, providerName: string, namespace: string): ProviderContext {
     const { rest } = this.opts;
     const check = (kind: string, ref: SecretKeySelector) => {
@@ -234,11 +251,9 @@ export class ClientCache {
       }),
       logger: this.opts.logger.child({ store: id, provider: providerName }),
       timeoutMs: this.opts.timeoutMs,
-      // The controller's network position is not a tenant's to use (ADR 0056): a SecretStore
-      // reaches the cluster's private addresses only when the operator allows it.
-      addresses: store.kind === 'ClusterSecretStore' || this.opts.allowPrivateStoreAddresses
-        ? { privateAddresses: true }
-        : { privateAddresses: false, privateHint: 'a SecretStore may call it only when the operator starts the controller with --allow-private-store-addresses (chart: controller.allowPrivateStoreAddresses)' },
+      addresses: this.egressPolicy(store),
+      // An operator's store may quote its own errors; a tenant-aimed one a class and status only.
+      quoteStoreErrors: store.kind === 'ClusterSecretStore',
     };
   }
 }

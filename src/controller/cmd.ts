@@ -1,6 +1,7 @@
 // `esi controller`: the reconciler (ExternalSecret -> Secret). Runs in cluster with its
 // ServiceAccount or out of cluster with KUBECONFIG, like kubectl. With leader election
 // (default) only the holder of the class's Lease reconciles; the others stand by.
+import { parseAllowList } from '../egress/policy.js';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { bool, loadKubeConfig, ownNamespace, positive } from '../flags.js';
@@ -49,11 +50,13 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
   --allow-ambient-identity BOOL  let ClusterSecretStores authenticate with the controller's
                              own environment identity (Azure managed identity, GCP ADC);
                              never SecretStores (default false, docs/controller.md)
-  --allow-private-store-addresses BOOL  let SecretStores reached over HTTP (webhook,
-                             onepassword, bitwardensecretsmanager, infisical, akeyless,
-                             conjur) call
-                             loopback and private addresses;
-                             ClusterSecretStores always may (default false, ADR 0056)
+  --allow-private-store-addresses BOOL  let every SecretStore and generator call loopback
+                             and private addresses; ClusterSecretStores always may;
+                             link-local and metadata addresses never (default false,
+                             SECURITY.md "The controller's network boundary")
+  --egress-allow LIST        CIDR ranges, addresses and host names (*.suffix) SecretStores
+                             and generators may call although private, e.g.
+                             10.20.0.0/16,vault.vault.svc (default: none)
   --allow-configmap-targets BOOL  serve ExternalSecrets whose spec.target.manifest is a v1
                              ConfigMap (values then sit unencrypted in a ConfigMap; default
                              false, ADR 0067)
@@ -89,6 +92,7 @@ const OPTIONS = {
   'watch-namespaces': { type: 'string' },
   'allow-ambient-identity': { type: 'string', default: 'false' },
   'allow-private-store-addresses': { type: 'string', default: 'false' },
+  'egress-allow': { type: 'string', default: '' },
   'allow-configmap-targets': { type: 'string', default: 'false' },
   'restart-min-interval': { type: 'string', default: '60s' },
   'generator-gc-grace-period': { type: 'string', default: '2m' },
@@ -149,6 +153,7 @@ function flags(v: Values) {
     renderWorkers: positive('render-workers', v['render-workers']!),
     allowAmbientIdentity: bool('allow-ambient-identity', v['allow-ambient-identity']!),
     allowPrivateStoreAddresses: bool('allow-private-store-addresses', v['allow-private-store-addresses']!),
+    egressAllow: parseAllowList(v['egress-allow']!.split(',')),
     allowConfigMapTargets: bool('allow-configmap-targets', v['allow-configmap-targets']!),
     restartMinIntervalMs: positive('restart-min-interval', String(parseGoDuration(v['restart-min-interval']!, '--restart-min-interval'))),
     renderTimeoutMs: positive('render-timeout', String(parseGoDuration(v['render-timeout']!, '--render-timeout'))),
@@ -188,7 +193,7 @@ export async function main(argv: string[]): Promise<number> {
     kc, rest, logger, metrics, classes, namespace, namespaceSelector: f.namespaceSelector, watchNamespaces: f.watchNamespaces,
     workers: f.workers, windowMs: f.windowMs, storeQps: f.storeQps, storeBurst: f.storeBurst, providerTimeoutMs: f.providerTimeoutMs,
     renderWorkers: f.renderWorkers, renderTimeoutMs: f.renderTimeoutMs, allowAmbientIdentity: f.allowAmbientIdentity,
-    allowPrivateStoreAddresses: f.allowPrivateStoreAddresses, restartMinIntervalMs: f.restartMinIntervalMs,
+    allowPrivateStoreAddresses: f.allowPrivateStoreAddresses, egressAllow: f.egressAllow, restartMinIntervalMs: f.restartMinIntervalMs,
     allowConfigMapTargets: f.allowConfigMapTargets, generatorGcGraceMs: f.generatorGcGraceMs,
   });
   const elect = f.elect;

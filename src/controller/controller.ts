@@ -2,6 +2,7 @@
 // ignored: only generation, label and annotation changes count), the timer heap feeds
 // refreshes and retries, workers run store and ExternalSecret reconciles. Reconcilers return
 // when to run again; the queue alone retries and schedules (./queue.ts; keys: ./keys.ts).
+import type { EgressAllowList } from '../egress/policy.js';
 import type { KubeConfig, KubernetesObject, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { AnySecretStore } from '../api/types.js';
@@ -57,6 +58,8 @@ export interface ControllerOptions {
   allowAmbientIdentity?: boolean;
   /** Let SecretStores reached over HTTP call loopback/private addresses (--allow-private-store-addresses). */
   allowPrivateStoreAddresses?: boolean;
+  /** Private ranges and hosts opened to SecretStores and generators (--egress-allow). */
+  egressAllow?: EgressAllowList;
   /** At most one restart on change per workload per this interval, ms (--restart-min-interval). */
   restartMinIntervalMs?: number;
   /** Serve `spec.target.manifest` of kind ConfigMap (ADR 0067); off: refused with the flag's name. */
@@ -105,6 +108,7 @@ export class Controller {
       rest, logger, windowMs: o.windowMs, storeQps: o.storeQps, storeBurst: o.storeBurst, timeoutMs: o.providerTimeoutMs,
       allowAmbientIdentity: o.allowAmbientIdentity ?? false,
       allowPrivateStoreAddresses: o.allowPrivateStoreAddresses ?? false,
+      ...(o.egressAllow ? { egressAllow: o.egressAllow } : {}),
       onProviderCall: (store) => metrics.providerCalls.inc({ store }),
     });
     this.informers = new Informers(o.kc, rest, {

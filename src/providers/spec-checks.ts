@@ -78,6 +78,26 @@ export function caProviderProblems(field: string, v: unknown): string[] {
   return out;
 }
 
+/** A server URL a client is built on (`vault.server`, `kubernetes.server.url`, …): http(s)
+ *  only, with a host, and no userinfo, query or fragment — the client appends its API path,
+ *  so a `?` or `#` would hand the spec the rest of every request URL. A path prefix is kept
+ *  (a server behind a path-routing proxy). */
+export function serverUrlProblems(field: string, v: unknown, schemes: readonly string[] = ['https:', 'http:']): string[] {
+  if (typeof v !== 'string' || v.trim() === '') return [`${field} must be a URL, e.g. https://server.example.com:8200`];
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    return [`${field} ${quoted(v)} is not a URL`];
+  }
+  const out: string[] = [];
+  if (!schemes.includes(u.protocol)) out.push(`${field} must use ${schemes.map((s) => `${s}//`).join(' or ')}, got "${u.protocol}"`);
+  if (!u.hostname) out.push(`${field} must name a host`);
+  if (u.username || u.password) out.push(`${field} must not carry credentials (user:password@)`);
+  if (v.includes('?') || v.includes('#')) out.push(`${field} must not have a query or fragment ("?" or "#"): the client appends the API path`);
+  return out;
+}
+
 /** The webhook's backstop over what `references` declared, whether or not the provider's
  *  `validateSpec` checked it (a third-party provider may not): the same name and key rules. */
 export function credentialRefProblems(c: Pick<CredentialRef, 'path' | 'kind' | 'name' | 'key'>): string[] {

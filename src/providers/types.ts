@@ -2,6 +2,7 @@
 // light `meta.ts` (ProviderMeta) and an `index.ts` exporting its `Provider`; the registry
 // lists them (docs/decisions/0009-provider-contract-and-lazy-registry.md).
 // Values travel as bytes end to end; they are never logged or put in errors.
+import type { AddressPolicy } from '../egress/policy.js';
 import type { Logger } from 'pino';
 
 /** What to read: ExternalSecret `data[].remoteRef` / `dataFrom[].extract` (docs/design.md, "The external-secrets.io API"). */
@@ -163,20 +164,15 @@ export interface ProviderContext {
   logger: Logger;
   /** Per-call deadline in milliseconds. */
   timeoutMs: number;
-  /** Which addresses a store reached over HTTP whose host the spec names (webhook,
-   *  onepassword, bitwardensecretsmanager, infisical, akeyless, conjur) may call.
-   *  Absent = any address (the agent: it calls from the pod's own network position). */
+  /** Which addresses the client may dial when the spec names them (every provider: the
+   *  connections go through src/egress/). Absent = any address (the agent: it calls from
+   *  the pod's own network position). */
   addresses?: AddressPolicy;
-}
-
-/** The address policy of HTTP-reached stores (src/providers/http-store.ts): link-local,
- *  unspecified and multicast addresses are always refused; loopback and private ranges
- *  only when `privateAddresses` is false (a tenant's SecretStore in the reconciler, unless
- *  the operator allows them). docs/decisions/0056-saas-stores-over-documented-http-apis.md. */
-export interface AddressPolicy {
-  privateAddresses: boolean;
-  /** How to allow them, told in the refusal (the controller's flag). */
-  privateHint?: string;
+  /** Whether a store's own error text may be quoted in errors (they reach status and
+   *  Events). False: a class and the HTTP or gRPC status only — the reconciler's choice for
+   *  a store a tenant aims (a SecretStore, a generator), whose answers are not known to be
+   *  value-free. Absent = true (the agent: its errors reach the pod's own log). */
+  quoteStoreErrors?: boolean;
 }
 
 /** A Secret or ConfigMap key (or a whole Secret) a store spec references: the webhook

@@ -46,7 +46,11 @@ export async function startController(kubeconfigPath: string, args: string[], t?
   const port = await freePort();
   const imports = (opts.imports ?? []).flatMap((m) => ['--import', `./${m}`]);
   // node itself (not the tsx wrapper) so a signal reaches the controller, SIGKILL included.
-  const child = spawn(process.execPath, ['--import', 'tsx', ...imports, 'src/cli/esi.ts', 'controller', '--kubeconfig', kubeconfigPath, '--listen', '127.0.0.1', '--port', String(port), ...args], {
+  // The test stores (OpenBao, stand-ins, the apiserver) listen on 127.0.0.1, which the egress
+  // policy refuses a SecretStore by default: the operator's allow-list opens that one address
+  // unless the test sets --egress-allow itself (`--egress-allow=` for the strict default).
+  const egress = args.some((a) => a.startsWith('--egress-allow')) ? [] : ['--egress-allow=127.0.0.1,::1'];
+  const child = spawn(process.execPath, ['--import', 'tsx', ...imports, 'src/cli/esi.ts', 'controller', '--kubeconfig', kubeconfigPath, '--listen', '127.0.0.1', '--port', String(port), ...egress, ...args], {
     cwd: ROOT, env: { ...process.env, ESI_LOG_LEVEL: 'debug' }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -215,7 +215,7 @@ const args = ['--controller-class', env.cls, '--claim-unclassed=false', '--leade
 const logs: string[] = [];
 
 t.test('without --allow-private-store-addresses a SecretStore may not call 127.0.0.1', async (t) => {
-  const ctl = await startController(env.cp.kubeconfigPath, args, t);
+  const ctl = await startController(env.cp.kubeconfigPath, [...args, '--egress-allow='], t);
   // The store's validation already checks the address: the store is not ready, and says why.
   const es = await ready(env, ns, 'webhook-example', 'False', 'StoreNotReady', 90_000);
   const msg = es.status?.conditions?.find((c) => c.type === 'Ready')?.message ?? '';

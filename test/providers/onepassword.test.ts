@@ -4,7 +4,8 @@
 import t from 'tap';
 import { meta } from '../../src/providers/onepassword/meta.js';
 import { provider } from '../../src/providers/onepassword/index.js';
-import { type AddressPolicy, type SecretsClient } from '../../src/providers/types.js';
+import type { AddressPolicy } from '../../src/egress/policy.js';
+import type { SecretsClient } from '../../src/providers/types.js';
 import { testContext, providerError } from './context.js';
 import { startOnePasswordStandIn } from './onepassword-standin.js';
 

@@ -3,10 +3,11 @@
 // (size, deadline, redirects) and the address policy; no value in any error.
 import t from 'tap';
 import { generateCa, issueServingCert } from '../../certs/pki.js';
-import { addressProblem } from '../../src/providers/http-store.js';
+import { addressProblem } from '../../src/egress/policy.js';
 import { provider } from '../../src/providers/webhook/index.js';
 import { meta } from '../../src/providers/webhook/meta.js';
-import { type AddressPolicy, type SecretsClient } from '../../src/providers/types.js';
+import type { AddressPolicy } from '../../src/egress/policy.js';
+import type { SecretsClient } from '../../src/providers/types.js';
 import { testContext, providerError } from './context.js';
 import { json, serve } from './http-standin.js';
 

@@ -9,7 +9,8 @@
 import type { AkeylessProvider } from '../../api/types.js';
 import { defineProvider } from '../define.js';
 import { guard, RemoteRefError, toProviderError } from '../errors.js';
-import { classifyHttp, httpCall, statusCode, storeCa } from '../http-store.js';
+import { classifyHttp, statusCode, storeCa } from '../http-store.js';
+import { httpCall } from '../../egress/http.js';
 import { deleteProperty, hasProperty, parseJson, selectProperty, setProperty, valueAsMap } from '../json-path.js';
 import { isJsonObject, stringifyJson } from '../json-text.js';
 import { findNameTest } from '../regexp.js';

@@ -9,7 +9,8 @@
 import type { BitwardenSecretsManagerProvider } from '../../api/types.js';
 import { defineProvider } from '../define.js';
 import { guard, refuseVersionAndMetadata, RemoteRefError, toProviderError } from '../errors.js';
-import { classifyHttp, httpCall, statusCode, storeCa } from '../http-store.js';
+import { classifyHttp, statusCode, storeCa } from '../http-store.js';
+import { httpCall } from '../../egress/http.js';
 import { objectToSecretMap, parseJson } from '../json-path.js';
 import { isJsonObject } from '../json-text.js';
 import { findNameTest } from '../regexp.js';

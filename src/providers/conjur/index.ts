@@ -10,7 +10,8 @@
 import type { ConjurProvider } from '../../api/types.js';
 import { defineProvider, ReadOnlyClient } from '../define.js';
 import { guard, refuseVersionAndMetadata, RemoteRefError, toProviderError } from '../errors.js';
-import { classifyHttp, httpCall, statusCode, storeCa } from '../http-store.js';
+import { classifyHttp, statusCode, storeCa } from '../http-store.js';
+import { httpCall } from '../../egress/http.js';
 import { parseJson, selectProperty, valueAsMap } from '../json-path.js';
 import { isJsonObject } from '../json-text.js';
 import { findNameTest } from '../regexp.js';

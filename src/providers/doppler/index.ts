@@ -8,7 +8,8 @@
 import type { DopplerProvider } from '../../api/types.js';
 import { defineProvider, ReadOnlyClient } from '../define.js';
 import { guard, refuseVersionAndMetadata, RemoteRefError, toProviderError, unsupportedBy } from '../errors.js';
-import { classifyHttp, httpCall, statusCode } from '../http-store.js';
+import { classifyHttp, statusCode } from '../http-store.js';
+import { httpCall } from '../../egress/http.js';
 import { objectToSecretMap, parseJson } from '../json-path.js';
 import { isJsonObject } from '../json-text.js';
 import { findNameTest } from '../regexp.js';

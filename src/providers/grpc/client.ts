@@ -4,7 +4,7 @@
 // retried with exponential backoff and full jitter, at most MAX_ATTEMPTS attempts in all
 // (TLS and certificate failures are not retried: they do not heal by themselves).
 // Values travel as bytes; they never reach a log line or an error message.
-import { Client, Metadata, type ChannelCredentials, type ServiceError } from '@grpc/grpc-js';
+import { Metadata, type ChannelCredentials, type Client, type ServiceError } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { guard, toProviderError } from '../errors.js';
 import { propertySegments, selectProperty, valueAsMap } from '../json-path.js';
@@ -22,6 +22,16 @@ import { classifyGrpc, isRetryable, isServiceError, ReplyError, type CallInfo } 
 import { decode, encode, WireError, type Message, type Schema } from './wire.js';
 
 export const MAX_ATTEMPTS = 3;
+
+/** The channel options of every plugin client. */
+export const CHANNEL_OPTIONS = {
+  // This client's own connections: close() really closes them.
+  'grpc.use_local_subchannel_pool': 1,
+  // A restarted plugin is dialled again quickly (the default starts at 1 s).
+  'grpc.initial_reconnect_backoff_ms': 100,
+  'grpc.max_reconnect_backoff_ms': 10_000,
+  'grpc.primary_user_agent': 'esi-grpc-provider',
+} as const;
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 2_000;
 
@@ -35,6 +45,8 @@ const HealthRequest: Schema = { name: 'HealthCheckRequest', fields: [{ no: 1, na
 const HealthReply: Schema = { name: 'HealthCheckResponse', fields: [{ no: 1, name: 'status', kind: 'enum' }] };
 
 export interface GrpcClientOptions {
+  /** The channel, opened by src/egress/grpc.ts (the one place gRPC channels are created). */
+  client: Client;
   storeId: string;
   namespace: string;
   /** The gRPC target `host:port`. */
@@ -49,6 +61,8 @@ export interface GrpcClientOptions {
   store: Uint8Array;
   timeoutMs: number;
   logger: Logger;
+  /** Quote the plugin's error text in errors (ProviderContext.quoteStoreErrors). */
+  quoteErrors?: boolean;
   /** Tests shorten the backoff. */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -60,19 +74,15 @@ export class GrpcSecretsClient implements SecretsClient {
   private closed = false;
 
   constructor(private readonly o: GrpcClientOptions) {
-    this.client = new Client(o.target, o.channel.credentials, {
-      // This client's own connections: close() really closes them.
-      'grpc.use_local_subchannel_pool': 1,
-      // A restarted plugin is dialled again quickly (the default starts at 1 s).
-      'grpc.initial_reconnect_backoff_ms': BACKOFF_BASE_MS,
-      'grpc.max_reconnect_backoff_ms': BACKOFF_CAP_MS * 5,
-      'grpc.primary_user_agent': 'esi-grpc-provider',
-    });
+    this.client = o.client;
   }
 
   private info(method: string, key: string | undefined, attempts: number, value?: Uint8Array): CallInfo {
     const { storeId, url, timeoutMs, channel, tlsSecret, tls } = this.o;
-    return { storeId, url, method, key, timeoutMs, attempts, tls, clientCert: channel.clientCert, ...(tlsSecret ? { tlsSecret } : {}), ...(value ? { value } : {}) };
+    return {
+      storeId, url, method, key, timeoutMs, attempts, tls, clientCert: channel.clientCert, quote: this.o.quoteErrors ?? true,
+      ...(tlsSecret ? { tlsSecret } : {}), ...(value ? { value } : {}),
+    };
   }
 
   /** One unary call with its deadline; resolves the raw reply bytes. */

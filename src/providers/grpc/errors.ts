@@ -28,6 +28,8 @@ export interface CallInfo {
   tlsSecret?: string;
   /** A value the call carried (PushSecret), masked if the plugin echoes it. */
   value?: Uint8Array;
+  /** Quote the plugin's own text (false: the status only; ProviderContext.quoteStoreErrors). */
+  quote?: boolean;
 }
 
 const MAX_TEXT = 200;
@@ -108,7 +110,7 @@ function unavailable(info: CallInfo, details: string): [ProviderErrorCode, strin
  *  trying again may help. */
 function fromStatus(err: ServiceError, info: CallInfo): Classified & { retryable: boolean } {
   const details = String(err.details ?? '');
-  const text = sanitize(details, info.value);
+  const text = info.quote === false ? '' : sanitize(details, info.value);
   const at = `plugin at ${info.url}`;
   let code: ProviderErrorCode;
   let message: string;
@@ -156,7 +158,7 @@ export function classifyGrpc(info: CallInfo): Classifier {
   return (err) => {
     if (err instanceof ReplyError) {
       const { code, message } = parseReplyError(err.reply);
-      const text = sanitize(message, info.value);
+      const text = info.quote === false ? '' : sanitize(message, info.value);
       return { code, message: `plugin at ${info.url}: ${text || code}` };
     }
     return isServiceError(err) ? fromStatus(err, info) : undefined;

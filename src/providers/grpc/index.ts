@@ -10,7 +10,9 @@
 import type { GRPCProvider } from '../../api/types.js';
 import { defineProvider } from '../define.js';
 import { ProviderError } from '../types.js';
-import { GrpcSecretsClient } from './client.js';
+import { EgressError } from '../../egress/connect.js';
+import { openGrpcClient } from '../../egress/grpc.js';
+import { CHANNEL_OPTIONS, GrpcSecretsClient } from './client.js';
 import { describeStore } from './contract.js';
 import { meta } from './meta.js';
 import { parseUrl, validateSpec } from './spec.js';
@@ -21,8 +23,15 @@ export const provider = defineProvider<GRPCProvider>(meta, async (ctx, spec) => 
   if (typeof endpoint === 'string') throw new ProviderError('InvalidSpec', ctx.storeId, endpoint);
   const channel = await channelCredentials(ctx, endpoint, spec.tlsSecretRef);
   const store = new TextEncoder().encode(JSON.stringify(describeStore(ctx.storeId, { ...spec, url: endpoint.display })));
+  let client;
+  try {
+    client = await openGrpcClient(endpoint, channel.credentials, CHANNEL_OPTIONS, ctx.addresses);
+  } catch (err) {
+    throw new ProviderError(err instanceof EgressError ? err.code : 'Unreachable', ctx.storeId, `grpc.url "${endpoint.display}": ${(err as Error).message}`);
+  }
   ctx.logger.debug({ target: endpoint.target, tls: endpoint.tls, mtls: channel.clientCert, privateCa: channel.privateCa }, 'grpc plugin client created');
   return new GrpcSecretsClient({
+    client,
     storeId: ctx.storeId,
     namespace: ctx.namespace,
     target: endpoint.target,
@@ -33,6 +42,7 @@ export const provider = defineProvider<GRPCProvider>(meta, async (ctx, spec) => 
     store,
     timeoutMs: ctx.timeoutMs,
     logger: ctx.logger,
+    quoteErrors: ctx.quoteStoreErrors ?? true,
   });
 });
 

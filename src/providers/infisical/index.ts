@@ -11,7 +11,8 @@
 import type { InfisicalProvider } from '../../api/types.js';
 import { defineProvider } from '../define.js';
 import { guard, refuseVersionAndMetadata, RemoteRefError, toProviderError } from '../errors.js';
-import { classifyHttp, httpCall, statusCode, storeCa, type HttpAnswer } from '../http-store.js';
+import { classifyHttp, statusCode, storeCa } from '../http-store.js';
+import { httpCall, type HttpAnswer } from '../../egress/http.js';
 import { deleteProperty, hasProperty, parseJson, selectProperty, setProperty, valueAsMap } from '../json-path.js';
 import { isJsonObject } from '../json-text.js';
 import { findNameTest } from '../regexp.js';

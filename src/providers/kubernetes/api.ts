@@ -18,7 +18,8 @@ import { Agent, request } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { ProviderError } from '../types.js';
 import type { Connection } from './connection.js';
-import { proxyAgent, tunnelIdentity } from '../proxy.js';
+import { proxyAgent, proxyFor, tunnelIdentity } from '../proxy.js';
+import { CheckedHttpsAgent, EgressError, resolveChecked } from '../../egress/connect.js';
 
 export type Verb = 'get' | 'list' | 'create' | 'update' | 'delete';
 
@@ -87,9 +88,13 @@ export class KubeApi {
     };
   }
 
+  /** Through the environment's proxy (the address checked first, in attempt()), or with
+   *  sockets the egress policy checks (src/egress/connect.ts) when the spec named the server. */
   static agentFor(conn: Connection): Agent {
     const pool = { keepAlive: true, maxSockets: 8 };
-    return (proxyAgent(conn.url, pool) as Agent | undefined) ?? new Agent({ ...pool, ...KubeApi.tlsFor(conn) });
+    const proxied = proxyAgent(conn.url, pool) as Agent | undefined;
+    if (proxied) return proxied;
+    return conn.policy ? new CheckedHttpsAgent(conn.policy, { ...pool, ...KubeApi.tlsFor(conn) }) : new Agent({ ...pool, ...KubeApi.tlsFor(conn) });
   }
 
   get identity(): string {
@@ -113,6 +118,13 @@ export class KubeApi {
 
   private async attempt(): Promise<Attempt> {
     const conn = this.conn;
+    if (conn.policy && proxyFor(conn.url)) {
+      try {
+        await resolveChecked(new URL(conn.url).hostname, conn.policy);
+      } catch (err) {
+        throw new ProviderError((err as EgressError).code ?? 'Unreachable', this.storeId, (err as Error).message);
+      }
+    }
     const token = await conn.token?.();
     if (conn.token && !token) {
       // Never fall back to an anonymous request: say what is wrong instead.
@@ -179,7 +191,9 @@ export class KubeApi {
         fail(new ProviderError('Timeout', this.storeId, `no answer from the Kubernetes API at ${a.conn.url} within ${this.timeoutMs} ms (${describeOp(op)})`, op.name));
         req.destroy();
       }, this.timeoutMs);
-      req.on('error', (err: NodeJS.ErrnoException) => fail(this.networkError(op, err.code ?? 'error')));
+      req.on('error', (err: NodeJS.ErrnoException) => fail(err instanceof EgressError
+        ? new ProviderError(err.code, this.storeId, `${err.message} (to ${describeOp(op)})`, op.name)
+        : this.networkError(op, err.code ?? 'error')));
       req.end(payload);
     });
   }

@@ -6,6 +6,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { rootCertificates } from 'node:tls';
 import type { KubernetesProvider } from '../../api/types.js';
+import type { AddressPolicy } from '../../egress/policy.js';
 import { ProviderError, type ProviderContext, type SecretKeySelector } from '../types.js';
 import { caBundlePem } from '../spec-checks.js';
 import { parseKubeconfig } from './kubeconfig.js';
@@ -27,6 +28,9 @@ export interface Connection {
   identity: string;
   /** Said with a 401: what to check. */
   authHint: string;
+  /** The egress policy for `url` when the spec or its kubeconfig names it; undefined for
+   *  the in-cluster API server, which is the operator's, not the tenant's, address. */
+  policy?: AddressPolicy;
 }
 
 /** A ConfigMap key the webhook mounted into the agent (`caProvider.type: ConfigMap`).
@@ -106,6 +110,7 @@ async function fromKubeconfig(ctx: ProviderContext, ref: SecretKeySelector): Pro
   const kc = await parseKubeconfig(ctx.storeId, text);
   const conn: Connection = {
     url: kc.server.replace(/\/+$/, ''),
+    ...(ctx.addresses ? { policy: ctx.addresses } : {}),
     identity: kc.cert && !kc.token ? certSubject(kc.cert) : `user "${kc.user}" of the kubeconfig in Secret "${ref.name}"`,
     authHint: `check the credentials of user "${kc.user}" in the kubeconfig (Secret "${ref.name}", key "${ref.key}")`,
   };
@@ -119,6 +124,10 @@ async function fromKubeconfig(ctx: ProviderContext, ref: SecretKeySelector): Pro
   return conn;
 }
 
+/** The egress policy, when the spec names the server (the in-cluster one is the operator's). */
+const specPolicy = (ctx: ProviderContext, spec: KubernetesProvider): { policy?: AddressPolicy } =>
+  (spec.server?.url && ctx.addresses ? { policy: ctx.addresses } : {});
+
 /** Resolves the store spec into a connection. Reads credentials (mounted files in the
  *  agent); call again to pick up rotated ones. */
 export async function resolveConnection(ctx: ProviderContext, spec: KubernetesProvider): Promise<Connection> {
@@ -126,7 +135,7 @@ export async function resolveConnection(ctx: ProviderContext, spec: KubernetesPr
   const url = (spec.server?.url ?? inClusterUrl(ctx.storeId)).replace(/\/+$/, '');
   const ca = await resolveCa(ctx, spec);
   const auth = spec.auth ?? {};
-  const base = { url, ...(ca ? { ca } : {}) };
+  const base = { url, ...(ca ? { ca } : {}), ...specPolicy(ctx, spec) };
   if (auth.token?.bearerToken) {
     const ref = { ...auth.token.bearerToken, key: auth.token.bearerToken.key ?? '' };
     return {

@@ -2,7 +2,7 @@
 // and the reconciler call this to report a broken store before anything dials out.
 import type { KubernetesProvider } from '../../api/types.js';
 import { isDnsLabel } from '../../kube/names.js';
-import { caBundleProblems, caProviderProblems, secretKeyProblems, serviceAccountProblems } from '../spec-checks.js';
+import { caBundleProblems, caProviderProblems, secretKeyProblems, serverUrlProblems, serviceAccountProblems } from '../spec-checks.js';
 
 type Json = Record<string, unknown>;
 
@@ -12,15 +12,7 @@ function serverProblems(server: unknown): string[] {
   if (server === undefined) return [];
   if (!isObject(server)) return ['kubernetes.server must be an object'];
   const out: string[] = [];
-  if (server.url !== undefined) {
-    let url: URL | undefined;
-    try {
-      url = new URL(String(server.url));
-    } catch {
-      out.push('kubernetes.server.url is not a valid URL');
-    }
-    if (url && url.protocol !== 'https:') out.push('kubernetes.server.url must use https (ESI always verifies TLS)');
-  }
+  if (server.url !== undefined) out.push(...serverUrlProblems('kubernetes.server.url', server.url, ['https:']));
   out.push(...caBundleProblems('kubernetes.server.caBundle', server.caBundle), ...caProviderProblems('kubernetes.server.caProvider', server.caProvider));
   return out;
 }

@@ -3,8 +3,10 @@
 // full items, file content, item create/replace/delete. Every call carries the Connect
 // token as a bearer token, read for each call (a rotated token is used at once), and goes
 // through src/providers/http-store.ts. Errors name the call and the status only.
-import { httpCall, statusCode } from '../http-store.js';
-import { ProviderError, type AddressPolicy } from '../types.js';
+import { statusCode } from '../http-store.js';
+import { httpCall } from '../../egress/http.js';
+import type { AddressPolicy } from '../../egress/policy.js';
+import { ProviderError } from '../types.js';
 
 export interface Vault {
   id: string;

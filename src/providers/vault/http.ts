@@ -4,6 +4,7 @@
 // logins). Failures become a value-free VaultCallError: the status or network code, and
 // Vault's own error text with every credential of the request redacted.
 import NodeVault from 'node-vault';
+import type { AddressPolicy } from '../../egress/policy.js';
 import type { ProviderErrorCode } from '../types.js';
 import { nodeVaultTransport } from './transport.js';
 
@@ -18,6 +19,10 @@ export interface HttpOptions {
   headers?: Record<string, string>;
   forwardInconsistent?: boolean;
   timeoutMs: number;
+  /** The reconciler's egress policy for `server` (src/egress/policy.ts); absent in the agent. */
+  policy?: AddressPolicy;
+  /** Quote Vault's own error text in errors (false: the status only; ProviderContext.quoteStoreErrors). */
+  quoteErrors?: boolean;
 }
 
 export type Method = 'GET' | 'LIST' | 'POST' | 'DELETE';
@@ -64,16 +69,29 @@ function statusCode(status: number): ProviderErrorCode {
   return 'Unknown';
 }
 
-/** Maps whatever node-vault or its transport rejected with to a value-free VaultCallError. */
-export function toCallError(err: unknown, secrets: readonly string[], timeoutMs: number): VaultCallError {
+/** Maps whatever node-vault or its transport rejected with to a value-free VaultCallError.
+ *  Vault's own error text is quoted (redacted) only when `quote`: a server a tenant aims may
+ *  answer anything, and the message reaches status and Events. */
+export function toCallError(err: unknown, secrets: readonly string[], timeoutMs: number, quote = true): VaultCallError {
   const e = err as { response?: { statusCode?: number; body?: { errors?: unknown[] } }; code?: string; message?: string };
   const status = e?.response?.statusCode;
   if (typeof status === 'number') {
-    const first = e.response?.body?.errors?.find((x) => typeof x === 'string') as string | undefined;
+    const first = quote ? (e.response?.body?.errors?.find((x) => typeof x === 'string') as string | undefined) : undefined;
     const text = first ? `: ${redact(first, secrets)}` : '';
     return new VaultCallError(statusCode(status), `Vault answered ${status}${text}`, status);
   }
   const code = typeof e?.code === 'string' ? e.code : undefined;
+  return egressError(code, e.message) ?? networkError(code, timeoutMs, err);
+}
+
+/** The egress module's refusals and bounds (src/providers/vault/transport.ts): its own value-free words. */
+function egressError(code: string | undefined, message: string | undefined): VaultCallError | undefined {
+  if (code === 'ERR_EGRESS_REFUSED' || code === 'ERR_REDIRECT_REFUSED') return new VaultCallError('Forbidden', message ?? 'refused by the egress policy');
+  if (code === 'ERR_EGRESS' || code === 'ERR_TOO_MANY_REDIRECTS' || code === 'ERR_RESPONSE_TOO_LARGE') return new VaultCallError('Unknown', `Vault request failed: ${message ?? 'egress error'}`);
+  return undefined;
+}
+
+function networkError(code: string | undefined, timeoutMs: number, err: unknown): VaultCallError {
   if (code && NET_TIMEOUT.has(code)) return new VaultCallError('Timeout', `no answer from Vault within ${timeoutMs} ms`);
   if (code && NET_UNREACHABLE.has(code)) return new VaultCallError('Unreachable', `cannot reach Vault (${code})`);
   if (code && TLS_CODE.test(code)) return new VaultCallError('Unreachable', `TLS handshake with Vault failed (${code}); check caBundle/caProvider`);
@@ -104,7 +122,7 @@ export class VaultHttp {
       // node-vault's debug logger prints request bodies (secret values): silence it.
       debug: () => undefined,
       // The transport (src/providers/vault/transport.ts) holds the TLS material and the bound.
-      'request-promise': nodeVaultTransport({ timeoutMs: opts.timeoutMs, ca: opts.ca, cert: opts.cert, key: opts.key }),
+      'request-promise': nodeVaultTransport({ timeoutMs: opts.timeoutMs, ca: opts.ca, cert: opts.cert, key: opts.key, ...(opts.policy ? { policy: opts.policy } : {}) }),
     } as NodeVault.VaultOptions);
     // The constructor falls back to the environment for these; the spec decides.
     this.nv.token = '';
@@ -131,7 +149,7 @@ export class VaultHttp {
       else res = await this.nv.write(p, o.body ?? {}, { headers });
       return typeof res === 'object' && res !== null ? (res as Record<string, unknown>) : undefined;
     } catch (err) {
-      throw toCallError(err, secrets, this.opts.timeoutMs);
+      throw toCallError(err, secrets, this.opts.timeoutMs, this.opts.quoteErrors ?? true);
     }
   }
 }

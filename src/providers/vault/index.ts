@@ -57,6 +57,8 @@ export async function connect(ctx: ProviderContext, spec: VaultProvider): Promis
     ...(cert && key ? { cert, key } : {}),
     ...(spec.headers ? { headers: spec.headers } : {}),
     ...(spec.forwardInconsistent ? { forwardInconsistent: true } : {}),
+    ...(ctx.addresses ? { policy: ctx.addresses } : {}),
+    quoteErrors: ctx.quoteStoreErrors ?? true,
   });
   const auth = spec.auth!;
   const login = loginFor(ctx, http, auth);

@@ -1,7 +1,7 @@
 // Static checks of a `spec.provider.vault` object (ESO v1 field names), without I/O.
 // Every problem names the field and what to fix; a spec with problems gets no client.
 import type { VaultAuth, VaultProvider } from '../../api/types.js';
-import { caBundleProblems, caProviderProblems, secretKeyProblems, serviceAccountProblems } from '../spec-checks.js';
+import { caBundleProblems, caProviderProblems, secretKeyProblems, serverUrlProblems, serviceAccountProblems } from '../spec-checks.js';
 
 /** Auth methods ESI implements, in the order the docs list them. */
 export const AUTH_METHODS = ['tokenSecretRef', 'appRole', 'kubernetes', 'jwt'] as const;
@@ -25,12 +25,7 @@ function checkServer(server: unknown, problems: string[]): void {
     problems.push('vault.server must be the server URL, e.g. https://vault.example.com:8200');
     return;
   }
-  try {
-    const u = new URL(server);
-    if (u.protocol !== 'https:' && u.protocol !== 'http:') problems.push(`vault.server must use https:// or http://, got "${u.protocol}"`);
-  } catch {
-    problems.push(`vault.server "${server}" is not a URL`);
-  }
+  problems.push(...serverUrlProblems('vault.server', server));
 }
 
 function checkCa(p: Partial<VaultProvider>, problems: string[]): void {
