@@ -37,6 +37,21 @@ const EXTERNALSECRET = {
   message: 'src/providers is below src/externalsecret: move the shared piece into src/providers.',
 };
 
+// Sockets to an address a store or generator spec names are opened by src/egress/ only
+// (SECURITY.md, "The controller's network boundary"): product code elsewhere may not import
+// the means to dial. Servers (createServer) and types stay importable. Exempt below: the
+// controller's own API client (src/kube/rest.ts, table.ts: the operator's kubeconfig) and the
+// agent's reload call to its own pod's localhost (injector/notify.ts).
+const EGRESS_MESSAGE = 'connections to a spec-named address are opened by src/egress/ (connect.ts, http.ts, grpc.ts) only';
+const DIAL = ['default', 'request', 'get', 'Agent', 'connect', 'createConnection', 'Socket'];
+const EGRESS_PATHS = [
+  ...['node:http', 'node:https', 'http', 'https'].map((name) => ({ name, importNames: DIAL, allowTypeImports: true, message: EGRESS_MESSAGE })),
+  ...['node:net', 'net', 'node:tls', 'tls'].map((name) => ({ name, importNames: ['default', 'connect', 'createConnection', 'Socket'], allowTypeImports: true, message: EGRESS_MESSAGE })),
+  ...['node:http2', 'http2', 'undici'].map((name) => ({ name, allowTypeImports: true, message: EGRESS_MESSAGE })),
+  { name: '@grpc/grpc-js', importNames: ['default', 'Client', 'Channel', 'makeClientConstructor', 'makeGenericClientConstructor', 'loadPackageDefinition'], allowTypeImports: true, message: EGRESS_MESSAGE },
+];
+const EGRESS_EXEMPT = ['src/egress/**', 'src/kube/rest.ts', 'src/kube/table.ts', 'injector/notify.ts'];
+
 const KUBE_PATH_MESSAGE = 'build Kubernetes REST paths with resourcePath() from src/kube/paths.ts (validated, encoded names), never by concatenation';
 const KUBE_PATH = '/^\\/apis?\\/|(^|\\/)namespaces\\//';
 const KUBE_PATH_LITERALS = [
@@ -68,11 +83,16 @@ export default tseslint.config(
     // src/ is the library both binaries share: it never imports the webhook or the agent,
     // and nothing imports the command (src/cli), which alone loads the roles.
     files: ['src/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [UPPER_LAYERS, CLI] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [UPPER_LAYERS, CLI], paths: EGRESS_PATHS }] },
   },
   {
     files: ['webhook/**/*.ts', 'injector/**/*.ts', 'certs/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [CLI] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [CLI], paths: EGRESS_PATHS }] },
+  },
+  {
+    files: ['src/**/*.ts', 'webhook/**/*.ts', 'injector/**/*.ts', 'certs/**/*.ts'],
+    ignores: EGRESS_EXEMPT,
+    rules: { 'no-restricted-globals': ['error', ...['fetch', 'WebSocket', 'EventSource'].map((name) => ({ name, message: EGRESS_MESSAGE }))] },
   },
   {
     // Kubernetes REST paths are built by src/kube/paths.ts only, from validated names: a
@@ -96,13 +116,16 @@ export default tseslint.config(
     // Providers and the ExternalSecret layer serve several consumers (agent, reconciler,
     // PushSecret): they know none of them, nor their configuration types.
     files: ['src/providers/**/*.ts', 'src/externalsecret/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [UPPER_LAYERS, CLI, CONSUMERS] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [UPPER_LAYERS, CLI, CONSUMERS], paths: EGRESS_PATHS }] },
   },
   {
     // The provider layer sits below the ExternalSecret layer that uses it.
     files: ['src/providers/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [UPPER_LAYERS, CLI, CONSUMERS, TEMPLATING, EXTERNALSECRET] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [UPPER_LAYERS, CLI, CONSUMERS, TEMPLATING, EXTERNALSECRET], paths: EGRESS_PATHS }] },
   },
+  // The exempt files keep their layering without the egress paths.
+  { files: ['src/egress/**/*.ts', 'src/kube/rest.ts', 'src/kube/table.ts'], rules: { 'no-restricted-imports': ['error', { patterns: [UPPER_LAYERS, CLI] }] } },
+  { files: ['injector/notify.ts'], rules: { 'no-restricted-imports': ['error', { patterns: [CLI] }] } },
   {
     // Tests, scripts and benchmarks talk to a terminal; product code logs through pino.
     files: ['test/**/*.ts', 'scripts/**/*.ts', 'bench/**/*.ts'],

@@ -11,6 +11,7 @@ import https from 'node:https';
 import { isIP, Socket, type LookupFunction } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { addressProblem, type AddressPolicy } from './policy.js';
+import { proxyAgent } from './proxy.js';
 
 /** A refused or failed dial, value-free: the code for the providers' error maps. */
 export class EgressError extends Error {
@@ -117,6 +118,25 @@ export class CheckedHttpAgent extends http.Agent {
     if (refused) return refusedSocket(refused);
     return (super.createConnection as unknown as CreateConnection).call(this, options, cb);
   }
+}
+
+/** Agents this module built: the only ones `request` sends on. */
+const BUILT = new WeakSet<http.Agent>();
+
+/** A pooled https agent for a client that keeps connections (the kubernetes provider): through
+ *  the environment's proxy when one applies (the caller checks the address first:
+ *  resolveChecked), checked sockets under a policy, Node's own otherwise. */
+export function pooledHttpsAgent(url: string, policy: AddressPolicy | undefined, opts: https.AgentOptions & { keepAlive: boolean; maxSockets: number }): http.Agent {
+  const agent = (proxyAgent(url, opts) as http.Agent | undefined) ?? (policy ? new CheckedHttpsAgent(policy, opts) : new https.Agent(opts));
+  BUILT.add(agent);
+  return agent;
+}
+
+/** https.request on an agent of this module (pooledHttpsAgent): a client that keeps its own
+ *  pool sends through here, so its sockets are the ones the policy checked. */
+export function requestOn(url: string, options: https.RequestOptions & { agent: http.Agent }, cb: (res: http.IncomingMessage) => void): http.ClientRequest {
+  if (!BUILT.has(options.agent)) throw new Error('requestOn: the agent was not built by src/egress');
+  return https.request(url, options, cb);
 }
 
 /** The agent for `url` under `policy`: checked sockets, or undefined (no policy: Node's own). */

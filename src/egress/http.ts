@@ -4,13 +4,13 @@
 // followed only when the caller asks (Vault's standby redirects), at most a few, never from
 // https to http, and under a policy never to another origin (the token travels in a header);
 // each hop's address is checked like the first.
-// Through an outbound proxy (HTTPS_PROXY/HTTP_PROXY/NO_PROXY, src/providers/proxy.ts) the
+// Through an outbound proxy (HTTPS_PROXY/HTTP_PROXY/NO_PROXY, src/egress/proxy.ts) the
 // address is checked as resolved here, but the proxy connects by name: where a proxy carries
 // the calls, it is the operator's egress control that governs what they reach.
 import type http from 'node:http';
 import https from 'node:https';
 import nodeHttp from 'node:http';
-import { proxyAgent, tunnelIdentity } from '../providers/proxy.js';
+import { proxyAgent, tunnelIdentity } from './proxy.js';
 import { checkedAgent, EgressError, resolveChecked } from './connect.js';
 import type { AddressPolicy } from './policy.js';
 

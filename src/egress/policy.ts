@@ -115,7 +115,9 @@ export function parseAllowList(entries: readonly string[]): EgressAllowList {
   const ranges: [ipaddr.IPv4 | ipaddr.IPv6, number][] = [];
   const hosts: string[] = [];
   for (const raw of entries.map((e) => e.trim()).filter((e) => e !== '')) {
-    if (raw.includes('/')) {
+    if (raw.includes('://')) {
+      throw new Error(`--egress-allow entry "${raw}" is a URL; name its host (or a CIDR range) instead`);
+    } else if (raw.includes('/')) {
       try {
         ranges.push(ipaddr.parseCIDR(raw));
       } catch {

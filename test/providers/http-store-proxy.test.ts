@@ -1,5 +1,5 @@
 // The stores reached over HTTP (src/providers/http-store.ts) through an outbound proxy from the
-// environment (src/providers/proxy.ts), with a real forward proxy on 127.0.0.1: an http store
+// environment (src/egress/proxy.ts), with a real forward proxy on 127.0.0.1: an http store
 // (the Infisical stand-in) by absolute-URI requests, an https store (the Bitwarden SDK server
 // stand-in) through a CONNECT tunnel with its CA still verified end to end, and straight to the
 // store under NO_PROXY. No platform: the stores and the proxy are local servers.

@@ -1,11 +1,11 @@
-// Outbound proxies from the environment (src/providers/proxy.ts): the vault provider against
+// Outbound proxies from the environment (src/egress/proxy.ts): the vault provider against
 // the real OpenBao (http, forwarded) and the kubernetes provider against the real apiserver
 // (https, a CONNECT tunnel with the store's CA verified end to end) go through a real forward
 // proxy when HTTPS_PROXY/HTTP_PROXY name it, and straight to the store when NO_PROXY matches.
 import t from 'tap';
 import { commonConfig } from '../../src/providers/aws/sdk.js';
 import { provider as kubernetes } from '../../src/providers/kubernetes/index.js';
-import { proxyFor } from '../../src/providers/proxy.js';
+import { proxyFor } from '../../src/egress/proxy.js';
 import { provider as vault } from '../../src/providers/vault/index.js';
 import { createToken, kvWrite, startVaultServer, writePolicy } from '../platform/backends/openbao.js';
 import { useControlPlane } from '../platform/controlPlane.js';

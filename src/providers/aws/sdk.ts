@@ -3,7 +3,7 @@
 // few attempts derived from the caller's deadline, and a per-call abort signal.
 import type { Logger } from 'pino';
 import type { Agent } from 'node:http';
-import { proxyAgent } from '../proxy.js';
+import { proxyAgent } from '../../egress/proxy.js';
 
 /** The SDK's credential identity (structurally; the SDK's own type lives in a transitive
  *  package this project does not depend on directly). */

@@ -14,12 +14,11 @@
 // Every answer is mapped to a ProviderError whose message is built here from the status
 // code and what was asked (verb, resource, namespace): API server messages are never
 // passed through, so nothing a webhook or the server echoes can reach a log.
-import { Agent, request } from 'node:https';
-import type { IncomingMessage } from 'node:http';
+import type { Agent, IncomingMessage } from 'node:http';
 import { ProviderError } from '../types.js';
 import type { Connection } from './connection.js';
-import { proxyAgent, proxyFor, tunnelIdentity } from '../proxy.js';
-import { CheckedHttpsAgent, EgressError, resolveChecked } from '../../egress/connect.js';
+import { proxyFor, tunnelIdentity } from '../../egress/proxy.js';
+import { EgressError, pooledHttpsAgent, requestOn, resolveChecked } from '../../egress/connect.js';
 
 export type Verb = 'get' | 'list' | 'create' | 'update' | 'delete';
 
@@ -77,7 +76,7 @@ export class KubeApi {
   }
 
   /** What verifies the API server: given to the agent and, for a CONNECT tunnel through the
-   *  environment's proxy (src/providers/proxy.ts), with each request. */
+   *  environment's proxy (src/egress/proxy.ts), with each request. */
   static tlsFor(conn: Connection) {
     return {
       rejectUnauthorized: true,
@@ -91,10 +90,7 @@ export class KubeApi {
   /** Through the environment's proxy (the address checked first, in attempt()), or with
    *  sockets the egress policy checks (src/egress/connect.ts) when the spec named the server. */
   static agentFor(conn: Connection): Agent {
-    const pool = { keepAlive: true, maxSockets: 8 };
-    const proxied = proxyAgent(conn.url, pool) as Agent | undefined;
-    if (proxied) return proxied;
-    return conn.policy ? new CheckedHttpsAgent(conn.policy, { ...pool, ...KubeApi.tlsFor(conn) }) : new Agent({ ...pool, ...KubeApi.tlsFor(conn) });
+    return pooledHttpsAgent(conn.url, conn.policy, { keepAlive: true, maxSockets: 8, ...KubeApi.tlsFor(conn) });
   }
 
   get identity(): string {
@@ -176,7 +172,7 @@ export class KubeApi {
         clearTimeout(timer);
         reject(err);
       };
-      const req = request(`${a.conn.url}${path}`, { method, agent: a.agent, headers, ...KubeApi.tlsFor(a.conn) }, (res) => {
+      const req = requestOn(`${a.conn.url}${path}`, { method, agent: a.agent, headers, ...KubeApi.tlsFor(a.conn) }, (res) => {
         readBody(res).then(
           (raw) => {
             if (settled) return;
