@@ -285,13 +285,17 @@ function statusReason(body: unknown): string | undefined {
 function invalidFields(body: unknown): string {
   const causes = (body as Status | undefined)?.details?.causes;
   if (!Array.isArray(causes) || causes.length === 0) return '';
-  const parts = causes.slice(0, 5).map((c) => `${String(c.field ?? '').slice(0, 300)}: ${String(c.reason ?? '').slice(0, 64)}`);
-  return `: ${parts.join('; ')}`;
+  // Only what has the shape of a field path and a reason: the server is the spec's to choose,
+  // and free text from it would reach status.
+  const parts = causes.slice(0, 5).map((c) => [String(c.field ?? ''), String(c.reason ?? '')])
+    .filter(([f, r]) => /^[A-Za-z0-9_.\-[\]]{1,128}$/.test(f!) && /^[A-Za-z]{1,64}$/.test(r!)).map(([f, r]) => `${f}: ${r}`);
+  return parts.length ? `: ${parts.join('; ')}` : '';
 }
 
 /** The user a 403 names (`User "system:serviceaccount:ns:sa" cannot ...`). */
 function forbiddenUser(body: unknown): string | undefined {
   const msg = (body as Status | undefined)?.message;
   if (typeof msg !== 'string') return undefined;
-  return /User "([^"]{1,253})" cannot/.exec(msg)?.[1];
+  // A user name's shape only (system:serviceaccount:<ns>:<name>, an OIDC name): see invalidFields.
+  return /User "([A-Za-z0-9:@._-]{1,253})" cannot/.exec(msg)?.[1];
 }
