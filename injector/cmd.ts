@@ -7,6 +7,7 @@ import { AGENT_CONFIG_ENV } from '../src/agent-config/types.js';
 import { runAgentReporting } from './agent.js';
 import { terminationMessage, writeTerminationMessage } from '../src/agent-config/termination.js';
 import { ConfigError, readAgentConfig } from './config.js';
+import { UsageError } from '../src/usage.js';
 
 const USAGE = `Usage: esi agent [--root DIR] [--config-file FILE]
 
@@ -26,7 +27,6 @@ interface Args {
   help?: boolean;
 }
 
-export class UsageError extends Error {}
 
 export function parseArgs(argv: string[]): Args {
   const args: Args = {};

@@ -3,7 +3,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
 import { fileTlsSource, selfManagedTlsSource, type TlsSource } from '../certs/index.js';
-import { loadKubeConfig, ownNamespace, positive } from '../src/flags.js';
+import { checkFlags, loadKubeConfig, oneOf, ownNamespace, port, positive } from '../src/flags.js';
 import type { ClusterVersion } from './env.js';
 import { KubeRest } from '../src/kube/rest.js';
 import { createLogger, type Logger } from '../src/log.js';
@@ -86,8 +86,7 @@ async function clusterVersionOf(kc: KubeConfig, logger: Logger): Promise<Cluster
 }
 
 async function tlsFrom(v: Values, kc: KubeConfig, logger: Logger): Promise<TlsSource> {
-  if (v['tls-cert-file'] || v['tls-key-file']) {
-    if (!v['tls-cert-file'] || !v['tls-key-file']) throw new Error('--tls-cert-file and --tls-key-file go together');
+  if (v['tls-cert-file'] && v['tls-key-file']) {
     return fileTlsSource({ certFile: v['tls-cert-file'], keyFile: v['tls-key-file'], caFile: v['tls-ca-file'], logger });
   }
   const sans = v['cert-extra-sans']!.split(',').map((s) => s.trim()).filter(Boolean);
@@ -113,13 +112,27 @@ export function parseAgentEnv(pairs: string[]): Record<string, string> {
   return env;
 }
 
+/** Every flag checked before anything starts (docs/cli.md): a UsageError names the flag. */
+function flags(v: Values) {
+  if (!v['agent-image']) throw new Error('--agent-image is required (the image of the injected agent)');
+  if (!v['tls-cert-file'] !== !v['tls-key-file']) throw new Error('--tls-cert-file and --tls-key-file go together');
+  positive('cert-validity', v['cert-validity']!);
+  return {
+    image: v['agent-image'],
+    port: port('port', v.port!),
+    pullPolicy: oneOf('agent-pull-policy', v['agent-pull-policy']!, ['Always', 'IfNotPresent', 'Never'] as const),
+    env: parseAgentEnv(v['agent-env'] ?? []),
+    runAsUser: parseRunAsUser(v['agent-run-as-user']!),
+  };
+}
+
 export async function main(argv: string[]): Promise<number> {
   const { values: v } = parseArgs({ args: argv, options: OPTIONS, strict: true });
   if (v.help) {
     process.stdout.write(HELP);
     return 0;
   }
-  if (!v['agent-image']) throw new Error('--agent-image is required (the image of the injected agent)');
+  const f = checkFlags(() => flags(v));
   const root = createLogger('webhook', { flushMs: 250 });
   // Under --workers (webhook/workers.ts) every line says which worker wrote it.
   const logger = cluster.isWorker ? root.child({ worker: cluster.worker!.id, pid: process.pid }) : root;
@@ -130,14 +143,12 @@ export async function main(argv: string[]): Promise<number> {
     tls, lookup: caches, metrics: webhookMetrics(() => caches.synced()), logger, ...(clusterVersion ? { clusterVersion } : {}),
     resolve: v['store-classes'] === undefined ? {} : { storeClasses: v['store-classes'].split(',').map((s) => s.trim()) },
     agent: {
-      image: v['agent-image'], defaultTokenAudience: v['token-audience']!,
-      imagePullPolicy: v['agent-pull-policy'] as 'Always' | 'IfNotPresent' | 'Never',
-      env: parseAgentEnv(v['agent-env'] ?? []),
-      runAsUser: parseRunAsUser(v['agent-run-as-user']!),
+      image: f.image, defaultTokenAudience: v['token-audience']!,
+      imagePullPolicy: f.pullPolicy, env: f.env, runAsUser: f.runAsUser,
     },
   });
-  await app.listen({ host: v.listen, port: positive('port', v.port!) });
-  logger.info({ port: Number(v.port), caches: caches.status() }, 'webhook serving');
+  await app.listen({ host: v.listen, port: f.port });
+  logger.info({ port: f.port, caches: caches.status() }, 'webhook serving');
   return new Promise((resolve) => {
     const shutdown = async (signal: string) => {
       logger.info({ signal }, 'shutting down');

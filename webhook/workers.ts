@@ -6,6 +6,7 @@
 // webhook` entry and stays small: the primary never loads the webhook's own modules.
 import cluster, { type Worker } from 'node:cluster';
 import { parseArgs } from 'node:util';
+import { UsageError } from '../src/usage.js';
 import { createLogger } from '../src/log.js';
 
 /** Bounded: each worker is a full webhook with its own watches on the apiserver. */
@@ -18,7 +19,7 @@ export function workersOf(argv: string[]): number {
   const raw = values.workers;
   if (raw === undefined) return 1;
   const n = typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= 1 && n <= MAX_WORKERS)) throw new Error(`--workers must be a whole number from 1 to ${MAX_WORKERS}, got "${String(raw)}"`);
+  if (!(n >= 1 && n <= MAX_WORKERS)) throw new UsageError(`--workers must be a whole number from 1 to ${MAX_WORKERS}, got "${String(raw)}"`);
   return n;
 }
 

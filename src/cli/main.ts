@@ -1,6 +1,7 @@
 // The `esi` command: one executable, one subcommand per role. Each subcommand's module
 // is imported only when used, so `esi agent` never loads the webhook's dependencies.
 import { readFileSync } from 'node:fs';
+import { UsageError } from '../usage.js';
 import { packageRoot } from '../package-root.js';
 
 type Main = (argv: string[]) => Promise<number>;
@@ -73,8 +74,17 @@ export async function run(argv: string[]): Promise<number> {
   try {
     return await (await sub.load())(rest);
   } catch (err) {
-    const missing = (err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND';
-    process.stderr.write(missing ? `esi ${name}: not available in this build\n` : `esi ${name}: ${(err as Error).message}\n`);
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ERR_MODULE_NOT_FOUND') {
+      process.stderr.write(`esi ${name}: not available in this build\n`);
+      return 1;
+    }
+    // Usage (docs/cli.md, "Exit codes"): a flag, its value or an input file; said once, exit 2.
+    if (err instanceof UsageError || code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`esi ${name}: ${(err as Error).message} (esi ${name} --help)\n`);
+      return 2;
+    }
+    process.stderr.write(`esi ${name}: ${(err as Error).message}\n`);
     return 1;
   }
 }

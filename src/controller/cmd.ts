@@ -4,7 +4,7 @@
 import { parseAllowList } from '../egress/policy.js';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { bool, loadKubeConfig, ownNamespace, positive } from '../flags.js';
+import { bool, checkFlags, loadKubeConfig, ownNamespace, port, positive } from '../flags.js';
 import { isDnsLabel, isDnsSubdomain } from '../kube/names.js';
 import { NAMESPACES, resourcePath } from '../kube/paths.js';
 import { KubeRest } from '../kube/rest.js';
@@ -149,7 +149,7 @@ function flags(v: Values) {
     leaseDurationMs: parseGoDuration(v['lease-duration']!, '--lease-duration'),
     renewDeadlineMs: parseGoDuration(v['renew-deadline']!, '--renew-deadline'),
     retryPeriodMs: parseGoDuration(v['retry-period']!, '--retry-period'),
-    port: positive('port', v.port!),
+    port: port('port', v.port!),
     renderWorkers: positive('render-workers', v['render-workers']!),
     allowAmbientIdentity: bool('allow-ambient-identity', v['allow-ambient-identity']!),
     allowPrivateStoreAddresses: bool('allow-private-store-addresses', v['allow-private-store-addresses']!),
@@ -167,7 +167,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(HELP);
     return 0;
   }
-  const f = flags(v);
+  const f = checkFlags(() => flags(v));
   const { cls } = f;
   const kc = loadKubeConfig(v.kubeconfig);
   const namespace = ownNamespace(v.namespace, kc);

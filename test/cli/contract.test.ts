@@ -1,0 +1,83 @@
+// The command line's contract (docs/cli.md, "Exit codes"), as a new user meets it: every
+// subcommand's bad flags exit 2 at once with a message naming the flag, before anything
+// starts; a missing or unreadable kubeconfig is named as such and exits 2 instead of a
+// client for http://localhost retried for ever. Each process must end by itself: the test
+// kills it after 60 s and fails, which is how "retries for ever" shows.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { esiProcess } from '../helpers/webhook.js';
+
+const home = mkdtempSync(join(tmpdir(), 'esi-cli-'));
+const garbage = join(home, 'garbage.yaml');
+writeFileSync(garbage, ': not [ a kubeconfig');
+const emptyKc = join(home, 'empty.yaml');
+writeFileSync(emptyKc, 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n');
+/** An environment with no kubeconfig anywhere: no $KUBECONFIG, an empty $HOME, not in a pod. */
+const NO_KUBE = { HOME: home, KUBECONFIG: '', KUBERNETES_SERVICE_HOST: '' };
+
+async function esi(args: string[], env: Record<string, string> = NO_KUBE): Promise<{ code: number | null; out: string }> {
+  const p = esiProcess(args, env);
+  const timer = setTimeout(() => p.child.kill('SIGKILL'), 60_000);
+  const code = await new Promise<number | null>((r) => p.child.on('exit', (c) => r(c)));
+  clearTimeout(timer);
+  return { code, out: p.output() };
+}
+
+const KC = ['--kubeconfig', '/nonexistent/kubeconfig'];
+const CASES: [string, string[], RegExp][] = [
+  ['controller: an unknown flag', ['controller', '--frobnicate'], /Unknown option '--frobnicate'/],
+  ['controller: --claim-unclassed maybe', ['controller', ...KC, '--claim-unclassed', 'maybe'], /--claim-unclassed must be true, false or auto, got "maybe"/],
+  ['controller: --workers abc', ['controller', ...KC, '--workers', 'abc'], /--workers must be a positive number, got "abc"/],
+  ['controller: --port 70000', ['controller', ...KC, '--port', '70000'], /--port must be a port number from 1 to 65535/],
+  ['controller: --lease-duration 5parsecs', ['controller', ...KC, '--lease-duration', '5parsecs'], /--lease-duration "5parsecs" must be a Go duration/],
+  ['controller: --egress-allow a URL', ['controller', ...KC, '--egress-allow', 'http://vault:8200'], /--egress-allow entry "http:\/\/vault:8200" is a URL/],
+  ['controller: --leader-elect yes', ['controller', ...KC, '--leader-elect', 'yes'], /--leader-elect must be true or false, got "yes"/],
+  ['webhook: an unknown flag', ['webhook', '--frobnicate'], /Unknown option '--frobnicate'/],
+  ['webhook: no --agent-image', ['webhook', ...KC], /--agent-image is required/],
+  ['webhook: --port abc', ['webhook', ...KC, '--agent-image', 'esi:x', '--port', 'abc'], /--port must be a port number from 1 to 65535, got "abc"/],
+  ['webhook: --agent-pull-policy Sometimes', ['webhook', ...KC, '--agent-image', 'esi:x', '--agent-pull-policy', 'Sometimes'], /--agent-pull-policy must be one of Always, IfNotPresent, Never, got "Sometimes"/],
+  ['webhook: --workers abc', ['webhook', ...KC, '--agent-image', 'esi:x', '--workers', 'abc'], /--workers must be a whole number from 1 to 8, got "abc"/],
+  ['webhook: --agent-env', ['webhook', ...KC, '--agent-image', 'esi:x', '--agent-env', '1BAD=x'], /--agent-env "1BAD=x"/],
+  ['webhook: --agent-run-as-user 0', ['webhook', ...KC, '--agent-image', 'esi:x', '--agent-run-as-user', '0'], /--agent-run-as-user "0"/],
+  ['webhook: one TLS file', ['webhook', ...KC, '--agent-image', 'esi:x', '--tls-cert-file', '/x'], /--tls-cert-file and --tls-key-file go together/],
+  ['inject: an unknown flag', ['inject', '--frobnicate'], /frobnicate/],
+  ['template: an unknown flag', ['template', '--frobnicate'], /frobnicate/],
+  ['agent: an unknown argument', ['agent', '--frobnicate'], /unknown argument "--frobnicate"/],
+];
+
+for (const [what, args, message] of CASES) {
+  t.test(what, async (t) => {
+    const { code, out } = await esi(args);
+    t.equal(code, 2, `exit 2 (${out.trim().split('\n')[0]})`);
+    t.match(out, message, 'the message names the flag');
+    t.notMatch(out, /"msg":"(webhook serving|esi controller starting|reconciling)"/, 'nothing started');
+  });
+}
+
+t.test('a missing or unreadable kubeconfig is named and exits 2, never retried', async (t) => {
+  for (const cmd of [['controller'], ['webhook', '--agent-image', 'esi:x']]) {
+    const none = await esi(cmd);
+    t.equal(none.code, 2, `${cmd[0]} without any kubeconfig`);
+    t.match(none.out, /no kubeconfig: pass --kubeconfig FILE, set \$KUBECONFIG, or run in a pod/);
+    t.notMatch(none.out, /HTTP protocol is not allowed/, "not client-node's localhost fallback");
+    const missing = await esi([...cmd, ...KC]);
+    t.equal(missing.code, 2);
+    t.match(missing.out, /--kubeconfig \/nonexistent\/kubeconfig cannot be read \(ENOENT\)/);
+    const env = await esi(cmd, { ...NO_KUBE, KUBECONFIG: '/nonexistent/env-kubeconfig' });
+    t.equal(env.code, 2);
+    t.match(env.out, /\$KUBECONFIG names \/nonexistent\/env-kubeconfig, which cannot be read/);
+    const bad = await esi([...cmd, '--kubeconfig', garbage]);
+    t.equal(bad.code, 2, `${cmd[0]}: an unparsable kubeconfig`);
+    t.match(bad.out, /--kubeconfig .*garbage\.yaml cannot be read/);
+    const empty = await esi([...cmd, '--kubeconfig', emptyKc]);
+    t.equal(empty.code, 2, `${cmd[0]}: a kubeconfig with no cluster`);
+    t.match(empty.out, /names no current cluster/);
+  }
+});
+
+t.test('usage errors point at the help', async (t) => {
+  const { out } = await esi(['webhook', '--port', 'abc']);
+  t.match(out, /\(esi webhook --help\)/);
+});
