@@ -137,6 +137,7 @@ export class Controller {
       metrics: {
         push: (result) => (result === 'equal' ? metrics.pushSkippedEqual.inc() : metrics.pushes.inc({ result })),
         deleted: (result) => metrics.pushDeletes.inc({ result }),
+        left: (store, reason) => metrics.pushEntriesLeft.inc({ store, reason }),
       },
     });
     this.cluster = new ClusterReconciler({
