@@ -8,6 +8,7 @@ import { AGENT_CONFIG_VERSION, type AgentConfig } from './types.js';
 import { ENV_NAME_PATTERN, MAX_REFRESH_SECONDS, SIGNALS } from './limits.js';
 import { providerMeta, providerNames } from '../providers/registry.js';
 import { validate as generated } from './validator.generated.js';
+import { dynamicPathProblem } from '../providers/vault/paths.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -220,6 +221,8 @@ function dynamicProblem(c: AgentConfig, names: Set<string>): ConfigError | undef
     const provider = Object.keys(c.stores[d.store]!.provider)[0]!;
     if (!providerMeta(provider)?.capabilities.leases) return new ConfigError(`${f}.store`, `provider ${provider} mints no leases (dynamic secrets need vault or openBao)`);
     if (d.method === 'GET' && d.parameters && Object.keys(d.parameters).length > 0) return new ConfigError(`${f}.parameters`, 'need method POST');
+    const path = dynamicPathProblem(d.path);
+    if (path) return new ConfigError(`${f}.path`, path);
   }
   return undefined;
 }

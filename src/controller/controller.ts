@@ -141,6 +141,7 @@ export class Controller {
       metrics: {
         push: (result) => (result === 'equal' ? metrics.pushSkippedEqual.inc() : metrics.pushes.inc({ result })),
         deleted: (result) => metrics.pushDeletes.inc({ result }),
+        left: (store, reason) => metrics.pushEntriesLeft.inc({ store, reason }),
       },
     });
     this.cluster = new ClusterReconciler({
@@ -253,7 +254,16 @@ export class Controller {
       !!old?.metadata?.deletionTimestamp === !!obj.metadata?.deletionTimestamp) return;
     const name = obj.metadata?.name ?? '';
     for (const es of this.informers.externalSecrets(name)) this.queue.add(queueKey('es', name, es.metadata.name!));
+    if (!old?.metadata?.deletionTimestamp) this.onNamespaceDeleting(obj);
     for (const key of this.cluster.keysFor()) this.queue.add(key);
+  }
+
+  /** A namespace going away releases the deleted PushSecrets its deletion left without a
+   *  credential (push/abandon.ts): those waiting in backoff are tried now. */
+  private onNamespaceDeleting(obj: KubernetesObject): void {
+    const name = obj.metadata?.name ?? '';
+    if (!obj.metadata?.deletionTimestamp) return;
+    for (const ps of this.informers.pushSecrets(name)) if (ps.metadata.deletionTimestamp) this.queue.add(queueKey('ps', name, ps.metadata.name!));
   }
 
   /** Our own writes keep content and hash in step: only deletions and hand edits count. */

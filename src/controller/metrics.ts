@@ -37,6 +37,10 @@ export function controllerMetrics() {
     pushes: new Counter({ name: 'esi_controller_push_entries_total', help: 'PushSecret remote entries handled, by result (written, exists, error; equal values count in esi_controller_push_skipped_equal_total).', labelNames: ['result'] as const, registers: r }),
     pushSkippedEqual: new Counter({ name: 'esi_controller_push_skipped_equal_total', help: 'PushSecret remote writes skipped because the store already held the value.', registers: r }),
     pushDeletes: new Counter({ name: 'esi_controller_push_deletes_total', help: 'PushSecret remote entries deleted, by result.', labelNames: ['result'] as const, registers: r }),
+    pushEntriesLeft: new Counter({
+      name: 'esi_controller_push_entries_left_total', help: 'PushSecret remote entries left in a store, not deleted and no longer tracked (the Event and log name them), by store and reason (StoreGone, NotAdmitted, NamespaceDeleted).',
+      labelNames: ['store', 'reason'] as const, registers: r,
+    }),
     renderKilled: new Counter({ name: 'esi_controller_render_killed_total', help: 'Renders stopped at the render pool\'s deadline (their thread terminated and replaced).', registers: r }),
     renderBusy: new Counter({ name: 'esi_controller_render_busy_total', help: 'Renders refused by the render pool (queue full, or a namespace held to one render) and retried later.', registers: r }),
     clients: new Gauge({ name: 'esi_controller_provider_clients', help: 'Cached provider clients.', registers: r }),

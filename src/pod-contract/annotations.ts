@@ -7,6 +7,7 @@ import { MAX_REFRESH_SECONDS, SIGNALS } from '../agent-config/limits.js';
 import { parseDuration, parseQuantity } from './values.js';
 import { isValidName, type NameRule } from '../kube/names.js';
 import { parseEnvAnnotation, type EnvRequest } from './env.js';
+import { dynamicPathProblem, trimSlashes } from '../providers/vault/paths.js';
 
 export const PREFIX = 'esi.dev/';
 export const INJECT_LABEL = 'esi.dev/inject';
@@ -237,10 +238,11 @@ export function parseDynamic(name: string, raw: string): DynamicRequest {
   if (!m) throw new Error('must be "<store>:<engine path>" (for example "vault:database/creds/app"), optionally "ClusterSecretStore/<store>:…" and "?<parameter>=<value>&…"');
   const store = m[2]!;
   if (!isValidName(store, 'subdomain')) throw new Error(`${JSON.stringify(store.slice(0, 64))} is not a valid store name`);
-  const path = m[3]!.replace(/^\/+|\/+$/g, '');
-  if (!path || path.split('/').some((s) => s === '' || s === '.' || s === '..') || /^(sys|auth)(\/|$)/.test(path)) {
-    throw new Error('the engine path must be relative, without empty, "." or ".." segments, and not under sys/ or auth/');
-  }
+  // The one rule of engine paths, as the agent and the vault provider apply it (a pod's
+  // credential is a secrets engine's data: no auth section).
+  const problem = dynamicPathProblem(m[3]!);
+  if (problem) throw new Error(`the engine path ${problem}`);
+  const path = trimSlashes(m[3]!);
   const out: DynamicRequest = { name, storeKind: (m[1] as DynamicRequest['storeKind'] | undefined) ?? 'SecretStore', store, path };
   if (m[4]) {
     const params = new URLSearchParams(m[4]);

@@ -196,6 +196,31 @@ t.test('refused generator specs say what to fix', async (t) => {
   t.match((await ready(env, ns, 'unserved-kind', 'False', 'InvalidSpec')).status?.conditions?.[0]?.message, /generatorRef\.kind "Grafana" is not a generator ESI runs/);
 });
 
+t.test('VaultDynamicSecret: a sys/ path behind a Vault namespace prefix is InvalidSpec before any request (docs/dynamic-secrets.md#engine-paths)', async (t) => {
+  // A listener that records every connection: the refused path must open none.
+  const { createServer } = await import('node:http');
+  let requests = 0;
+  const server = createServer((_req, res) => {
+    requests++;
+    res.end('{}');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => server.close());
+  const addr = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  await tenant.core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'bao-lookup' }, stringData: { token: 'not-a-real-token' } } });
+  for (const [name, path] of [['lookup', 'ns1/sys/leases/lookup'], ['climb', 'database/%2e%2e/sys/leases/lookup']] as const) {
+    await createAs(tenant, ns, gen('VaultDynamicSecret', name, {
+      path, method: 'POST', resultType: 'Raw', parameters: { lease_id: 'x' },
+      provider: { server: addr, auth: { tokenSecretRef: { name: 'bao-lookup', key: 'token' } } },
+    }));
+    await createAs(tenant, ns, es(name, { dataFrom: [ref('VaultDynamicSecret', name)] }));
+    const message = (await ready(env, ns, name, 'False')).status?.conditions?.[0]?.message ?? '';
+    t.ok(message.includes(`dynamic secret path ${JSON.stringify(path)}`), `${path}: the message names the path (${message})`);
+    t.match(message, /(has a "sys" segment|contains percent-encoding).*\[InvalidSpec\]/, 'and says why: InvalidSpec');
+  }
+  t.equal(requests, 0, 'no request reached the server');
+});
+
 t.test('PushSecret selector.generatorRef: IfNotExists pushes once, Replace rotates at each refresh', async (t) => {
   const { store, remote } = await kubernetesStore(env, t, ns, 'sink');
   await tenant.custom.createNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: ns, plural: 'secretstores', body: { apiVersion: `${GROUP}/v1`, ...store } });

@@ -13,8 +13,8 @@ export async function createNamespace(kc: KubeConfig, prefix: string, t?: Teardo
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;
   await core.createNamespace({ body: { metadata: { name, labels, annotations } } });
   await core.createNamespacedServiceAccount({ namespace: name, body: { metadata: { name: 'default' } } });
-  // There is no namespace controller: deletion leaves the namespace Terminating,
-  // which is harmless for a throwaway control plane.
+  // The shared plane's namespace controller empties and removes it; on a plane without one
+  // (or held by a finalizer whose controller stopped) it stays Terminating, which is harmless.
   t?.teardown(() => core.deleteNamespace({ name }).catch(() => undefined));
   return name;
 }

@@ -21,8 +21,10 @@ export interface ControlPlane extends ControlPlaneInfo {
 }
 
 /** Controllers the shared plane of a tap run always runs: the garbage collector, so that
- *  deleting an owner (e.g. an ExternalSecret) deletes its dependents as in a cluster. */
-export const SHARED_CONTROLLERS: readonly ControllerName[] = ['garbage-collector-controller'];
+ *  deleting an owner (e.g. an ExternalSecret) deletes its dependents as in a cluster; the
+ *  namespace controller, so that `kubectl delete namespace` empties and removes a namespace
+ *  (what finalizers must not hold: test/controller/push-namespace.test.ts). */
+export const SHARED_CONTROLLERS: readonly ControllerName[] = ['garbage-collector-controller', 'namespace-controller'];
 
 interface Teardown {
   teardown(fn: () => unknown): void;

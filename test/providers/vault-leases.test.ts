@@ -140,7 +140,7 @@ t.test('result auth: a token minted at auth/token/create is the auth section, ou
   t.teardown(() => f.vault.api('POST', 'auth/approle/role/esi', { token_policies: ['esi-dynamic'], token_ttl: '1h' }));
   const c = await newClient();
   const asData = await caught(c.leases.generate({ path: 'auth/token/create', method: 'POST', parameters: {} }));
-  t.match((asData as Error)?.message, /is an auth path, not a secrets engine \(a generator reads a token there with resultType Auth\)/, 'auth paths only for the auth section');
+  t.match((asData as Error)?.message, /has an "auth" segment: an auth path, not a secrets engine \(a generator reads a token there with resultType Auth or Raw\)/, 'auth paths only for the auth section');
   t.ok((await caught(c.leases.generate({ path: 'sys/leases/lookup', result: 'raw' }))) instanceof ProviderError, 'sys/ stays refused');
 
   const mint = () => c.leases.generate({ path: 'auth/token/create', method: 'POST', parameters: { policies: ['esi-dynamic'], ttl: '10m' }, result: 'auth' });

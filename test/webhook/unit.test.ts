@@ -183,7 +183,7 @@ t.test('esi.dev/dynamic-<name>: a per-pod credential in the agent configuration;
   t.match(deny({ 'esi.dev/dynamic-db': 'vault:database/creds/app', 'esi.dev/mode': 'sidecar' }), /two credentials for one pod/);
   t.match(deny({ 'esi.dev/dynamic-db': 'fake:database/creds/app' }), /dynamicSecrets\[0\]\.store: provider fake mints no leases/);
   t.match(deny({ 'esi.dev/dynamic-db': 'nope:database/creds/app' }), /esi\.dev\/dynamic-db: SecretStore "nope" not found in namespace "team-a"/);
-  t.match(deny({ 'esi.dev/dynamic-db': 'vault:sys/leases/lookup' }), /not under sys\/ or auth\//);
+  t.match(deny({ 'esi.dev/dynamic-db': 'vault:sys/leases/lookup' }), /esi\.dev\/dynamic-db: the engine path has a "sys" segment/);
   t.match(deny({ 'esi.dev/dynamic-db': 'database/creds/app' }), /must be "<store>:<engine path>"/);
   t.match(deny({ 'esi.dev/dynamic-db': 'vault:database/creds/app', 'esi.dev/secrets': 'db' }), /clashes with ExternalSecret "db"/);
   t.match(deny({ 'esi.dev/dynamic-db': 'vault:database/creds/app', 'esi.dev/template-db': 'x' }), /esi\.dev\/template-db: the file name clashes with the directory of esi\.dev\/dynamic-db/);

@@ -23,6 +23,7 @@ import type { Requeue } from '../queue.js';
 import type { StoreReconciler } from '../stores.js';
 import { describeStore } from '../../stores/use.js';
 import { cleanup, type CleanupDeps, type PushMetrics } from './cleanup.js';
+import { namespaceLetGo } from './abandon.js';
 import type { PushRecords } from './record.js';
 import { deleteEntry, KeyedMutex, NotOwned, pushEntry, sameMetadata } from './remote.js';
 import { entryKey, forSource, MAX_SOURCES, PUSH_FINALIZER, pushSpec, selectorQuery, type PushSpec } from './spec.js';
@@ -72,7 +73,7 @@ export class PushSecretReconciler {
   constructor(private readonly d: PushDeps) {}
 
   private cleanupDeps(): CleanupDeps {
-    return { informers: this.d.informers, stores: this.d.stores, clients: this.d.clients, events: this.d.events, metrics: this.d.metrics, locks: this.locks };
+    return { informers: this.d.informers, stores: this.d.stores, clients: this.d.clients, events: this.d.events, metrics: this.d.metrics, locks: this.locks, logger: this.d.logger };
   }
 
   async reconcile(ns: string, name: string): Promise<PushOutcome> {
@@ -116,7 +117,9 @@ export class PushSecretReconciler {
   private async finalize(ps: PushSecret, spec: PushSpec | undefined, recorded: Synced): Promise<PushOutcome> {
     if (!ps.metadata.finalizers?.includes(PUSH_FINALIZER)) return { result: 'skipped', reason: 'Deleting', requeue: { next: 'cancel' } };
     const policy = spec?.deletionPolicy ?? ps.spec.deletionPolicy ?? 'None';
-    const left = policy === 'Delete' ? await cleanup(this.cleanupDeps(), ps, recorded) : { synced: {}, failures: [] };
+    // A namespace being deleted does not wait for a credential its deletion removed (abandon.ts).
+    const letGo = namespaceLetGo({ informers: this.d.informers, rest: this.d.rest }, ps.metadata.namespace!);
+    const left = policy === 'Delete' ? await cleanup(this.cleanupDeps(), ps, recorded, letGo) : { synced: {}, failures: [] };
     if (left.failures.length) {
       await this.record(ps, left.synced, left.failures);
       await writePushStatus(this.d.rest, ps, { ready: 'False', reason: 'Errored', message: `deleting: ${left.failures.join('; ')}`, synced: left.synced, wrote: false }).catch(() => undefined);

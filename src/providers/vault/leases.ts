@@ -8,6 +8,7 @@
 import { X509Certificate } from 'node:crypto';
 import { ProviderError, type GenerateRequest, type Generated, type Lease, type LeaseOperations } from '../types.js';
 import type { Method } from './http.js';
+import { dynamicPathProblem, trimSlashes } from './paths.js';
 
 type DataMap = Record<string, unknown>;
 
@@ -23,19 +24,12 @@ export interface TokenHolds {
 
 const isMap = (v: unknown): v is DataMap => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Engine paths are relative (no leading slash), with no empty, `.` or `..` segment, never
- *  under sys/, and under auth/ only when the caller asked for the auth section or the whole
- *  response (a token minted at `auth/token/create`). */
+/** The engine path as sent, by the one rule of dynamic-secret paths (./paths.ts: no sys or
+ *  climbing segment anywhere, auth only for the auth section or the whole response). */
 function checkPath(storeId: string, path: string, result: GenerateRequest['result']): string {
-  const p = path.replace(/^\/+|\/+$/g, '');
-  if (!p || p.split('/').some((s) => s === '' || s === '.' || s === '..')) {
-    throw new ProviderError('InvalidSpec', storeId, `dynamic secret path "${path}" is not a Vault path (segments separated by single slashes, no "." or "..")`);
-  }
-  if (/^sys\//.test(p)) throw new ProviderError('InvalidSpec', storeId, `dynamic secret path "${path}" is a system path, not a secrets engine`);
-  if (/^auth\//.test(p) && (result ?? 'data') === 'data') {
-    throw new ProviderError('InvalidSpec', storeId, `dynamic secret path "${path}" is an auth path, not a secrets engine (a generator reads a token there with resultType Auth)`);
-  }
-  return p;
+  const problem = dynamicPathProblem(path, result ?? 'data');
+  if (problem) throw new ProviderError('InvalidSpec', storeId, `dynamic secret path ${JSON.stringify(String(path).slice(0, 128))} ${problem}`);
+  return trimSlashes(path);
 }
 
 /** Lease ids of tokens minted with `result: 'auth'` (see Lease.id). */
