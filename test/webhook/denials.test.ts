@@ -30,7 +30,7 @@ t.test('bad annotations', async (t) => {
   await refused(t, 'bad-template', { 'esi.dev/secrets': 'db', 'esi.dev/template-app.conf': 'x={{db.password' }, [/esi\.dev\/template-app\.conf: the template does not parse: line 1, column \d+: syntax error/]);
   await refused(t, 'remote-reload', { 'esi.dev/secrets': 'db', 'esi.dev/on-change': 'http://10.0.0.1/reload' }, [/esi\.dev\/on-change: URL host "10\.0\.0\.1" is not loopback/]);
   await refused(t, 'signal', { 'esi.dev/secrets': 'db', 'esi.dev/on-change': 'signal:SIGHUP:nginx' }, [/needs spec\.shareProcessNamespace: true/]);
-  // A sys/ path behind a Vault namespace prefix is still the system backend (issue 35).
+  // A sys/ path behind a Vault namespace prefix is still the system backend.
   await refused(t, 'sys-behind-ns', { 'esi.dev/dynamic-lookup': 'bao:ns1/sys/leases/lookup' }, [/esi\.dev\/dynamic-lookup: the engine path has a "sys" segment: a system path, not a secrets engine \(got "bao:ns1\/sys\/leases\/lookup"\)/]);
   await refused(t, 'climbing-path', { 'esi.dev/dynamic-db': 'ClusterSecretStore/bao:database/%2e%2e/sys/leases' }, [/esi\.dev\/dynamic-db: the engine path contains percent-encoding/]);
   await refused(t, 'no-container', { 'esi.dev/secrets': 'db', 'esi.dev/containers': 'web' }, [/esi\.dev\/containers: the pod has no container named "web"/]);
