@@ -1,6 +1,6 @@
 // A namespace's deletion is never held by a PushSecret finalizer whose credential the same
-// deletion removed, and a remote entry is never reported deleted when it was not (
-// docs/pushsecret.md "A namespace's deletion"). On the real apiserver with
+// deletion removed, and a remote entry is never reported deleted when it was not
+// (docs/pushsecret.md "A namespace's deletion"). On the real apiserver with
 // kube-controller-manager's namespace controller, as a tenant: a ClusterSecretStore (the
 // `kubernetes` provider, its remote side another namespace of the same apiserver) whose
 // credential reference resolves to the tenant's namespace; the tenant's PushSecrets with
