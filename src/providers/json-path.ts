@@ -14,7 +14,7 @@
 // Numbers keep the text they were written with, on reads and on writes (json-text.ts).
 import { guard, RemoteRefError } from './errors.js';
 import { gjsonGet } from './gjson/index.js';
-import { isJsonNumber, isJsonObject, numberText, parseJsonText, stringifyJson } from './json-text.js';
+import { gjsonNumberString, isJsonNumber, isJsonObject, numberText, parseJsonText, stringifyJson } from './json-text.js';
 import { emptySecretMap, type PropertyMode, type RemoteRef, type SecretMap } from './types.js';
 
 export type { PropertyMode };
@@ -94,11 +94,17 @@ export function findProperty(value: Uint8Array, property: string): unknown {
   return selectNode(parseJson(value), property);
 }
 
+/** A node a property selected, as ESO writes it (gjson's Result.String()): as
+ *  jsonNodeToBytes, but a number in gjson's string form (`1e3` → `1000`, json-text.ts). */
+export function propertyBytes(node: unknown): Uint8Array {
+  return isJsonNumber(node) ? new TextEncoder().encode(gjsonNumberString(numberText(node))) : jsonNodeToBytes(node);
+}
+
 /** `remoteRef.property`: the field of a JSON value as bytes; NotFound when absent. */
 export function extractProperty(value: Uint8Array, property: string): Uint8Array {
   const node = findProperty(value, property);
   if (node === undefined) throw new RemoteRefError(`property "${property}" not found`, 'NotFound');
-  return jsonNodeToBytes(node);
+  return propertyBytes(node);
 }
 
 /** A JSON object node as a key → bytes map (prototype-free). */

@@ -41,3 +41,23 @@ export function isJsonObject(v: unknown): v is Record<string, unknown> {
 export function numberText(v: number | LosslessNumber): string {
   return typeof v === 'number' ? String(v) : v.value;
 }
+
+/** gjson's Result.String() of a number, which ESO writes for a property it selects: the
+ *  literal when it is a plain integer (any length: `12345678901234567890` stays), otherwise
+ *  Go's strconv.FormatFloat(n, 'f', -1, 64) — the shortest digits that read back as the same
+ *  float64, never an exponent (`1e3` → `1000`, `1.50` → `1.5`, `1e-7` → `0.0000001`). */
+export function gjsonNumberString(text: string): string {
+  if (/^-?\d+$/.test(text)) return text;
+  const n = Number(text);
+  if (!Number.isFinite(n)) return n > 0 ? '+Inf' : '-Inf';
+  if (Object.is(n, -0)) return '-0';
+  // JavaScript's shortest round-trip digits are Go's; only the exponent form differs.
+  const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(n.toString());
+  if (!m) return n.toString();
+  const [, sign, lead, rest = '', exp] = m;
+  const digits = lead! + rest;
+  const point = 1 + Number(exp);
+  if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${digits}`;
+  if (point >= digits.length) return `${sign}${digits}${'0'.repeat(point - digits.length)}`;
+  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
+}

@@ -6,7 +6,7 @@
 //   (`labels`, `labels.<name>`, `labels.<name>.<path>`);
 // - a map (`dataFrom.extract`): the data keys, or the JSON object a property selects.
 import { RemoteRefError } from '../errors.js';
-import { findProperty, jsonNodeToBytes, jsonToSecretMap, propertySegments } from '../json-path.js';
+import { findProperty, jsonToSecretMap, propertyBytes, propertySegments } from '../json-path.js';
 import { emptySecretMap, type RemoteRef, type SecretMap } from '../types.js';
 
 export interface KubeSecret {
@@ -66,7 +66,7 @@ function lookup(map: Record<string, Uint8Array>, property: string): Uint8Array |
     } catch {
       continue; // the value is not JSON: no path inside it
     }
-    if (node !== undefined) return jsonNodeToBytes(node);
+    if (node !== undefined) return propertyBytes(node);
   }
   return undefined;
 }

@@ -3,7 +3,7 @@
 // cause; no value, token or credential is ever part of a message.
 import type { Logger } from 'pino';
 import { guard, toProviderError } from '../errors.js';
-import { asJsonObject, propertySegments, selectNode } from '../json-path.js';
+import { asJsonObject, propertyBytes, propertySegments, selectNode } from '../json-path.js';
 import { findNameTest } from '../regexp.js';
 import { emptySecretMap, ProviderError, type FindRef, type PushOptions, type PushRemoteRef, type RemoteRef, type SecretMap, type SecretsClient } from '../types.js';
 import { classifyVault, type TokenSource } from './auth.js';
@@ -136,7 +136,9 @@ export class VaultClient implements SecretsClient {
     if (!ref.property) return Buffer.from(goJson(data), 'utf8');
     const v = guard({ storeId: this.storeId, key: ref.key }, () => selectNode(data, ref.property!));
     if (v === undefined) throw new ProviderError('NotFound', this.storeId, `property "${ref.property}" not found`, ref.key);
-    return valueBytes(v);
+    // A key of the data map is read as ESO's typed read does (numbers as Vault holds them);
+    // a gjson path as gjson's Result.String() (numbers normalised: json-text.ts).
+    return Object.prototype.hasOwnProperty.call(data, ref.property) ? valueBytes(v) : propertyBytes(v);
   }
 
   async getSecretMap(ref: RemoteRef): Promise<SecretMap> {
