@@ -93,8 +93,8 @@ t.test('JSON numbers inside a data key keep the text they were written with (iss
   const c = await client();
   tt.teardown(() => c.close());
   tt.equal(text(await c.getSecret({ key: 'nums', property: 'cfg.json.id' })), '12345678901234567890');
-  tt.equal(text(await c.getSecret({ key: 'nums', property: 'cfg.json.price' })), '1.50');
-  tt.equal(text(await c.getSecret({ key: 'nums', property: 'cfg.json.big' })), '1e3');
+  tt.equal(text(await c.getSecret({ key: 'nums', property: 'cfg.json.price' })), '1.5', 'a path into a JSON key: gjson\'s string of the number, as ESO');
+  tt.equal(text(await c.getSecret({ key: 'nums', property: 'cfg.json.big' })), '1000');
   tt.equal(text(await c.getSecret({ key: 'nums', property: 'cfg.json.n' })), '{"ids":[12345678901234567891]}');
   tt.same(texts(await c.getSecretMap({ key: 'nums', property: 'cfg.json' })),
     { id: '12345678901234567890', price: '1.50', big: '1e3', n: '{"ids":[12345678901234567891]}' }, 'dataFrom.extract with a property');
