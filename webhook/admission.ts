@@ -11,6 +11,7 @@ import { joinProblems, parseAnnotations, quoteShort } from './parse.js';
 import { podShapeProblems } from './pod-shape.js';
 import { resolve, type ObjectLookup, type Resolved, type ResolveOptions } from './resolve.js';
 import { envClusterProblem, type ClusterVersion } from './env.js';
+import { isObject } from '../src/json-object.js';
 
 export type JsonPatchOp = fastJsonPatch.Operation;
 
@@ -45,7 +46,6 @@ function deny(pod: V1Pod, reason: DenialReason, problems: string[]): AdmitResult
   return { kind: 'denied', reason, message: `ESI cannot inject secrets into pod ${podName(pod)}: ${joinProblems(problems)}` };
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function injectLabel(pod: unknown): unknown {
   const meta = isObject(pod) ? pod.metadata : undefined;

@@ -3,8 +3,8 @@
 // hand-written YAML: either can hand us `containers: "app"` or an annotation that is a
 // number. Each problem names the field, so the denial (or exit code 2) says what to fix.
 import type { V1Pod } from '@kubernetes/client-node';
+import { isObject } from '../src/json-object.js';
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function stringMap(v: unknown, field: string, problems: string[]): void {
   if (v === undefined) return;

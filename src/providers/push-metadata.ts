@@ -6,6 +6,7 @@
 // calls `checkPushMetadata` once per store and entry, before anything is pushed
 // (docs/decisions/0033-push-metadata-in-the-provider-contract.md).
 import type { ProviderMeta, PushMetadata } from './types.js';
+import { isObject } from '../json-object.js';
 
 export const PUSH_METADATA_API_VERSION = 'kubernetes.external-secrets.io/v1alpha1';
 export const PUSH_METADATA_KIND = 'PushSecretMetadata';
@@ -14,7 +15,6 @@ export const PUSH_METADATA_KIND = 'PushSecretMetadata';
 const MAX_ENTRIES = 64;
 const MAX_TEXT = 4096;
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Checks one field's value; returns what is wrong ("must be …") or undefined. */
 export type FieldCheck = (v: unknown) => string | undefined;

@@ -2,16 +2,15 @@
 // `references(spec)` names the fields that hold Secret/ConfigMap keys and ServiceAccounts
 // (no generic guessing from the shape of an object).
 import type { CredentialRef, ServiceAccountRef, StoreReferences } from './types.js';
+import { isObject, type Json } from '../json-object.js';
 
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
 /** The object at `path` (dot-separated field names) of an unvalidated spec, if any. */
 export function field(spec: unknown, path: string): Json | undefined {
   let node: unknown = spec;
-  for (const part of path.split('.')) node = isObj(node) && Object.hasOwn(node, part) ? node[part] : undefined;
-  return isObj(node) ? node : undefined;
+  for (const part of path.split('.')) node = isObject(node) && Object.hasOwn(node, part) ? node[part] : undefined;
+  return isObject(node) ? node : undefined;
 }
 
 export class References implements StoreReferences {

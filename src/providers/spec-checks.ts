@@ -5,9 +5,8 @@
 // (`vault.auth.tokenSecretRef`). Names and keys follow src/kube/names.ts.
 import { isDataKey, isDnsLabel, isDnsSubdomain } from '../kube/names.js';
 import type { CredentialRef } from './types.js';
+import { isObject } from '../json-object.js';
 
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isNonEmpty = (v: unknown): v is string => typeof v === 'string' && v.trim() !== '';
 /** A value as messages quote it: names are not secrets, but a field can hold anything. */
 const quoted = (v: unknown): string => JSON.stringify(String(v).slice(0, 64));

@@ -13,6 +13,7 @@ import { classifyHttp, statusCode, storeCa } from '../http-store.js';
 import { httpCall } from '../../egress/http.js';
 import { deleteProperty, hasProperty, parseJson, selectProperty, setProperty, valueAsMap } from '../json-path.js';
 import { isJsonObject, stringifyJson } from '../json-text.js';
+import type { Json } from '../../json-object.js';
 import { findNameTest } from '../regexp.js';
 import { emptySecretMap, ProviderError, type CallOptions, type FindRef, type ProviderContext, type PushRemoteRef, type RemoteRef, type SecretKeySelector, type SecretMap, type SecretsClient } from '../types.js';
 import { meta } from './meta.js';
@@ -28,8 +29,6 @@ const LISTED_TYPES = ['static-secret', 'dynamic-secret', 'rotated-secret'];
 /** The tag ESO's store gives the items it creates; only a tagged item is deleted. */
 export const MANAGED_TAG = 'k8s-external-secrets';
 const enc = new TextEncoder();
-
-type Json = Record<string, unknown>;
 
 /** What /describe-item says of an item a push touches. */
 interface Described {

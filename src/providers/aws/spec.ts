@@ -3,6 +3,7 @@
 // container, the reconciler). Nothing here does I/O.
 import type { AWSProvider } from '../../api/types.js';
 import { secretKeyProblems, serviceAccountProblems } from '../spec-checks.js';
+import { isObject } from '../../json-object.js';
 
 export type AwsService = 'SecretsManager' | 'ParameterStore';
 export const SERVICES: readonly AwsService[] = ['SecretsManager', 'ParameterStore'];
@@ -33,7 +34,6 @@ export function endpointFromEnv(service: keyof typeof ENDPOINT_ENV, env: NodeJS.
   return undefined;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]+$/;
 const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;

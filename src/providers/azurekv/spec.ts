@@ -4,6 +4,7 @@
 // operator-level environment variables widen what the provider accepts.
 import type { AzureAuthType, AzureEnvironmentType, AzureKVProvider } from '../../api/types.js';
 import { secretKeyProblems, serviceAccountProblems } from '../spec-checks.js';
+import { isObject } from '../../json-object.js';
 
 export const AUTH_TYPES: readonly AzureAuthType[] = ['ServicePrincipal', 'ManagedIdentity', 'WorkloadIdentity'];
 
@@ -46,7 +47,6 @@ export const ENV = {
   authorityHost: 'AZURE_AUTHORITY_HOST',
 } as const;
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function vaultUrlProblems(url: unknown): string[] {
   if (typeof url !== 'string' || url === '') return ['azurekv.vaultUrl is required'];

@@ -2,9 +2,8 @@
 // store, reached through the Bitwarden SDK server). No I/O.
 import { References } from '../refs.js';
 import type { StoreReferences } from '../types.js';
+import { isObject, type Json } from '../../json-object.js';
 
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** ESO's defaults. */
 export const DEFAULTS = {

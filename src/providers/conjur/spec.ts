@@ -2,9 +2,8 @@
 import { References } from '../refs.js';
 import { caBundleProblems, caProviderProblems, secretKeyProblems, serviceAccountProblems } from '../spec-checks.js';
 import type { StoreReferences } from '../types.js';
+import { isObject, type Json } from '../../json-object.js';
 
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v !== '';
 
 /** ESO's default key of `jwt.secretRef` (a token Secret). */

@@ -1,9 +1,8 @@
 // Static checks of `spec.provider.doppler` (ESO's Doppler store). No I/O.
 import { References } from '../refs.js';
 import type { StoreReferences } from '../types.js';
+import { isObject } from '../../json-object.js';
 
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export const FORMATS = ['json', 'dotnet-json', 'env', 'yaml', 'docker'] as const;
 export const NAME_TRANSFORMERS = ['upper-camel', 'camel', 'lower-snake', 'tf-var', 'dotnet-env', 'lower-kebab'] as const;

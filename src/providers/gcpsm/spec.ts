@@ -2,6 +2,7 @@
 // federation plan (which token the pod presents, for which STS audience).
 import type { GCPWorkloadIdentity } from '../../api/types.js';
 import { secretKeyProblems, serviceAccountProblems } from '../spec-checks.js';
+import { isObject } from '../../json-object.js';
 
 /** A workload identity pool provider of IAM (non-GKE clusters federate through one). */
 const WIF_PROVIDER = /^(?:https:)?(\/\/iam\.googleapis\.com\/projects\/\d+\/locations\/global\/workloadIdentityPools\/[^/]+\/providers\/[^/]+)$/;
@@ -37,21 +38,19 @@ export function federationPlan(wi: GCPWorkloadIdentity, projectID: string | unde
   return { kind: 'gke', tokenAudience: first || idPool, stsAudience: `identitynamespace:${idPool}:${idProvider}` };
 }
 
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const optString = (v: unknown): boolean => v === undefined || typeof v === 'string';
 
 function validateAuth(auth: unknown, projectID: unknown): string[] {
   if (auth === undefined) return [];
-  if (!isObj(auth)) return ['gcpsm.auth must be an object'];
+  if (!isObject(auth)) return ['gcpsm.auth must be an object'];
   const problems: string[] = [];
   if (auth.secretRef !== undefined) {
-    const key = isObj(auth.secretRef) ? auth.secretRef.secretAccessKeySecretRef : undefined;
+    const key = isObject(auth.secretRef) ? auth.secretRef.secretAccessKeySecretRef : undefined;
     problems.push(...secretKeyProblems('gcpsm.auth.secretRef.secretAccessKeySecretRef', key));
   }
   const wi = auth.workloadIdentity;
   if (wi !== undefined) {
-    const saProblems = serviceAccountProblems('gcpsm.auth.workloadIdentity.serviceAccountRef', isObj(wi) ? wi.serviceAccountRef : undefined);
+    const saProblems = serviceAccountProblems('gcpsm.auth.workloadIdentity.serviceAccountRef', isObject(wi) ? wi.serviceAccountRef : undefined);
     if (saProblems.length > 0) {
       problems.push(...saProblems);
     } else {
@@ -64,7 +63,7 @@ function validateAuth(auth: unknown, projectID: unknown): string[] {
 }
 
 export function validateSpec(spec: unknown): string[] {
-  if (!isObj(spec)) return ['gcpsm must be an object'];
+  if (!isObject(spec)) return ['gcpsm must be an object'];
   const problems: string[] = [];
   if (!optString(spec.projectID)) problems.push('gcpsm.projectID must be a string');
   if (!optString(spec.location) || (typeof spec.location === 'string' && !/^[a-z0-9-]*$/.test(spec.location))) {

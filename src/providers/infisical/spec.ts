@@ -2,9 +2,8 @@
 import { References } from '../refs.js';
 import { caBundleProblems, caProviderProblems, secretKeyProblems } from '../spec-checks.js';
 import type { StoreReferences } from '../types.js';
+import { isObject } from '../../json-object.js';
 
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** ESO's default API base. */
 export const DEFAULT_HOST_API = 'https://app.infisical.com/api';

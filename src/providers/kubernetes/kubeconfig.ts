@@ -4,10 +4,9 @@
 // (exec, auth-provider, file paths) or turn TLS verification off is refused, with the
 // field named. Messages never quote the file (it holds credentials).
 import { ProviderError } from '../types.js';
+import { isObject, type Json } from '../../json-object.js';
 
-type Json = Record<string, unknown>;
 
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export interface KubeconfigAuth {
   server: string;

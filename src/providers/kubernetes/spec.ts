@@ -3,10 +3,9 @@
 import type { KubernetesProvider } from '../../api/types.js';
 import { isDnsLabel } from '../../kube/names.js';
 import { caBundleProblems, caProviderProblems, secretKeyProblems, serverUrlProblems, serviceAccountProblems } from '../spec-checks.js';
+import { isObject } from '../../json-object.js';
 
-type Json = Record<string, unknown>;
 
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function serverProblems(server: unknown): string[] {
   if (server === undefined) return [];

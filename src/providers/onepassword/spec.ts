@@ -1,9 +1,8 @@
 // Static checks of `spec.provider.onepassword` (ESO's 1Password Connect store). No I/O.
 import { References } from '../refs.js';
 import type { StoreReferences } from '../types.js';
+import { isObject } from '../../json-object.js';
 
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function validateSpec(spec: unknown): string[] {
   if (!isObject(spec)) return ['onepassword must be an object'];

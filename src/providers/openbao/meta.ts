@@ -8,6 +8,7 @@ import { References } from '../refs.js';
 import type { ProviderMeta } from '../types.js';
 import { meta as vault } from '../vault/meta.js';
 import { validateSpecAs } from '../vault/spec.js';
+import { isObject } from '../../json-object.js';
 
 export const NAME = 'openBao';
 
@@ -15,7 +16,6 @@ export const NAME = 'openBao';
 const FIELDS = ['server', 'path', 'version', 'namespace', 'caBundle', 'caProvider', 'auth'];
 const AUTH_FIELDS = ['tokenSecretRef', 'appRole', 'userPass', 'namespace'];
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function foreignFields(spec: unknown): string[] {
   if (!isObject(spec)) return [];

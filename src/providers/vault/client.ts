@@ -10,10 +10,10 @@ import { classifyVault, type TokenSource } from './auth.js';
 import { VaultCallError, type Method, type VaultHttp } from './http.js';
 import { VaultLeases } from './leases.js';
 import { goJson, metadataMap, MANAGED_BY, valueBytes, type DataMap, type KvLayout } from './kv.js';
+import { isObject } from '../../json-object.js';
 
 const FIND_CONCURRENCY = 8;
 
-const isMap = (v: unknown): v is DataMap => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 interface CallSpec {
   body?: unknown;
@@ -89,18 +89,18 @@ export class VaultClient implements SecretsClient {
     const p = this.kv.paths(key);
     if (this.kv.version === 'v1') {
       const body = await this.call('GET', p.data, { key, what: 'read' });
-      return isMap(body?.data) ? body.data : undefined;
+      return isObject(body?.data) ? body.data : undefined;
     }
     const query = version ? { version } : undefined;
     const body = await this.call('GET', p.data, { key, query, what: 'read' });
-    const inner = isMap(body?.data) ? body.data.data : undefined;
-    return isMap(inner) ? inner : undefined;
+    const inner = isObject(body?.data) ? body.data.data : undefined;
+    return isObject(inner) ? inner : undefined;
   }
 
   /** KV v2 metadata of `key` (raw), or undefined when absent. */
   private async metadata(key: string): Promise<DataMap | undefined> {
     const body = await this.call('GET', this.kv.paths(key).metadata, { key, what: 'read metadata' });
-    return isMap(body?.data) ? body.data : undefined;
+    return isObject(body?.data) ? body.data : undefined;
   }
 
   // ------------------------------------------------------------ read
@@ -156,7 +156,7 @@ export class VaultClient implements SecretsClient {
   /** Every key under `folder`, recursively (LIST on KV v2 metadata / the KV v1 mount). */
   private async list(folder: string): Promise<string[]> {
     const body = await this.call('LIST', this.kv.listPath(folder), { key: folder || undefined, what: 'list' });
-    const keys = isMap(body?.data) && Array.isArray(body.data.keys) ? (body.data.keys as unknown[]) : [];
+    const keys = isObject(body?.data) && Array.isArray(body.data.keys) ? (body.data.keys as unknown[]) : [];
     const prefix = folder ? `${folder.replace(/\/+$/, '')}/` : '';
     const out: string[] = [];
     for (const k of keys) {
@@ -204,7 +204,7 @@ export class VaultClient implements SecretsClient {
   private async managed(key: string, data: DataMap): Promise<boolean> {
     if (this.kv.version === 'v1') {
       const cm = data.custom_metadata;
-      return isMap(cm) && cm[MANAGED_BY.key] === MANAGED_BY.value;
+      return isObject(cm) && cm[MANAGED_BY.key] === MANAGED_BY.value;
     }
     const meta = await this.metadata(key);
     return !!meta && metadataMap(meta)[MANAGED_BY.key] === MANAGED_BY.value;
@@ -259,7 +259,7 @@ export class VaultClient implements SecretsClient {
   /** Whether the KV v2 custom_metadata of `key` is exactly `wanted`. */
   private async hasCustomMetadata(key: string, wanted: Record<string, string>): Promise<boolean> {
     const cm = (await this.metadata(key))?.custom_metadata;
-    const have = isMap(cm) ? cm : {};
+    const have = isObject(cm) ? cm : {};
     const keys = Object.keys(have);
     return keys.length === Object.keys(wanted).length && keys.every((k) => have[k] === wanted[k]);
   }

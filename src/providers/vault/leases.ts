@@ -9,6 +9,7 @@ import { X509Certificate } from 'node:crypto';
 import { ProviderError, type GenerateRequest, type Generated, type Lease, type LeaseOperations } from '../types.js';
 import type { Method } from './http.js';
 import { dynamicPathProblem, trimSlashes } from './paths.js';
+import { isObject } from '../../json-object.js';
 
 type DataMap = Record<string, unknown>;
 
@@ -22,7 +23,6 @@ export interface TokenHolds {
   release(token: string): void;
 }
 
-const isMap = (v: unknown): v is DataMap => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The engine path as sent, by the one rule of dynamic-secret paths (./paths.ts: no sys or
  *  climbing segment anywhere, auth only for the auth section or the whole response). */
@@ -73,8 +73,8 @@ export class VaultLeases implements LeaseOperations {
     const { body, token } = await this.call(method, path, { what: 'generate', ...(method === 'POST' ? { body: req.parameters ?? {} } : {}) });
     if (!body) throw new ProviderError('NotFound', this.storeId, `no secrets engine answers at ${path} (404)`);
     const result = req.result ?? 'data';
-    const data = isMap(body.data) ? body.data : undefined;
-    const auth = isMap(body.auth) ? body.auth : undefined;
+    const data = isObject(body.data) ? body.data : undefined;
+    const auth = isObject(body.auth) ? body.auth : undefined;
     const out: { data: DataMap; lease?: Lease; expiresAt?: Date } = { data: this.resultOf(path, result, body) };
     const lease = this.leaseOf(body, result === 'data' ? undefined : auth, token);
     if (lease) out.lease = lease;
@@ -87,8 +87,8 @@ export class VaultLeases implements LeaseOperations {
    *  auth section (empty when there is none), or the whole response. */
   private resultOf(path: string, result: 'data' | 'auth' | 'raw', body: DataMap): DataMap {
     if (result === 'raw') return body;
-    if (result === 'auth') return isMap(body.auth) ? body.auth : {};
-    if (!isMap(body.data)) throw new ProviderError('Unknown', this.storeId, `${path} answered without data (not a dynamic secrets engine?)`);
+    if (result === 'auth') return isObject(body.auth) ? body.auth : {};
+    if (!isObject(body.data)) throw new ProviderError('Unknown', this.storeId, `${path} answered without data (not a dynamic secrets engine?)`);
     return body.data;
   }
 

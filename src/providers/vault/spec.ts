@@ -2,6 +2,7 @@
 // Every problem names the field and what to fix; a spec with problems gets no client.
 import type { VaultAuth, VaultProvider } from '../../api/types.js';
 import { caBundleProblems, caProviderProblems, secretKeyProblems, serverUrlProblems, serviceAccountProblems } from '../spec-checks.js';
+import { isObject } from '../../json-object.js';
 
 /** Auth methods ESI implements, in the order the docs list them. */
 export const AUTH_METHODS = ['tokenSecretRef', 'appRole', 'kubernetes', 'jwt'] as const;
@@ -13,7 +14,6 @@ const UNSUPPORTED_AUTH = ['ldap', 'userPass', 'cert', 'iam'] as const;
 /** Headers the provider sets itself; `headers` may not override them. */
 const RESERVED_HEADERS = ['x-vault-token', 'x-vault-namespace', 'x-vault-request', 'content-type', 'host'];
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isNonEmpty = (v: unknown): v is string => typeof v === 'string' && v.trim() !== '';
 
 function checkOptionalString(v: unknown, field: string, problems: string[]): void {

@@ -7,9 +7,8 @@ import { References } from '../refs.js';
 import type { StoreReferences } from '../types.js';
 import { parseJsonPath } from './jsonpath.js';
 import { parseTemplate, type Template } from './template.js';
+import { isObject, type Json } from '../../json-object.js';
 
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']);
 /** The one map of remoteRef fields templates read (ESO's GetTemplateData). */
