@@ -17,7 +17,8 @@ import { createTenant, type Tenant } from '../helpers/tenant.js';
 import { startRevokeRefusingProxy } from '../helpers/revoke-refusing-proxy.js';
 import { createToken, startVaultServer, writePolicy } from '../platform/backends/openbao.js';
 
-const env = await controllerEnv(t);
+// The garbage collector: deleting the ExternalSecret deletes its GeneratorStates (owner references).
+const env = await controllerEnv(t, { controllers: ['garbage-collector-controller'] });
 const run = randomBytes(3).toString('hex');
 // Generator-only ExternalSecrets have no store class: this controller serves the unclassed
 // ones, in this test's namespace only.
