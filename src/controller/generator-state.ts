@@ -106,7 +106,8 @@ export class Generation {
     if (token) this.d.ledger.recorded(ns, token, made.metadata.name!);
   }
 
-  /** The new values are in use: older states of the same keys are due after the grace period. */
+  /** The new values are in use: the previous state of each key is due after the grace
+   *  period, any older one now (flagOlder). */
   async commit(): Promise<void> {
     this.releaseReservations();
     const keys = new Set(this.created.map((c) => c.key));
