@@ -48,7 +48,8 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
   --namespace-selector K=V[,K=V]  serve only namespaces with these labels (default: all)
   --watch-namespaces NS[,NS]  scoped mode: watch and serve only these namespaces, and no
                              cluster kinds (ClusterSecretStore, ClusterExternalSecret,
-                             ClusterPushSecret); Roles in them suffice (ADR 0064)
+                             ClusterPushSecret, ClusterGenerator); Roles in them suffice
+                             (ADR 0064)
   --allow-ambient-identity BOOL  let ClusterSecretStores authenticate with the controller's
                              own environment identity (Azure managed identity, GCP ADC);
                              never SecretStores (default false, docs/controller.md)
