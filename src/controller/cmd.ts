@@ -14,6 +14,7 @@ import { decideClaimUnclassed } from './coexist.js';
 import { parseGoDuration } from '../duration.js';
 import { LeaderElector } from './leader.js';
 import { controllerMetrics, resourceOf } from './metrics.js';
+import { DEFAULT_MAX_GENERATOR_STATES, STATES_PER_ENTRY } from './generator-limits.js';
 import { TokenBucket } from './queue.js';
 import { startProbeServer } from './server.js';
 
@@ -30,7 +31,8 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
                              unless the external-secrets.io CRDs are not ESI's (External
                              Secrets Operator installed them and serves those stores)
   --workers N                concurrent reconciles (default 16)
-  --kube-qps N --kube-burst N    writes per second to the apiserver (default 500 / 1000)
+  --kube-qps N --kube-burst N    requests per second to the apiserver, writes and the
+                             reads outside the watches (default 500 / 1000)
   --store-qps N --store-burst N  remote reads per second per store (default 200 / 400)
   --coalesce-window DUR      identical remote reads within this window share one call;
                              refresh jitter is at most half of it (default 30s)
@@ -46,7 +48,8 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
   --namespace-selector K=V[,K=V]  serve only namespaces with these labels (default: all)
   --watch-namespaces NS[,NS]  scoped mode: watch and serve only these namespaces, and no
                              cluster kinds (ClusterSecretStore, ClusterExternalSecret,
-                             ClusterPushSecret); Roles in them suffice (ADR 0064)
+                             ClusterPushSecret, ClusterGenerator); Roles in them suffice
+                             (ADR 0064)
   --allow-ambient-identity BOOL  let ClusterSecretStores authenticate with the controller's
                              own environment identity (Azure managed identity, GCP ADC);
                              never SecretStores (default false, docs/controller.md)
@@ -66,6 +69,11 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
   --generator-gc-grace-period DUR  how long a generated lease a refresh replaced keeps
                              working before it is revoked (ESO's flag; default 2m,
                              docs/generators.md)
+  --max-generator-states N   GeneratorStates the controller may hold; past it no generator
+                             mints a lease (default ${DEFAULT_MAX_GENERATOR_STATES}; each entry
+                             holds at most ${STATES_PER_ENTRY}, docs/generators.md)
+  --allow-generator-raw-results BOOL  let namespaced VaultDynamicSecrets use resultType Raw
+                             and Auth; ClusterGenerators always may (default false)
   --listen ADDR --port N     probes and metrics (default 0.0.0.0:8080)
 `;
 
@@ -96,6 +104,8 @@ const OPTIONS = {
   'allow-configmap-targets': { type: 'string', default: 'false' },
   'restart-min-interval': { type: 'string', default: '60s' },
   'generator-gc-grace-period': { type: 'string', default: '2m' },
+  'max-generator-states': { type: 'string', default: String(DEFAULT_MAX_GENERATOR_STATES) },
+  'allow-generator-raw-results': { type: 'string', default: 'false' },
   listen: { type: 'string', default: '0.0.0.0' },
   port: { type: 'string', default: '8080' },
   help: { type: 'boolean', short: 'h' },
@@ -158,6 +168,8 @@ function flags(v: Values) {
     restartMinIntervalMs: positive('restart-min-interval', String(parseGoDuration(v['restart-min-interval']!, '--restart-min-interval'))),
     renderTimeoutMs: positive('render-timeout', String(parseGoDuration(v['render-timeout']!, '--render-timeout'))),
     generatorGcGraceMs: parseGoDuration(v['generator-gc-grace-period']!, '--generator-gc-grace-period'),
+    maxGeneratorStates: positive('max-generator-states', v['max-generator-states']!),
+    allowGeneratorRawResults: bool('allow-generator-raw-results', v['allow-generator-raw-results']!),
   };
 }
 
@@ -177,6 +189,9 @@ export async function main(argv: string[]): Promise<number> {
   const writes = new TokenBucket(f.kubeQps, f.kubeBurst);
   const rest = new KubeRest(kc, {
     beforeWrite: () => writes.take(),
+    // The reads a tenant's objects drive (generators, credential Secrets) share the bucket.
+    beforeRead: () => writes.take(),
+    onRead: (path) => metrics.apiReads.inc({ resource: resourceOf(path) }),
     onWrite: (method, path) => metrics.apiWrites.inc({ verb: method, resource: resourceOf(path) }),
   });
   // Checked before anything starts (render threads, probe server), failing fast and naming
@@ -195,6 +210,7 @@ export async function main(argv: string[]): Promise<number> {
     renderWorkers: f.renderWorkers, renderTimeoutMs: f.renderTimeoutMs, allowAmbientIdentity: f.allowAmbientIdentity,
     allowPrivateStoreAddresses: f.allowPrivateStoreAddresses, egressAllow: f.egressAllow, restartMinIntervalMs: f.restartMinIntervalMs,
     allowConfigMapTargets: f.allowConfigMapTargets, generatorGcGraceMs: f.generatorGcGraceMs,
+    maxGeneratorStates: f.maxGeneratorStates, allowGeneratorRawResults: f.allowGeneratorRawResults,
   });
   const elect = f.elect;
   let started = false;

@@ -29,7 +29,10 @@ import { Schedule } from './schedule.js';
 import { editedByHand } from './secret.js';
 import { StoreReconciler } from './stores.js';
 import { Generators } from './generators.js';
-import { DEFAULT_GC_GRACE_MS, GeneratorStates, STATE_CONTROLLER_LABEL, stateNeedsWork } from './generator-state.js';
+import { DEFAULT_GC_GRACE_MS, GeneratorStates, STATE_CONTROLLER_LABEL, stateLedger, stateNeedsWork } from './generator-state.js';
+import { DEFAULT_MAX_GENERATOR_STATES, type StateLedger } from './generator-limits.js';
+import { readyCondition } from './status.js';
+import type { ExternalSecret, GeneratorState } from '../api/types.js';
 import { storeIdOf } from '../stores/id.js';
 
 export interface ControllerOptions {
@@ -66,6 +69,10 @@ export interface ControllerOptions {
   allowConfigMapTargets?: boolean;
   /** How long a superseded generated lease keeps working before it is revoked (--generator-gc-grace-period, ms). */
   generatorGcGraceMs?: number;
+  /** At most this many GeneratorStates held by the controller (--max-generator-states). */
+  maxGeneratorStates?: number;
+  /** Let namespaced VaultDynamicSecrets use resultType Raw and Auth (--allow-generator-raw-results). */
+  allowGeneratorRawResults?: boolean;
 }
 
 const metaChanged = (a: KubernetesObject | undefined, b: KubernetesObject): boolean =>
@@ -89,6 +96,7 @@ export class Controller {
   private readonly renderer: PooledRenderer;
   private readonly restarts: Restarter;
   private readonly states: GeneratorStates;
+  private readonly ledger: StateLedger;
   /** The injected pods' agents (ADR 0070). */
   private readonly pods = new PodAgents();
   /** store id → ExternalSecret keys using it, and the reverse. */
@@ -123,10 +131,15 @@ export class Controller {
     });
     const events = new EventRecorder(rest, logger, { component: 'esi-controller', onDrop: () => metrics.eventsDropped.inc() });
     this.stores = new StoreReconciler({ rest, clients: this.clients, events, classes: o.classes, logger, onChange: (id) => this.requeueDependents(id) });
-    const generators = new Generators(rest, this.clients);
+    const generators = new Generators(rest, this.clients, { clusterKinds: this.informers.clusterKinds, allowRawResults: o.allowGeneratorRawResults ?? false });
+    this.ledger = stateLedger({
+      rest, controllerClass: o.classes[0] ?? '', max: o.maxGeneratorStates ?? DEFAULT_MAX_GENERATOR_STATES,
+      cache: { states: (ns) => this.informers.generatorStates(ns), synced: () => this.informers.generatorStatesSynced() },
+      onRefusal: (limit) => metrics.generatorStateRefusals.inc({ limit }),
+    });
     this.states = new GeneratorStates({
       rest, generators, events, logger, controllerClass: o.classes[0] ?? '', gracePeriodMs: o.generatorGcGraceMs ?? DEFAULT_GC_GRACE_MS,
-      cached: (ns, name) => this.informers.generatorState(ns, name),
+      cached: (ns, name) => this.informers.generatorState(ns, name), ledger: this.ledger,
     });
     this.restarts = new Restarter({ rest, events, logger, minIntervalMs: o.restartMinIntervalMs ?? DEFAULT_RESTART_MIN_INTERVAL_MS });
     this.es = new ExternalSecretReconciler({
@@ -231,8 +244,19 @@ export class Controller {
       return true;
     }
     if (kind !== 'generatorstates') return false;
+    this.ledger.observe(obj as GeneratorState, verb === 'delete');
+    this.o.metrics.generatorStates.set(this.informers.generatorStates().length);
     if (verb !== 'delete' && stateNeedsWork(obj)) this.queue.add(queueKey('gs', ns, obj.metadata?.name ?? ''));
+    if (verb === 'delete') this.retryRefused(ns, obj);
     return true;
+  }
+
+  /** A state released: its ExternalSecret, if a bound refused its mint, is tried at once
+   *  rather than at its next backoff retry. */
+  private retryRefused(ns: string, obj: KubernetesObject): void {
+    const owner = obj.metadata?.ownerReferences?.find((r) => r.kind === 'ExternalSecret')?.name;
+    const es: ExternalSecret | undefined = owner ? this.informers.externalSecret(ns, owner) : undefined;
+    if (es && readyCondition(es.status?.conditions)?.reason === 'GeneratorStateLimit') this.queue.add(queueKey('es', ns, owner!));
   }
 
   /** Cluster objects are queued on change; a provisioned object that changed or went away

@@ -14,8 +14,9 @@ import { selectTemplateEngine, type RenderedTemplate } from '../templating/index
 import { RenderBusy, RenderFailed, type PooledRenderer } from '../templating/pool/index.js';
 import { storeId, type ClientCache } from './clients.js';
 import type { EventRecorder } from './events.js';
-import { noStoreClient, type Generators } from './generators.js';
+import { noStoreClient, type GeneratorReads, type Generators } from './generators.js';
 import type { Generation } from './generator-state.js';
+import { StateLimit } from './generator-limits.js';
 import { queueKey } from './keys.js';
 import { bounded } from './status.js';
 import { readTemplateSources } from './template-from.js';
@@ -58,6 +59,14 @@ function nothingFetched(es: ExternalSecret, policy: string, values: Record<strin
   return policy === 'Retain' && (es.spec.data?.length || es.spec.dataFrom?.length) ? 'Retain' : undefined;
 }
 
+/** One sync's fetch: how fresh, since when, the leases it mints, its generator reads. */
+export interface SyncScope {
+  fresh: boolean;
+  requestedAt: number;
+  generation?: Generation | undefined;
+  reads?: GeneratorReads | undefined;
+}
+
 export interface FetchDeps {
   clients: ClientCache;
   generators: Generators;
@@ -73,12 +82,11 @@ export class ExternalSecretFetcher {
    *  remote data left. With deletionPolicy Delete or Merge an entry whose remote secret is
    *  gone is skipped (an Event names it), as ESO does; with Retain it fails the sync.
    *  `generation` records the leases generators mint (src/controller/generator-state.ts). */
-  // eslint-disable-next-line max-params -- the ExternalSecret, its stores, how fresh, since when, and its generation
-  async fetch(es: ExternalSecret, stores: readonly AnySecretStore[], fresh: boolean, requestedAt: number, generation?: Generation): Promise<{ rendered: RenderedTemplate } | { gone: 'Delete' | 'Retain' }> {
+  async fetch(es: ExternalSecret, stores: readonly AnySecretStore[], o: SyncScope): Promise<{ rendered: RenderedTemplate } | { gone: 'Delete' | 'Retain' }> {
     const ns = es.metadata.namespace!;
     const policy = es.spec.target?.deletionPolicy ?? 'Retain';
     const missing: string[] = [];
-    const values = await this.values(es, stores, { fresh, requestedAt, generation, ...(policy === 'Retain' ? {} : { onMissing: (entry: string) => missing.push(entry) }) });
+    const values = await this.values(es, stores, { ...o, ...(policy === 'Retain' ? {} : { onMissing: (entry: string) => missing.push(entry) }) });
     if (missing.length) {
       this.d.events.emit(regarding(es), 'Normal', 'MissingProviderSecret', bounded(`remote secret gone, entry skipped (deletionPolicy ${policy}): ${missing.sort().join('; ')}`));
     }
@@ -100,7 +108,7 @@ export class ExternalSecretFetcher {
   }
 
   /** The stores' values and the generators' new ones (key → bytes); throws Failure. */
-  private async values(es: ExternalSecret, stores: readonly AnySecretStore[], o: { fresh: boolean; requestedAt: number; generation?: Generation | undefined; onMissing?: (entry: string) => void }): Promise<Record<string, Uint8Array>> {
+  private async values(es: ExternalSecret, stores: readonly AnySecretStore[], o: SyncScope & { onMissing?: (entry: string) => void }): Promise<Record<string, Uint8Array>> {
     const ns = es.metadata.namespace!;
     try {
       // One cached client per store (spec.secretStoreRef's is the default of every entry
@@ -119,9 +127,12 @@ export class ExternalSecretFetcher {
       }, {
         transformKeys: (name, template, map) => this.d.renderer.transformKeys({ tenant: ns, key: esKey(ns, es.metadata.name!) }, name, template, map),
         generate: async (g, i) => {
-          const gen = await this.d.generators.resolve(ns, g);
+          const gen = await this.d.generators.resolve(ns, g, o.reads);
           // ESO's state key of a dataFrom generator is its index.
-          return this.d.generators.run(ns, gen, undefined, o.generation ? (lease) => o.generation!.record(String(i), gen, lease) : undefined);
+          const generation = o.generation;
+          return this.d.generators.run(ns, gen, undefined, generation && {
+            admit: () => generation.admit(String(i), gen), record: (lease) => generation.record(String(i), gen, lease),
+          });
         },
         clientFor,
         ...(o.onMissing ? { onMissing: o.onMissing } : {}),
@@ -129,6 +140,8 @@ export class ExternalSecretFetcher {
     } catch (err) {
       const cause = rootCause(err);
       if (cause instanceof RenderBusy) throw cause;
+      // Retried with backoff: states are released as their revocations succeed.
+      if (cause instanceof StateLimit) throw new Failure('GeneratorStateLimit', (err as Error).message, true);
       const code = cause instanceof ProviderError ? cause.code : undefined;
       // The failing entry's store is not known here: every store logs in again (cheap, rare).
       if (code === 'AuthFailed' || code === 'Forbidden') for (const store of stores) await this.d.clients.evict(storeId(store));

@@ -11,6 +11,8 @@
 // deleted; ESI's finalizer on it revokes the lease at the store first. Deleting the
 // ExternalSecret lets Kubernetes' garbage collector delete its states (the owner reference),
 // and the same finalizer revokes every lease. Lease ids never reach logs, Events or errors.
+// How many states one entry and the controller may hold, and what a state copies:
+// src/controller/generator-limits.ts.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { EXTERNAL_SECRET_API_VERSION, GENERATORS_API_VERSION, type ExternalSecret, type GeneratorState } from '../api/types.js';
@@ -20,6 +22,7 @@ import { GeneratorError } from '../generators/errors.js';
 import { ProviderError, type Lease } from '../providers/types.js';
 import type { EventRecorder } from './events.js';
 import { generatorSnapshot, type Generators, type ResolvedGenerator } from './generators.js';
+import { StateLedger, type StateLimitKind } from './generator-limits.js';
 import { labelValue } from './labels.js';
 import type { Requeue } from './queue.js';
 
@@ -52,14 +55,32 @@ export interface GeneratorStateDeps {
   gracePeriodMs: number;
   /** The cached state, or undefined (the watch: src/controller/informers.ts). */
   cached(ns: string, name: string): GeneratorState | undefined;
+  /** What is held against the bounds (src/controller/generator-limits.ts). */
+  ledger: StateLedger;
 }
 
 /** The states of one reconcile of one ExternalSecret: recorded as leases are minted, then
  *  committed (the target holds the new values) or rolled back (it does not). */
 export class Generation {
   private readonly created: { key: string; name: string }[] = [];
+  /** dataFrom key → the ledger's reservation of the mint admitted for it. */
+  private readonly reserved = new Map<string, string>();
 
   constructor(private readonly d: GeneratorStateDeps, private readonly es: ExternalSecret) {}
+
+  /** Before `gen` mints for `dataFrom[key]`: refuses (throws StateLimit, or GeneratorError
+   *  for a snapshot too large) when the state it may need would pass a bound. */
+  async admit(key: string, gen: ResolvedGenerator): Promise<void> {
+    try {
+      generatorSnapshot(gen);
+    } catch (err) {
+      this.d.ledger.refused('snapshot');
+      throw err;
+    }
+    const ns = this.es.metadata.namespace!;
+    const token = await this.d.ledger.admit(ns, ownerKey('ExternalSecret', this.es.metadata.name!, key), gen.what, `dataFrom[${key}]`);
+    this.reserved.set(key, token);
+  }
 
   /** Records the lease `gen` minted for `dataFrom[key]`; throws when it cannot (the caller
    *  then revokes the lease: src/controller/generators.ts). */
@@ -80,10 +101,15 @@ export class Generation {
     };
     const made = await this.d.rest.create<GeneratorState>(resourcePath(GENERATOR_STATES, { namespace: ns }), body);
     this.created.push({ key, name: made.metadata.name! });
+    const token = this.reserved.get(key);
+    this.reserved.delete(key);
+    if (token) this.d.ledger.recorded(ns, token, made.metadata.name!);
   }
 
-  /** The new values are in use: older states of the same keys are due after the grace period. */
+  /** The new values are in use: the previous state of each key is due after the grace
+   *  period, any older one now (flagOlder). */
   async commit(): Promise<void> {
+    this.releaseReservations();
     const keys = new Set(this.created.map((c) => c.key));
     const keep = new Set(this.created.map((c) => c.name));
     const due = new Date(Date.now() + this.d.gracePeriodMs).toISOString();
@@ -92,10 +118,20 @@ export class Generation {
 
   /** The new values are not used: their states are due now (their leases are revoked). */
   async rollback(): Promise<void> {
+    this.releaseReservations();
     const now = new Date().toISOString();
     for (const c of this.created) await setDeadline(this.d.rest, this.es.metadata.namespace!, c.name, now).catch((err: unknown) => this.warn(err));
   }
 
+  /** Mints admitted that recorded no state (no lease came, or the run failed). */
+  private releaseReservations(): void {
+    for (const token of this.reserved.values()) this.d.ledger.release(this.es.metadata.namespace!, token);
+    this.reserved.clear();
+  }
+
+  /** The overlap keeps one previous credential: the newest older state that has no deadline
+   *  gets the grace period; every other older one (a refresh faster than the grace period)
+   *  is due now, so one entry never holds more than its bound while revocations succeed. */
   private async flagOlder(key: string, keep: ReadonlySet<string>, due: string): Promise<void> {
     const ns = this.es.metadata.namespace!;
     const selector = `${OWNER_KEY_LABEL}=${ownerKey('ExternalSecret', this.es.metadata.name!, key)},${STATE_CONTROLLER_LABEL}=${this.d.controllerClass}`;
@@ -105,9 +141,15 @@ export class Generation {
         this.warn(err);
         return { items: [] };
       });
-    for (const s of list.items ?? []) {
-      if (keep.has(s.metadata.name!) || s.spec?.garbageCollectionDeadline || s.metadata.deletionTimestamp) continue;
-      await setDeadline(this.d.rest, ns, s.metadata.name!, due).catch((err: unknown) => this.warn(err));
+    const now = new Date().toISOString();
+    const older = (list.items ?? []).filter((s) => !keep.has(s.metadata.name!) && !s.metadata.deletionTimestamp)
+      .sort((a, b) => String(b.metadata.creationTimestamp ?? '').localeCompare(String(a.metadata.creationTimestamp ?? '')));
+    const previous = older.find((s) => !s.spec?.garbageCollectionDeadline);
+    for (const s of older) {
+      const at = s === previous ? due : now;
+      const current = s.spec?.garbageCollectionDeadline;
+      if (current && Date.parse(current) <= Date.parse(at)) continue;
+      await setDeadline(this.d.rest, ns, s.metadata.name!, at).catch((err: unknown) => this.warn(err));
     }
   }
 
@@ -182,6 +224,8 @@ export class GeneratorStates {
       const ended = Date.parse(state.expiresAt ?? '') <= Date.now();
       const message = (err as Error).message;
       if (!ended && !cannotRevoke(err)) {
+        // Held by the finalizer: it counts against its entry's bound, and the refusal says why.
+        this.d.ledger.revokeFailed(gs.metadata.namespace!, gs.metadata.name!);
         this.d.logger.warn({ ...where, err: message }, 'cannot revoke the lease of a generator state yet; retrying');
         return false;
       }
@@ -190,6 +234,23 @@ export class GeneratorStates {
       return true;
     }
   }
+}
+
+/** The bounds' ledger of this controller's states: counted from the watch (`cache`), from
+ *  the API while the watch has not listed them. */
+export function stateLedger(o: {
+  rest: KubeRest; controllerClass: string; max: number;
+  cache: { states(ns?: string): readonly GeneratorState[]; synced(): boolean };
+  onRefusal?: (limit: StateLimitKind) => void;
+}): StateLedger {
+  const list = async (ns: string, key: string) => {
+    const labelSelector = `${OWNER_KEY_LABEL}=${key},${STATE_CONTROLLER_LABEL}=${o.controllerClass}`;
+    return (await o.rest.get<{ items?: GeneratorState[] }>(resourcePath(GENERATOR_STATES, { namespace: ns, query: { labelSelector } }))).items ?? [];
+  };
+  return new StateLedger({
+    cached: (ns) => o.cache.states(ns), synced: () => o.cache.synced(), list, ownerKeyLabel: OWNER_KEY_LABEL, max: o.max,
+    ...(o.onRefusal ? { onRefusal: o.onRefusal } : {}),
+  });
 }
 
 /** Whether a watched object is a GeneratorState this controller must look at again. */

@@ -5,6 +5,9 @@
 // namespace (ECR: an aws store; VaultDynamicSecret: a vault store), so its credential
 // Secrets and ServiceAccounts are read only from that namespace and the controller's own
 // identity is never lent (src/controller/clients.ts). Values are never logged or put in errors.
+// Generators are read from the API when they run (not watched: a tenant's generators can be
+// large, and a cache of them would be unbounded memory), at most once per generator per sync
+// (GeneratorReads), through the paced client (--kube-qps, src/controller/cmd.ts).
 import type { AnySecretStore, ExternalSecret, ExternalSecretSpec, GeneratorRef, VaultDynamicSecretSpec } from '../api/types.js';
 import { GENERATOR_RESOURCES, GENERATORS_API_VERSION } from '../api/types.js';
 import { clusterGeneratorSpec, GeneratorError, generatorRefProblem, runGenerator, type GeneratorCalls } from '../generators/index.js';
@@ -31,6 +34,27 @@ export interface ResolvedGenerator {
   uid: string;
   generation: number;
 }
+
+/** One sync's generator reads: each distinct generator is read once, however many entries
+ *  name it (an ExternalSecret with 100 entries naming one Fake reads it once, not 200 times). */
+export type GeneratorReads = Map<string, Promise<ResolvedGenerator>>;
+
+/** How a run's leases are bounded and kept (src/controller/generator-state.ts). */
+export interface LeaseTracking {
+  /** Before a mint that may bring a lease: throws to refuse it. */
+  admit(): Promise<void>;
+  record(lease: Lease): Promise<void>;
+}
+
+export interface GeneratorOptions {
+  /** False in scoped mode (--watch-namespaces): ClusterGenerators are refused, never read. */
+  clusterKinds?: boolean;
+  /** --allow-generator-raw-results: a namespaced VaultDynamicSecret may use resultType Raw and Auth. */
+  allowRawResults?: boolean;
+}
+
+/** The bound of what a GeneratorState copies of its generator (generatorSnapshot). */
+export const MAX_SNAPSHOT_BYTES = 64 * 1024;
 
 interface GeneratorObject {
   metadata?: { uid?: string; generation?: number };
@@ -105,7 +129,12 @@ function checkVaultSpec(spec: VaultDynamicSecretSpec): { method: 'GET' | 'POST';
 }
 
 export class Generators {
-  constructor(private readonly rest: KubeRest, private readonly clients: ClientCache) {}
+  constructor(private readonly rest: KubeRest, private readonly clients: ClientCache, private readonly o: GeneratorOptions = {}) {}
+
+  /** A new sync's reads (resolve's `reads`). */
+  reads(): GeneratorReads {
+    return new Map();
+  }
 
   /** Revokes a lease minted by the generator `snapshot` (generatorSnapshot) for an object of
    *  `namespace`; a lease the store no longer knows counts as revoked. Throws GeneratorError
@@ -122,11 +151,24 @@ export class Generators {
     await leases.revoke({ id: leaseId, ttlSeconds: 0, renewable: false });
   }
 
-  /** Reads the generator `ref` names for an object of `namespace`; throws GeneratorError. */
-  async resolve(namespace: string, ref: GeneratorRef): Promise<ResolvedGenerator> {
+  /** Reads the generator `ref` names for an object of `namespace`, once per `reads`; throws GeneratorError. */
+  resolve(namespace: string, ref: GeneratorRef, reads?: GeneratorReads): Promise<ResolvedGenerator> {
+    const key = `${ref.kind === 'ClusterGenerator' ? '' : namespace}/${String(ref.kind)}/${String(ref.name)}`;
+    const known = reads?.get(key);
+    if (known) return known;
+    const read = this.read(namespace, ref);
+    reads?.set(key, read);
+    return read;
+  }
+
+  private async read(namespace: string, ref: GeneratorRef): Promise<ResolvedGenerator> {
     const problem = generatorRefProblem(ref);
     if (problem) throw new GeneratorError(problem);
     const cluster = ref.kind === 'ClusterGenerator';
+    // Scoped mode serves no cluster-scoped kind (ADR 0064): refused before any read.
+    if (cluster && this.o.clusterKinds === false) {
+      throw new GeneratorError(`ClusterGenerator "${ref.name}" is not served: this controller is scoped to its namespaces (--watch-namespaces) and serves no cluster-scoped kind; use a generator in the ExternalSecret's namespace`);
+    }
     const plural = GENERATOR_RESOURCES[ref.kind as keyof typeof GENERATOR_RESOURCES];
     const path = resourcePath(resourceOf(GENERATORS_API_VERSION, plural, !cluster), cluster ? { name: ref.name } : { namespace, name: ref.name });
     const where = cluster ? `ClusterGenerator "${ref.name}"` : `${ref.kind} "${namespace}/${ref.name}"`;
@@ -155,11 +197,13 @@ export class Generators {
   }
 
   /** New values of `gen` for an object of `namespace`; throws GeneratorError or ProviderError.
-   *  `onLease` records a lease the values came with (src/controller/generator-state.ts); when
-   *  it fails the lease is revoked at once and the run fails: no credential goes untracked. */
-  async run(namespace: string, gen: ResolvedGenerator, signal?: AbortSignal, onLease?: (lease: Lease) => Promise<void>): Promise<SecretMap> {
+   *  `track.admit` runs before a lease-bearing mint and may refuse it (the GeneratorState
+   *  bounds); `track.record` records a lease the values came with
+   *  (src/controller/generator-state.ts): when it fails the lease is revoked at once and the
+   *  run fails, so no credential goes untracked. */
+  async run(namespace: string, gen: ResolvedGenerator, signal?: AbortSignal, track?: LeaseTracking): Promise<SecretMap> {
     try {
-      return await runGenerator(gen.kind, gen.spec, this.calls(namespace, gen, signal, onLease));
+      return await runGenerator(gen.kind, gen.spec, this.calls(namespace, gen, signal, track));
     } catch (err) {
       if (err instanceof GeneratorError) throw new GeneratorError(`${gen.what}: ${err.message}`);
       throw err;
@@ -177,7 +221,7 @@ export class Generators {
   }
 
    
-  private calls(namespace: string, gen: ResolvedGenerator, signal?: AbortSignal, onLease?: (lease: Lease) => Promise<void>): GeneratorCalls {
+  private calls(namespace: string, gen: ResolvedGenerator, signal?: AbortSignal, track?: LeaseTracking): GeneratorCalls {
     return {
       ecr: async (spec) => {
         if (spec.scope !== undefined && spec.scope !== 'private' && spec.scope !== 'public') throw new GeneratorError(`spec.scope ${JSON.stringify(spec.scope)}: private or public`);
@@ -185,7 +229,7 @@ export class Generators {
         const store = this.store(namespace, gen, { aws: { service: 'SecretsManager', region: spec.region, ...(spec.role ? { role: spec.role } : {}), ...(spec.auth ? { auth: spec.auth } : {}) } });
         return ecrAuthorizationToken(this.clients.providerContext(store, namespace), { ...spec, scope: spec.scope === 'public' ? 'public' : 'private' });
       },
-      vault: (spec) => this.vault(namespace, gen, spec, { signal, onLease }),
+      vault: (spec) => this.vault(namespace, gen, spec, { signal, track }),
     };
   }
 
@@ -196,8 +240,14 @@ export class Generators {
     return leases;
   }
 
-  private async vault(namespace: string, gen: ResolvedGenerator, spec: VaultDynamicSecretSpec, o: { signal?: AbortSignal | undefined; onLease?: ((lease: Lease) => Promise<void>) | undefined }): Promise<SecretMap> {
+  private async vault(namespace: string, gen: ResolvedGenerator, spec: VaultDynamicSecretSpec, o: { signal?: AbortSignal | undefined; track?: LeaseTracking | undefined }): Promise<SecretMap> {
     const { method, result } = checkVaultSpec(spec);
+    // Raw copies every top-level member of any JSON answer into the Secret, Auth a token's
+    // section: a tenant's own generator gets the engine's data only, unless the operator says.
+    if (result !== 'data' && !isClusterGenerator(gen) && !this.o.allowRawResults) {
+      throw new GeneratorError(`spec.resultType ${spec.resultType} is not allowed for a namespaced VaultDynamicSecret in this controller (only Data); its operator allows it with --allow-generator-raw-results (chart: controller.allowGeneratorRawResults), or use a ClusterGenerator`);
+    }
+    await o.track?.admit();
     const leases = await this.leasesOf(namespace, gen, spec);
     const params = spec.parameters;
     const out = await leases.generate({
@@ -207,8 +257,8 @@ export class Generators {
     if (out.lease) {
       keepUntilExpiry(leases, out.lease);
       const lease = out.lease;
-      if (o.onLease) {
-        await o.onLease(lease).catch(async (err: unknown) => {
+      if (o.track) {
+        await o.track.record(lease).catch(async (err: unknown) => {
           await leases.revoke(lease).catch(() => undefined);
           throw err;
         });
@@ -220,12 +270,27 @@ export class Generators {
   }
 }
 
+const isClusterGenerator = (gen: ResolvedGenerator) => gen.id.startsWith('ClusterGenerator:');
+
 /** What a GeneratorState keeps of the generator that produced it (ESO: a snapshot of the
- *  generator manifest, used to clean up even after the generator changed or was deleted). */
+ *  generator manifest, used to clean up even after the generator changed or was deleted):
+ *  without `parameters` and `getParameters`, which a revocation never needs and which are the
+ *  part a spec can make large. Throws GeneratorError when the rest is still over
+ *  MAX_SNAPSHOT_BYTES: a GeneratorState copies at most that much, whatever the generator. */
 export function generatorSnapshot(gen: ResolvedGenerator): Record<string, unknown> {
-  return {
+  const spec = gen.spec && typeof gen.spec === 'object' ? { ...(gen.spec as Record<string, unknown>) } : gen.spec;
+  if (spec && typeof spec === 'object') {
+    delete (spec as Record<string, unknown>).parameters;
+    delete (spec as Record<string, unknown>).getParameters;
+  }
+  const snapshot = {
     apiVersion: GENERATORS_API_VERSION, kind: gen.kind,
     metadata: { name: gen.name, uid: gen.uid, generation: gen.generation },
-    spec: gen.spec,
+    spec,
   };
+  const size = Buffer.byteLength(JSON.stringify(snapshot));
+  if (size > MAX_SNAPSHOT_BYTES) {
+    throw new GeneratorError(`the spec is too large to keep in a GeneratorState (${Math.ceil(size / 1024)} KiB without spec.parameters, at most ${MAX_SNAPSHOT_BYTES / 1024} KiB); no credential is minted`);
+  }
+  return snapshot;
 }

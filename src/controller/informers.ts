@@ -234,6 +234,14 @@ export class Informers {
   generatorState(ns: string, name: string): GeneratorState | undefined {
     return this.get<GeneratorState>('generatorstates', name, ns);
   }
+  /** This controller's GeneratorStates, of namespace `ns` when given (the bounds count them). */
+  generatorStates(ns?: string): readonly GeneratorState[] {
+    return this.list<GeneratorState>('generatorstates', ns);
+  }
+  /** Whether every GeneratorState cache has listed (not part of synced(): see there). */
+  generatorStatesSynced(): boolean {
+    return [...(this.watched.get('generatorstates')?.caches.values() ?? [])].every((c) => c.synced);
+  }
   namespaces(): readonly V1Namespace[] {
     return this.list<V1Namespace>('namespaces');
   }

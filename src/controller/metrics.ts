@@ -32,6 +32,12 @@ export function controllerMetrics() {
     scheduled: new Gauge({ name: 'esi_controller_scheduled_refreshes', help: 'Refreshes and retries waiting in the timer heap.', registers: r }),
     providerCalls: new Counter({ name: 'esi_controller_provider_calls_total', help: 'Remote reads issued to stores (after coalescing), by store.', labelNames: ['store'] as const, registers: r }),
     apiWrites: new Counter({ name: 'esi_controller_apiserver_writes_total', help: 'Writes to the apiserver, by verb and resource.', labelNames: ['verb', 'resource'] as const, registers: r }),
+    apiReads: new Counter({ name: 'esi_controller_apiserver_reads_total', help: 'Reads (GET) sent to the apiserver outside the watches, by resource.', labelNames: ['resource'] as const, registers: r }),
+    generatorStates: new Gauge({ name: 'esi_controller_generator_states', help: 'GeneratorStates this controller holds (in the watch cache), those being deleted included.', registers: r }),
+    generatorStateRefusals: new Counter({
+      name: 'esi_controller_generator_state_refusals_total', help: 'Generator runs refused because a GeneratorState bound was reached (per entry, per controller) or the snapshot was too large.',
+      labelNames: ['limit'] as const, registers: r,
+    }),
     eventsDropped: new Counter({ name: 'esi_controller_events_dropped_total', help: 'Events not written because the bounded Event queue was full.', registers: r }),
     leader: new Gauge({ name: 'esi_controller_leader', help: '1 while this process holds the Lease of its class.', registers: r }),
     pushes: new Counter({ name: 'esi_controller_push_entries_total', help: 'PushSecret remote entries handled, by result (written, exists, error; equal values count in esi_controller_push_skipped_equal_total).', labelNames: ['result'] as const, registers: r }),

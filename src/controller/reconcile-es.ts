@@ -22,7 +22,7 @@ import { versionOf, type StoreReconciler } from './stores.js';
 import { bounded, patchStatus, readyCondition, statusDiffers, syncedResourceVersion, withReady } from './status.js';
 import { EXTERNAL_SECRETS, resourcePath, SECRETS } from '../kube/paths.js';
 import { applyPlan, readSecret } from './secret-io.js';
-import { describeSource, generatorsOnly, sourceOf, type Generators } from './generators.js';
+import { describeSource, generatorsOnly, sourceOf, type GeneratorReads, type Generators } from './generators.js';
 import type { GeneratorStates } from './generator-state.js';
 import { dataChanged, type Restarter } from './restart.js';
 import { ExternalSecretFetcher, Failure, IdentityRefusal, esKey, regarding } from './es-fetch.js';
@@ -66,6 +66,12 @@ interface EsState {
   windowsReported?: string;
 }
 
+/** One reconcile: when it was queued (coalesced reads are measured from it), its generator reads. */
+interface SyncAt {
+  requestedAt: number;
+  reads: GeneratorReads;
+}
+
 /** What happened (metrics) and when to run again (the work queue, src/controller/queue.ts). */
 export type Outcome = { result: 'synced' | 'unchanged' | 'skipped' | 'error'; reason: string; requeue: Requeue };
 
@@ -104,8 +110,10 @@ export class ExternalSecretReconciler {
       return { result: 'skipped', reason: 'ClusterKindNotServed', requeue: { next: 'cancel' } };
     }
     this.d.uses(key, storeIdsOf(refs, ns));
+    // Each generator is read once in this reconcile, however many entries name it.
+    const at = { requestedAt, reads: this.d.generators.reads() };
     try {
-      if (!refs.length) return await this.reconcileStoreless(es, requestedAt);
+      if (!refs.length) return await this.reconcileStoreless(es, at);
       const found = await lookupStores(es, refs, this.d);
       if ('skip' in found) {
         if (found.skip === 'StoreNotCached') return { result: 'skipped', reason: 'StoreNotCached', requeue: { backoff: true } };
@@ -115,7 +123,7 @@ export class ExternalSecretReconciler {
       }
       const refresh = checkSpec(es, found.stores, this.d);
       await ensureStoresReady(found.stores, this.d);
-      return await this.sync(es, found.stores, refresh, requestedAt);
+      return await this.sync(es, found.stores, refresh, at);
     } catch (err) {
       if (err instanceof RenderBusy) {
         // Not rendered at all (the pool holds this namespace to one render): no status, later.
@@ -133,7 +141,7 @@ export class ExternalSecretReconciler {
 
   /** No store: only generators (ESO allows it), served by the generators' controller class;
    *  otherwise a spec that names no store, refused by the controller claiming unclassed stores. */
-  private async reconcileStoreless(es: ExternalSecret, requestedAt: number): Promise<Outcome> {
+  private async reconcileStoreless(es: ExternalSecret, at: SyncAt): Promise<Outcome> {
     const key = esKey(es.metadata.namespace!, es.metadata.name!);
     if (!generatorsOnly(es.spec)) {
       if (!this.d.stores.servesClass('')) return { result: 'skipped', reason: 'OtherClass', requeue: { next: 'cancel' } };
@@ -141,12 +149,12 @@ export class ExternalSecretReconciler {
       throw new Failure('InvalidSpec', `ExternalSecret "${es.metadata.name}": names no store; set spec.secretStoreRef`, false);
     }
     const classes = await Promise.all((es.spec.dataFrom ?? []).map((f) =>
-      this.d.generators.resolve(es.metadata.namespace!, f.sourceRef!.generatorRef!).then((g) => g.controller, () => '')));
+      this.d.generators.resolve(es.metadata.namespace!, f.sourceRef!.generatorRef!, at.reads).then((g) => g.controller, () => '')));
     if (!classes.every((c) => this.d.stores.servesClass(c))) {
       this.state.delete(key);
       return { result: 'skipped', reason: 'OtherClass', requeue: { next: 'cancel' } };
     }
-    return this.sync(es, [], checkSpec(es, [], this.d), requestedAt);
+    return this.sync(es, [], checkSpec(es, [], this.d), at);
   }
 
   private targetName(es: ExternalSecret): string {
@@ -208,7 +216,8 @@ export class ExternalSecretReconciler {
     return { next: st.due };
   }
 
-  private async sync(es: ExternalSecret, stores: readonly AnySecretStore[], refresh: RefreshSpec, requestedAt: number): Promise<Outcome> {
+  private async sync(es: ExternalSecret, stores: readonly AnySecretStore[], refresh: RefreshSpec, at: SyncAt): Promise<Outcome> {
+    const { requestedAt } = at;
     const ns = es.metadata.namespace!;
     const key = esKey(ns, es.metadata.name!);
     const target = this.targetName(es);
@@ -223,7 +232,7 @@ export class ExternalSecretReconciler {
       const held = 'notBefore' in need;
       return { result: 'unchanged', reason: held ? 'OutsideSyncWindow' : 'UpToDate', requeue: this.schedule(es, refresh, { ...next(), due: held ? need.notBefore : st?.due }) };
     }
-    const done = await this.fetchAndWrite(es, stores, cur, { fresh: !!st && st.forceSync !== force, requestedAt });
+    const done = await this.fetchAndWrite(es, stores, cur, { fresh: !!st && st.forceSync !== force, ...at });
     if ('gone' in done) {
       const outcome = done.gone === 'Retain' ? await this.retained(es) : await this.remoteGone(es, cur);
       return { ...outcome, requeue: this.schedule(es, refresh, next(), requestedAt) };
@@ -241,10 +250,10 @@ export class ExternalSecretReconciler {
   /** Fetches, renders and writes; the leases generators minted on the way are kept when the
    *  target took the new values and revoked when it did not (src/controller/generator-state.ts). */
    
-  private async fetchAndWrite(es: ExternalSecret, stores: readonly AnySecretStore[], cur: V1Secret | undefined, o: { fresh: boolean; requestedAt: number }): Promise<{ gone: 'Delete' | 'Retain' } | Awaited<ReturnType<typeof this.write>>> {
+  private async fetchAndWrite(es: ExternalSecret, stores: readonly AnySecretStore[], cur: V1Secret | undefined, o: SyncAt & { fresh: boolean }): Promise<{ gone: 'Delete' | 'Retain' } | Awaited<ReturnType<typeof this.write>>> {
     const generation = this.d.states?.begin(es);
     try {
-      const fetched = await this.fetcher.fetch(es, stores, o.fresh, o.requestedAt, generation);
+      const fetched = await this.fetcher.fetch(es, stores, { ...o, generation });
       const out = 'gone' in fetched ? fetched : await this.write(es, stores, fetched.rendered, cur);
       await ('gone' in out || out.missing ? generation?.rollback() : generation?.commit());
       return out;

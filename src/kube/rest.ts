@@ -2,7 +2,8 @@
 // (client certificates, bearer tokens, exec plugins: whatever `applyToHTTPSOptions`
 // sets). The reconciler writes tens of thousands of objects: this keeps connections
 // alive, lets callers pick the patch content type, and counts every write (the
-// "0 writes per idle refresh" budget is measured with it). Reads go through informers.
+// "0 writes per idle refresh" budget is measured with it). Reads go through informers;
+// the few direct ones are counted and paced too (RestOptions).
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Agent as HttpAgent, request as httpRequest, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
@@ -29,6 +30,11 @@ export interface RestOptions {
   onWrite?: (method: Method, path: string) => void;
   /** Awaited before every write: a rate limiter toward the apiserver. */
   beforeWrite?: () => Promise<void>;
+  /** Awaited before every read (GET): the same limiter, so reads a tenant's objects drive
+   *  (generators, credential Secrets, template sources) are paced as writes are. */
+  beforeRead?: () => Promise<void>;
+  /** Called before every read is sent, with its path (the reads metric: a 404 is a read too). */
+  onRead?: (path: string) => void;
   /** Per-request deadline in ms (default 30 000). */
   timeoutMs?: number;
   /** Upper bound of concurrent connections (default 32). */
@@ -74,8 +80,9 @@ export class KubeRest {
   }
 
   async call<T>(method: Method, path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
-    if (method !== 'GET') await this.opts.beforeWrite?.();
+    await (method === 'GET' ? this.opts.beforeRead?.() : this.opts.beforeWrite?.());
     const url = new URL(path, this.server);
+    if (method === 'GET') this.opts.onRead?.(url.pathname);
     const options: RequestOptions & Record<string, unknown> = {
       method, protocol: url.protocol, hostname: url.hostname, port: url.port, path: `${url.pathname}${url.search}`,
       headers: { accept: 'application/json' }, agent: this.agent, timeout: this.opts.timeoutMs ?? 30_000,

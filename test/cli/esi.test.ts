@@ -51,4 +51,10 @@ t.test('esi controller checks every flag before starting: a bad value exits at o
   const both = await esi('controller', '--kubeconfig', '/nonexistent', '--watch-namespaces', 'team-a', '--namespace-selector', 'tier=web');
   t.not(both.code, 0);
   t.match(both.out, /--watch-namespaces and --namespace-selector cannot be combined/, 'the selector reads Namespace labels, which scoped mode cannot watch');
+  const noStates = await esi('controller', '--kubeconfig', '/nonexistent', '--max-generator-states', '0');
+  t.not(noStates.code, 0);
+  t.match(noStates.out, /--max-generator-states must be a positive number, got "0"/, 'the GeneratorState bound is a number');
+  const raw = await esi('controller', '--kubeconfig', '/nonexistent', '--allow-generator-raw-results', 'sometimes');
+  t.not(raw.code, 0);
+  t.match(raw.out, /allow-generator-raw-results/, 'a boolean, named');
 });

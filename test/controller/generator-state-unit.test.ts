@@ -6,7 +6,7 @@
 import t from 'tap';
 import pino from 'pino';
 import type { GeneratorState } from '../../src/api/types.js';
-import { GeneratorStates, STATE_FINALIZER } from '../../src/controller/generator-state.js';
+import { GeneratorStates, stateLedger, STATE_FINALIZER } from '../../src/controller/generator-state.js';
 import type { EventRecorder } from '../../src/controller/events.js';
 import type { Generators } from '../../src/controller/generators.js';
 import type { KubeRest } from '../../src/kube/rest.js';
@@ -27,6 +27,7 @@ function harness(state: GeneratorState, revoke: () => Promise<void>) {
   const states = new GeneratorStates({
     rest, generators, events: recorder, logger: pino({ level: 'silent' }), controllerClass: 'esi', gracePeriodMs: 120_000,
     cached: (ns, name) => (ns === state.metadata.namespace && name === state.metadata.name ? state : undefined),
+    ledger: stateLedger({ rest, controllerClass: 'esi', max: 10, cache: { states: () => [state], synced: () => true } }),
   });
   return { states, calls, events, revoked };
 }
