@@ -278,7 +278,7 @@ function suite(helm: Helm): void {
     const cmOn = ctl(await helm.template('esi', NS, ['--set', 'controller.configMapTargets=true']));
     t.ok((one(cmOn, 'Deployment') as typeof d).spec.template.spec.containers[0]!.args.includes('--allow-configmap-targets=true'), 'controller.configMapTargets');
     t.same(rulesOf(one(cmOn, 'ClusterRole')).filter((r) => r.resources?.includes('configmaps')).flatMap((r) => r.verbs ?? []).sort(), ['create', 'get', 'update'], 'ConfigMaps written, never listed, watched or deleted');
-    // Generator bounds and Raw results (issue 35): the documented defaults, and the values.
+    // Generator bounds and Raw results: the documented defaults, and the values.
     const args = d.spec.template.spec.containers[0]!.args;
     t.ok(args.includes('--max-generator-states=2048') && args.includes('--allow-generator-raw-results=false'), 'generator bounds and no Raw results by default');
     const gen = ctl(await helm.template('esi', NS, ['--set', 'controller.maxGeneratorStates=100', '--set', 'controller.allowGeneratorRawResults=true']));

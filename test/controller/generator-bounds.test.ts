@@ -1,4 +1,4 @@
-// Issue 35's generator classes, on the real apiserver and a real OpenBao, as a tenant (tenant
+// The generator bounds, on the real apiserver and a real OpenBao, as a tenant (tenant
 // RBAC): the GeneratorStates of one ExternalSecret stay within their bound when the store
 // grants long leases and refuses every revocation (a loopback proxy answering 503 to
 // sys/leases/revoke), and the ExternalSecret says so (Ready=False, GeneratorStateLimit); a

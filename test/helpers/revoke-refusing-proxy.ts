@@ -1,6 +1,6 @@
 // A reverse proxy on 127.0.0.1 in front of an OpenBao/Vault server that forwards every
 // request unchanged except the revocations (`sys/leases/revoke*`), which it answers 503 while
-// `refusing` is on: the store that grants leases and refuses every revoke of issue 35. Test-only;
+// `refusing` is on: the store that grants leases and refuses every revoke. Test-only;
 // it stops at the test's teardown.
 import { createServer, request } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
