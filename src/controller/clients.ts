@@ -52,6 +52,9 @@ export interface ClientCacheOptions {
   timeoutMs: number;
   /** Lend the controller's environment identity to ClusterSecretStores (off by default). */
   allowAmbientIdentity?: boolean;
+  /** The controller's own ServiceAccount (its token is what allowAmbientIdentity lends to a
+   *  ClusterSecretStore that names no ServiceAccount). */
+  ownServiceAccount?: { namespace: string; name: string };
   /** Let SecretStores and generators call loopback/private addresses (off by default). */
   allowPrivateStoreAddresses?: boolean;
   /** Private ranges and hosts opened to them (--egress-allow). */
@@ -169,6 +172,20 @@ export class ClientCache {
     return { provider, shared, sharedAsOf, fresh: coalescing(limited, onCall, { windowMs: 0 }) };
   }
 
+  /** The ServiceAccount whose token a store that names none gets: the controller's own, for
+   *  an operator's ClusterSecretStore when --allow-ambient-identity lends it (Vault's
+   *  Kubernetes auth, AWS web identity as with IRSA); nobody's otherwise. */
+  private lentAccount(store: AnySecretStore, id: string): { namespace: string; name: string; audiences?: string[] } {
+    if (store.kind !== 'ClusterSecretStore' || !this.opts.allowAmbientIdentity) {
+      throw new ProviderError('AuthFailed', id, 'the store uses the workload identity; the reconciler does not lend its own: name a serviceAccountRef in the store');
+    }
+    const own = this.opts.ownServiceAccount;
+    if (!own) {
+      throw new ProviderError('AuthFailed', id, "the controller's own ServiceAccount is unknown: set POD_SERVICE_ACCOUNT (the chart sets it from spec.serviceAccountName)");
+    }
+    return own;
+  }
+
   /** Where a store's client may connect (SECURITY.md, "The controller's network boundary"):
    *  the controller's network position is not a tenant's to use, so a SecretStore (and a
    *  generator, which becomes one) reaches loopback and private addresses only where the
@@ -232,21 +249,18 @@ export class ClientCache {
       readCredential: (ref) => remember(`s:${ref.namespace ?? ''}/${ref.name}/${ref.key}`, 30_000, () => read('Secret', ref)),
       readConfigMap: (ref) => remember(`c:${ref.namespace ?? ''}/${ref.name}/${ref.key}`, 30_000, () => read('ConfigMap', ref)),
       serviceAccountToken: (audience) => remember(`t:${audience ?? ''}`, 45 * 60_000, async () => {
-        const sa = serviceAccounts[0];
-        if (!sa) {
-          throw new ProviderError('AuthFailed', id, 'the store uses the workload identity; the reconciler does not lend its own: name a serviceAccountRef in the store');
-        }
-        const ns = sa.namespace ?? namespace;
-        if (ns !== namespace) throw new ProviderError('Forbidden', id, serviceAccountElsewhere(sa.path, { namespace: ns, name: sa.name }, namespace));
+        const named = serviceAccounts[0];
+        const sa = named ? { namespace: named.namespace ?? namespace, name: named.name, audiences: named.audiences } : this.lentAccount(store, id);
+        if (named && sa.namespace !== namespace) throw new ProviderError('Forbidden', id, serviceAccountElsewhere(named.path, sa, namespace));
         const audiences = audience ? [audience] : sa.audiences ?? [];
         try {
           const res = await rest.create<{ status: { token: string } }>(
-            resourcePath(SERVICE_ACCOUNTS, { namespace: ns, name: sa.name, subresource: 'token' }),
+            resourcePath(SERVICE_ACCOUNTS, { namespace: sa.namespace, name: sa.name, subresource: 'token' }),
             { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { audiences, expirationSeconds: 3600 } },
           );
           return res.status.token;
         } catch (err) {
-          throw new ProviderError('AuthFailed', id, `cannot request a token for ServiceAccount "${ns}/${sa.name}" (${(err as Error).message})`);
+          throw new ProviderError('AuthFailed', id, `cannot request a token for ServiceAccount "${sa.namespace}/${sa.name}" (${(err as Error).message})`);
         }
       }),
       logger: this.opts.logger.child({ store: id, provider: providerName }),

@@ -208,6 +208,8 @@ export async function main(argv: string[]): Promise<number> {
     kc, rest, logger, metrics, classes, namespace, namespaceSelector: f.namespaceSelector, watchNamespaces: f.watchNamespaces,
     workers: f.workers, windowMs: f.windowMs, storeQps: f.storeQps, storeBurst: f.storeBurst, providerTimeoutMs: f.providerTimeoutMs,
     renderWorkers: f.renderWorkers, renderTimeoutMs: f.renderTimeoutMs, allowAmbientIdentity: f.allowAmbientIdentity,
+    // The pod's own ServiceAccount (the chart passes spec.serviceAccountName), in its namespace.
+    ...(process.env.POD_SERVICE_ACCOUNT ? { ownServiceAccount: { namespace, name: process.env.POD_SERVICE_ACCOUNT } } : {}),
     allowPrivateStoreAddresses: f.allowPrivateStoreAddresses, egressAllow: f.egressAllow, restartMinIntervalMs: f.restartMinIntervalMs,
     allowConfigMapTargets: f.allowConfigMapTargets, generatorGcGraceMs: f.generatorGcGraceMs,
     maxGeneratorStates: f.maxGeneratorStates, allowGeneratorRawResults: f.allowGeneratorRawResults,

@@ -59,6 +59,8 @@ export interface ControllerOptions {
   renderTimeoutMs: number;
   /** Lend the controller's environment identity to ClusterSecretStores (--allow-ambient-identity). */
   allowAmbientIdentity?: boolean;
+  /** The controller's own ServiceAccount, lent with allowAmbientIdentity. */
+  ownServiceAccount?: { namespace: string; name: string };
   /** Let SecretStores reached over HTTP call loopback/private addresses (--allow-private-store-addresses). */
   allowPrivateStoreAddresses?: boolean;
   /** Private ranges and hosts opened to SecretStores and generators (--egress-allow). */
@@ -115,6 +117,7 @@ export class Controller {
     this.clients = new ClientCache({
       rest, logger, windowMs: o.windowMs, storeQps: o.storeQps, storeBurst: o.storeBurst, timeoutMs: o.providerTimeoutMs,
       allowAmbientIdentity: o.allowAmbientIdentity ?? false,
+      ...(o.ownServiceAccount ? { ownServiceAccount: o.ownServiceAccount } : {}),
       allowPrivateStoreAddresses: o.allowPrivateStoreAddresses ?? false,
       ...(o.egressAllow ? { egressAllow: o.egressAllow } : {}),
       onProviderCall: (store) => metrics.providerCalls.inc({ store }),

@@ -119,11 +119,14 @@ export function controllerIdentityProblem(store: AnySecretStore, allowAmbient: b
   const ambient = ambientIdentity(store.spec.provider);
   if (!ambient) return undefined;
   const at = `spec.provider.${ambient.field}`;
-  if (ambient.kind === 'token') {
-    return `${at}: the store names no ServiceAccount, so it would authenticate with ${ambient.source}, and the controller never lends its own; ` +
-      'name a ServiceAccount in the store (the controller requests its tokens in the namespace the store is used from) or use a secret ref';
-  }
   if (store.kind === 'ClusterSecretStore' && allowAmbient) return undefined;
+  if (ambient.kind === 'token') {
+    const lend = store.kind === 'ClusterSecretStore'
+      ? `the operator may lend the controller's own ServiceAccount token to ClusterSecretStores with ${AMBIENT_IDENTITY_FLAG} (chart: controller.allowAmbientIdentity)`
+      : 'the controller lends its own to no SecretStore';
+    return `${at}: the store names no ServiceAccount, so it would authenticate with ${ambient.source}; ${lend}; ` +
+      'or name a ServiceAccount in the store (the controller requests its tokens in the namespace the store is used from) or use a secret ref';
+  }
   const fix = store.kind === 'ClusterSecretStore'
     ? `the operator may allow it for ClusterSecretStores with ${AMBIENT_IDENTITY_FLAG} (chart: controller.allowAmbientIdentity)`
     : `the controller lends it to no SecretStore (only to ClusterSecretStores, with ${AMBIENT_IDENTITY_FLAG}); use credentials the store names`;
