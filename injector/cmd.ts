@@ -8,6 +8,7 @@ import { runAgentReporting } from './agent.js';
 import { terminationMessage, writeTerminationMessage } from '../src/agent-config/termination.js';
 import { ConfigError, readAgentConfig } from './config.js';
 import { UsageError } from '../src/usage.js';
+import { logDestination, logSettings, pinoOptions } from '../src/log.js';
 
 const USAGE = `Usage: esi agent [--root DIR] [--config-file FILE]
 
@@ -48,13 +49,14 @@ export function parseArgs(argv: string[]): Args {
 }
 
 function makeLogger(): Logger {
-  return pino({
-    level: process.env.ESI_LOG_LEVEL ?? 'info',
-    base: { component: 'esi-agent' },
-    // Values never reach a log call; this is a second line of defence for fields whose
-    // name says they might hold one.
-    redact: { paths: ['value', 'values', 'secret.value', '*.password', '*.token'], censor: '[redacted]' },
-  });
+  const { level, format } = logSettings();
+  // Values never reach a log call; the redaction is a second line of defence for fields whose
+  // name says they might hold one. Synchronous writes, as pino's default: an agent that exits
+  // on a failure still says why.
+  return pino(
+    pinoOptions({ component: 'esi-agent' }, level, ['value', 'values', 'secret.value', '*.password', '*.token']),
+    logDestination(1, format, { sync: true }),
+  );
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -6,7 +6,7 @@ import { fileTlsSource, selfManagedTlsSource, type TlsSource } from '../certs/in
 import { checkFlags, loadKubeConfig, oneOf, ownNamespace, port, positive } from '../src/flags.js';
 import type { ClusterVersion } from './env.js';
 import { KubeRest } from '../src/kube/rest.js';
-import { createLogger, type Logger } from '../src/log.js';
+import { createLogger, logSettings, type Logger } from '../src/log.js';
 import { WatchCaches } from './cache.js';
 import { webhookMetrics } from './metrics.js';
 import { AGENT_UID, parseRunAsUser } from './mutate.js';
@@ -132,7 +132,10 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(HELP);
     return 0;
   }
-  const f = checkFlags(() => flags(v));
+  const f = checkFlags(() => {
+    logSettings();
+    return flags(v);
+  });
   const root = createLogger('webhook', { flushMs: 250 });
   // Under --workers (webhook/workers.ts) every line says which worker wrote it.
   const logger = cluster.isWorker ? root.child({ worker: cluster.worker!.id, pid: process.pid }) : root;

@@ -8,7 +8,7 @@ import { bool, checkFlags, loadKubeConfig, ownNamespace, port, positive } from '
 import { isDnsLabel, isDnsSubdomain } from '../kube/names.js';
 import { NAMESPACES, resourcePath } from '../kube/paths.js';
 import { KubeRest } from '../kube/rest.js';
-import { createLogger } from '../log.js';
+import { createLogger, logSettings } from '../log.js';
 import { Controller } from './controller.js';
 import { decideClaimUnclassed } from './coexist.js';
 import { parseGoDuration } from '../duration.js';
@@ -179,7 +179,10 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(HELP);
     return 0;
   }
-  const f = checkFlags(() => flags(v));
+  const f = checkFlags(() => {
+    logSettings();
+    return flags(v);
+  });
   const { cls } = f;
   const kc = loadKubeConfig(v.kubeconfig);
   const namespace = ownNamespace(v.namespace, kc);

@@ -45,6 +45,11 @@ const CASES: [string, string[], RegExp][] = [
   ['template: an unknown flag', ['template', '--frobnicate'], /frobnicate/],
   ['agent: an unknown argument', ['agent', '--frobnicate'], /unknown argument "--frobnicate"/],
 ];
+/** Environment variables checked as flags are (docs/cli.md). */
+const ENV_CASES: [string, string[], Record<string, string>, RegExp][] = [
+  ['controller: ESI_LOG_LEVEL verbose', ['controller', ...KC], { ESI_LOG_LEVEL: 'verbose' }, /ESI_LOG_LEVEL "verbose" must be one of fatal, error, warn, info, debug, trace, silent/],
+  ['webhook: ESI_LOG_FORMAT xml', ['webhook', ...KC, '--agent-image', 'esi:x'], { ESI_LOG_FORMAT: 'xml' }, /ESI_LOG_FORMAT "xml" must be json or text/],
+];
 
 // Three processes at a time: each is a cold `tsx` start, seconds apiece on a busy machine.
 const results = new Map<string, { code: number | null; out: string }>();
@@ -58,6 +63,14 @@ for (const [what, , message] of CASES) {
     t.equal(code, 2, `exit 2 (${out.trim().split('\n')[0]})`);
     t.match(out, message, 'the message names the flag');
     t.notMatch(out, /"msg":"(webhook serving|esi controller starting|reconciling)"/, 'nothing started');
+  });
+}
+
+for (const [what, args, vars, message] of ENV_CASES) {
+  t.test(what, async (t) => {
+    const { code, out } = await esi(args, { ...NO_KUBE, ...vars });
+    t.equal(code, 2);
+    t.match(out, message);
   });
 }
 
