@@ -32,6 +32,10 @@ const subcommands: Record<string, Subcommand> = {
     summary: "offline: render an ExternalSecret's template from given data and print the Secret (-f FILE …)",
     load: async () => (await import('../controller/template-cmd.js')).main,
   },
+  migrate: {
+    summary: 'read-only pre-flight of a move from ESO: `esi migrate check` (what ESI serves, refuses, and whether the CRDs are safe)',
+    load: async () => (await import('../migrate/cmd.js')).main,
+  },
   version: { summary: 'print the version', load: async () => versionMain },
 };
 
