@@ -88,6 +88,18 @@ function suite(helm: Helm): void {
     t.same(ofKind(alone, 'NetworkPolicy').map((p) => p.metadata.name), ['esi-webhook'], 'no controller, no controller policy');
   });
 
+  t.test('the schema refuses networking values that would silently do nothing', async (t) => {
+    for (const [args, message] of [
+      [['--set', 'networkPolicy.egres[0].ports[0].port=53'], /additional properties 'egres' not allowed/],
+      [['--set', 'webhook.hostNetwork=yes'], /webhook\/hostNetwork/],
+      [['--set', 'networkPolicy.webhook.from=10.0.0.0/8'], /networkPolicy\/webhook\/from/],
+    ] as const) {
+      const r = await helm.run(['template', 'esi', CHART, ...args]);
+      t.not(r.code, 0, args.join(' '));
+      t.match(r.stderr, message, args.join(' '));
+    }
+  });
+
   t.test('networkPolicy: sources and egress rules as given', async (t) => {
     const apiserver = { ipBlock: { cidr: '172.16.0.0/28' } };
     const prometheus = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } };
