@@ -74,9 +74,22 @@ app.kubernetes.io/component: webhook
 {{- end }}
 {{- end }}
 
-{{/* repository[:tag][@digest] */}}
+{{/*
+repository[:tag][@digest]. With registry (global.imageRegistry) the repository's registry
+host is replaced by it: a first path segment with a "." or ":", or "localhost", is a
+registry (Docker's rule); a repository without one gets the registry prefixed.
+*/}}
 {{- define "esi.imageRef" -}}
 {{- $ref := .repository }}
+{{- with .registry }}
+{{- $parts := splitList "/" $ref }}
+{{- $first := first $parts }}
+{{- if and (gt (len $parts) 1) (or (contains "." $first) (contains ":" $first) (eq $first "localhost")) }}
+{{- $ref = printf "%s/%s" (trimSuffix "/" .) (rest $parts | join "/") }}
+{{- else }}
+{{- $ref = printf "%s/%s" (trimSuffix "/" .) $ref }}
+{{- end }}
+{{- end }}
 {{- if .digest }}
 {{- $ref = printf "%s@%s" $ref .digest }}
 {{- else }}
@@ -86,7 +99,7 @@ app.kubernetes.io/component: webhook
 {{- end }}
 
 {{- define "esi.image" -}}
-{{- include "esi.imageRef" (dict "repository" .Values.image.repository "tag" (default .Chart.AppVersion .Values.image.tag) "digest" .Values.image.digest) }}
+{{- include "esi.imageRef" (dict "repository" .Values.image.repository "tag" (default .Chart.AppVersion .Values.image.tag) "digest" .Values.image.digest "registry" (.Values.global).imageRegistry) }}
 {{- end }}
 
 {{/* The agent image: defaults to the ESI image itself. */}}
@@ -98,7 +111,15 @@ app.kubernetes.io/component: webhook
 {{- if and (not $digest) (eq $repo .Values.image.repository) (not $a.tag) }}
 {{- $digest = .Values.image.digest }}
 {{- end }}
-{{- include "esi.imageRef" (dict "repository" $repo "tag" $tag "digest" $digest) }}
+{{- include "esi.imageRef" (dict "repository" $repo "tag" $tag "digest" $digest "registry" (.Values.global).imageRegistry) }}
+{{- end }}
+
+{{/* Pull secrets of the chart's pods: global.imagePullSecrets, then imagePullSecrets (YAML list, or empty). */}}
+{{- define "esi.imagePullSecrets" -}}
+{{- $all := concat ((.Values.global).imagePullSecrets | default list) (.Values.imagePullSecrets | default list) | uniq }}
+{{- with $all }}
+{{- toYaml . }}
+{{- end }}
 {{- end }}
 
 {{/* DNS name of the webhook Service (the serving certificate's name). */}}
