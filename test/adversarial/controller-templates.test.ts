@@ -9,7 +9,8 @@ import t from 'tap';
 import { request } from 'node:http';
 import { createNamespace } from '../helpers/kube.js';
 import { createTenant, type Tenant } from '../helpers/tenant.js';
-import { controllerEnv, decoded, GROUP, ready, startController, until, type Env } from '../controller/fixture.js';
+import type { ExternalSecret } from '../../src/api/types.js';
+import { controllerEnv, decoded, getES, GROUP, startController, until, type Env } from '../controller/fixture.js';
 
 const CANARY = 'ctl-bomb-canary-5d0c2a';
 const HOSTILE_GO = 20;
@@ -17,6 +18,27 @@ const VICTIMS = 5;
 // Loops without output or memory growth: only a deadline stops it.
 const LOOP = '{{ range $i := until 1000000 }}{{ range $j := until 1000000 }}{{ end }}{{ end }}';
 const HB_BOMB = '{{#each @root}}'.repeat(12) + 'x' + '{{/each}}'.repeat(12);
+
+// Every refusal a user accepts for a template that would not finish: the render deadline
+// (TemplateTimeout), or a bound of the engine itself (TemplateError: the output limit, the
+// time budget, the render thread's heap). Which trips first depends on the machine's speed
+// (issue 39: the handlebars bomb hit the 1 MiB output limit before its 1 s deadline on a
+// loaded machine); each is correct. Any other reason (a template refused for what it says,
+// a store error) is no limit and fails the test.
+const LIMIT_REFUSAL = /exceeds the limit of \d+ characters|exceeds the size limit|exceeds the time limit|took longer than \d+ ms|render thread stopped \(out of memory/;
+
+/** The ExternalSecret once its Ready condition is False for its template (TemplateTimeout or
+ *  TemplateError): the first refusal ends the wait, and the caller judges it (the bound is for
+ *  a loaded machine, not an expectation). */
+async function templateRefused(ns: string, name: string, ms: number): Promise<ExternalSecret> {
+  let last = '';
+  return until(`ExternalSecret ${ns}/${name} Ready=False for its template`, async () => {
+    const got = await getES(env, ns, name);
+    const c = got.status?.conditions?.find((x) => x.type === 'Ready');
+    last = JSON.stringify(c);
+    return c?.status === 'False' && (c.reason === 'TemplateTimeout' || c.reason === 'TemplateError') ? got : undefined;
+  }, ms).catch((err: Error) => Promise.reject(new Error(`${err.message}; last Ready condition: ${last}`)));
+}
 
 // The hostile ones reach Ready=False one at a time (their namespace is held to one render).
 t.setTimeout(480_000);
@@ -117,9 +139,11 @@ t.test('the victim syncs as usual next to 20 looping Go templates and a handleba
 t.test('every hostile ExternalSecret is Ready=False naming its template, without values', async (t) => {
   const names = [...Array.from({ length: HOSTILE_GO }, (_, i) => `loop-${i}`), 'hb-bomb'];
   for (const name of names) {
-    const got = await ready(env, evil.namespace, name, 'False', 'TemplateTimeout', 240_000);
-    const msg = got.status?.conditions?.find((c) => c.type === 'Ready')?.message ?? '';
-    t.match(msg, `ExternalSecret ${name} target.template.data.password`, `${name}: ${msg}`);
+    const got = await templateRefused(evil.namespace, name, 240_000);
+    const c = got.status?.conditions?.find((x) => x.type === 'Ready');
+    const msg = c?.message ?? '';
+    t.ok(c?.reason === 'TemplateTimeout' || LIMIT_REFUSAL.test(msg), `${name}: refused at a limit (${c?.reason}: ${msg})`);
+    t.match(msg, `ExternalSecret ${name} target.template.data.password`, `${name}: the message names the template`);
     t.notMatch(msg, CANARY);
   }
   const secrets = await evil.core.listNamespacedSecret({ namespace: evil.namespace });

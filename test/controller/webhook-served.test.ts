@@ -7,14 +7,29 @@
 // writes the pods' status (there is no node). An ExternalSecret the controller syncs itself,
 // or whose status another reconciler wrote, keeps its status.
 import t from 'tap';
-import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, type V1ContainerStatus, type V1Pod } from '@kubernetes/client-node';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { installCrds } from '../../src/api/crds.js';
 import type { ExternalSecret } from '../../src/api/types.js';
 import { getTable } from '../../src/kube/table.js';
 import { createTenant } from '../helpers/tenant.js';
-import { controllerEnv, fakeStore, GROUP, ready, startController, until } from './fixture.js';
+import { startControlPlane } from '../platform/control-plane-process.js';
+import { fakeStore, GROUP, ready, startController, until, type Env } from './fixture.js';
 
 const CANARY = 'ctl-webhook-served-canary-8d3f';
-const env = await controllerEnv(t);
+// A control plane of its own: every controller writes the pod-derived status of another class's
+// ExternalSecret (ADR 0070), with its own "why", so the other test files' controllers on the
+// shared plane rewrote these (issue 39: "this controller does not serve its store's class"
+// over this one's message, and a third status write in the bounded-writes count).
+const cp = await startControlPlane(await mkdtemp(join(tmpdir(), 'esi-webhook-served-')));
+t.teardown(() => cp.stop());
+const kc = new KubeConfig();
+kc.loadFromFile(cp.kubeconfigPath);
+await installCrds(kc);
+const env: Env = { cp: { ...cp, kc }, kc, core: kc.makeApiClient(CoreV1Api), custom: kc.makeApiClient(CustomObjectsApi), cls: `t-${randomBytes(3).toString('hex')}` };
 const tenant = await createTenant(env.kc, 'ctl-wh', t);
 const ns = tenant.namespace;
 const ctl = await startController(env.cp.kubeconfigPath, ['--controller-class', env.cls, '--claim-unclassed=false', '--leader-elect=false'], t);
