@@ -1,6 +1,6 @@
 // The bounds of src/controller/generator-limits.ts and the generator reads of
 // src/controller/generators.ts with a recording API, for what the platform test
-// (generator-bounds.test.ts) cannot pin exactly: states created but not yet in the watch
+// (test/adversarial/controller-generator-bounds.test.ts) cannot pin exactly: states created but not yet in the watch
 // count, a reservation holds its place until its sync ends, the controller-wide cap, the
 // snapshot bound, one read per generator per sync, scoped mode and Raw refused before any read
 // or mint.

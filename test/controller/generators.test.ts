@@ -32,7 +32,7 @@ const ns = tenant.namespace;
 const moto = await startMoto(t);
 useMotoEndpoint(t, moto); // inherited by the controller
 // Raw and Auth results of the tenant's own VaultDynamicSecrets are an operator's choice (off
-// by default, shown in generator-bounds.test.ts); this operator allows them.
+// by default, shown in test/adversarial/controller-generator-bounds.test.ts); this operator allows them.
 const ctl = await startController(env.cp.kubeconfigPath, ['--controller-class', env.cls, '--leader-elect=false', '--coalesce-window', '0s', '--namespace-selector', `esi-gen-run=${run}`,
   '--allow-generator-raw-results=true'], t);
 

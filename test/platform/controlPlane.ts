@@ -23,7 +23,7 @@ export interface ControlPlane extends ControlPlaneInfo {
 /** Controllers the shared plane of a tap run always runs: the garbage collector, so that
  *  deleting an owner (e.g. an ExternalSecret) deletes its dependents as in a cluster; the
  *  namespace controller, so that `kubectl delete namespace` empties and removes a namespace
- *  (what finalizers must not hold: test/controller/push-namespace.test.ts). */
+ *  (what finalizers must not hold: test/adversarial/controller-namespace-deletion.test.ts). */
 export const SHARED_CONTROLLERS: readonly ControllerName[] = ['garbage-collector-controller', 'namespace-controller'];
 
 interface Teardown {

@@ -1,7 +1,7 @@
 // When a deleted PushSecret lets go of entries it could not delete (src/controller/push/abandon.ts),
 // without a cluster: only in a namespace being deleted, and only when that deletion removed what
 // the store authenticates with; what is left is counted and named, never valued. The same on
-// the real apiserver with its namespace controller: test/controller/push-namespace.test.ts.
+// the real apiserver with its namespace controller: test/adversarial/controller-namespace-deletion.test.ts.
 import t from 'tap';
 import pino from 'pino';
 import { leftBehind, namespaceLetGo } from '../../src/controller/push/abandon.js';

@@ -12,8 +12,8 @@ import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { createTenant } from '../helpers/tenant.js';
 import { createNamespace } from '../helpers/kube.js';
-import { controllerEnv, create, GROUP, startController, until } from './fixture.js';
-import { getPush, kubernetesStore, pushReady, remoteData } from './push-fixture.js';
+import { controllerEnv, create, GROUP, startController, until } from '../controller/fixture.js';
+import { getPush, kubernetesStore, pushReady, remoteData } from '../controller/push-fixture.js';
 
 const CANARY = `nsdel-canary-${randomBytes(4).toString('hex')}`;
 const env = await controllerEnv(t, { controllers: ['namespace-controller'] });
