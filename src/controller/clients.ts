@@ -14,7 +14,7 @@ import { withDeadline, wrapClient, type ClientCall } from '../providers/client.j
 import { coalescing } from '../providers/coalescing.js';
 import { loadProvider, providerNameOf } from '../providers/registry.js';
 import { ProviderError, type Provider, type ProviderContext, type SecretKeySelector, type SecretsClient } from '../providers/types.js';
-import { controllerIdentityProblem, namespaceScoped, referencedObjects } from '../stores/access.js';
+import { controllerIdentityProblem, lendsIdentity, namespaceScoped, referencedObjects, type IdentityLending } from '../stores/access.js';
 import { TokenBucket } from './queue.js';
 import { nameProblem } from '../kube/names.js';
 import { CONFIG_MAPS, resourcePath, SECRETS, SERVICE_ACCOUNTS } from '../kube/paths.js';
@@ -52,6 +52,8 @@ export interface ClientCacheOptions {
   timeoutMs: number;
   /** Lend the controller's environment identity to ClusterSecretStores (off by default). */
   allowAmbientIdentity?: boolean;
+  /** Namespaces whose SecretStores are lent it too (--allow-ambient-identity-namespaces). */
+  ambientIdentityNamespaces?: readonly string[];
   /** The controller's own ServiceAccount (its token is what allowAmbientIdentity lends to a
    *  ClusterSecretStore that names no ServiceAccount). */
   ownServiceAccount?: { namespace: string; name: string };
@@ -112,7 +114,7 @@ export class ClientCache {
 
   /** Why no client may be built for `store` (it would use the controller's own identity). */
   identityProblem(store: AnySecretStore): string | undefined {
-    return controllerIdentityProblem(store, this.opts.allowAmbientIdentity ?? false);
+    return controllerIdentityProblem(store, this.lending());
   }
 
   /** The context a provider would get for `store` used from `namespace` (same credential
@@ -175,8 +177,12 @@ export class ClientCache {
   /** The ServiceAccount whose token a store that names none gets: the controller's own, for
    *  an operator's ClusterSecretStore when --allow-ambient-identity lends it (Vault's
    *  Kubernetes auth, AWS web identity as with IRSA); nobody's otherwise. */
+  private lending(): IdentityLending {
+    return { clusterStores: this.opts.allowAmbientIdentity ?? false, namespaces: this.opts.ambientIdentityNamespaces ?? [] };
+  }
+
   private lentAccount(store: AnySecretStore, id: string): { namespace: string; name: string; audiences?: string[] } {
-    if (store.kind !== 'ClusterSecretStore' || !this.opts.allowAmbientIdentity) {
+    if (!lendsIdentity(store, this.lending())) {
       throw new ProviderError('AuthFailed', id, 'the store uses the workload identity; the reconciler does not lend its own: name a serviceAccountRef in the store');
     }
     const own = this.opts.ownServiceAccount;

@@ -51,8 +51,12 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
                              ClusterPushSecret, ClusterGenerator); Roles in them suffice
                              (ADR 0064)
   --allow-ambient-identity BOOL  let ClusterSecretStores authenticate with the controller's
-                             own environment identity (Azure managed identity, GCP ADC);
-                             never SecretStores (default false, docs/controller.md)
+                             own identity: its environment (Azure managed identity, GCP ADC)
+                             and its ServiceAccount token (Vault Kubernetes auth, AWS web
+                             identity); never SecretStores (default false, docs/controller.md)
+  --allow-ambient-identity-namespaces NS[,NS]  lend it to the SecretStores of these
+                             namespaces too: whoever writes one there acts as the controller
+                             (default: none)
   --allow-private-store-addresses BOOL  let every SecretStore and generator call loopback
                              and private addresses; ClusterSecretStores always may;
                              link-local and metadata addresses never (default false,
@@ -99,6 +103,7 @@ const OPTIONS = {
   'namespace-selector': { type: 'string' },
   'watch-namespaces': { type: 'string' },
   'allow-ambient-identity': { type: 'string', default: 'false' },
+  'allow-ambient-identity-namespaces': { type: 'string', default: '' },
   'allow-private-store-addresses': { type: 'string', default: 'false' },
   'egress-allow': { type: 'string', default: '' },
   'allow-configmap-targets': { type: 'string', default: 'false' },
@@ -123,6 +128,13 @@ function selector(raw: string | undefined): Record<string, string> | undefined {
 }
 
 /** --watch-namespaces: distinct namespace names, or undefined (every namespace). */
+/** A comma-separated list of namespace names ('' = none). */
+function namespaceList(flag: string, raw: string): string[] {
+  const names = raw.split(',').map((n) => n.trim()).filter(Boolean);
+  for (const n of names) if (!isDnsLabel(n)) throw new Error(`--${flag} "${n}": not a namespace name`);
+  return names;
+}
+
 function watchNamespaces(raw: string | undefined, namespaceSelector: Record<string, string> | undefined): string[] | undefined {
   if (raw === undefined) return undefined;
   const names = [...new Set(raw.split(',').map((n) => n.trim()).filter(Boolean))];
@@ -162,6 +174,7 @@ function flags(v: Values) {
     port: port('port', v.port!),
     renderWorkers: positive('render-workers', v['render-workers']!),
     allowAmbientIdentity: bool('allow-ambient-identity', v['allow-ambient-identity']!),
+    ambientIdentityNamespaces: namespaceList('allow-ambient-identity-namespaces', v['allow-ambient-identity-namespaces']!),
     allowPrivateStoreAddresses: bool('allow-private-store-addresses', v['allow-private-store-addresses']!),
     egressAllow: parseAllowList(v['egress-allow']!.split(',')),
     allowConfigMapTargets: bool('allow-configmap-targets', v['allow-configmap-targets']!),
@@ -179,10 +192,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(HELP);
     return 0;
   }
-  const f = checkFlags(() => {
-    logSettings();
-    return flags(v);
-  });
+  const f = checkFlags(() => ({ ...flags(v), log: logSettings() }));
   const { cls } = f;
   const kc = loadKubeConfig(v.kubeconfig);
   const namespace = ownNamespace(v.namespace, kc);
@@ -211,6 +221,7 @@ export async function main(argv: string[]): Promise<number> {
     kc, rest, logger, metrics, classes, namespace, namespaceSelector: f.namespaceSelector, watchNamespaces: f.watchNamespaces,
     workers: f.workers, windowMs: f.windowMs, storeQps: f.storeQps, storeBurst: f.storeBurst, providerTimeoutMs: f.providerTimeoutMs,
     renderWorkers: f.renderWorkers, renderTimeoutMs: f.renderTimeoutMs, allowAmbientIdentity: f.allowAmbientIdentity,
+    ambientIdentityNamespaces: f.ambientIdentityNamespaces,
     // The pod's own ServiceAccount (the chart passes spec.serviceAccountName), in its namespace.
     ...(process.env.POD_SERVICE_ACCOUNT ? { ownServiceAccount: { namespace, name: process.env.POD_SERVICE_ACCOUNT } } : {}),
     allowPrivateStoreAddresses: f.allowPrivateStoreAddresses, egressAllow: f.egressAllow, restartMinIntervalMs: f.restartMinIntervalMs,

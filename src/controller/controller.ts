@@ -59,6 +59,8 @@ export interface ControllerOptions {
   renderTimeoutMs: number;
   /** Lend the controller's environment identity to ClusterSecretStores (--allow-ambient-identity). */
   allowAmbientIdentity?: boolean;
+  /** Namespaces whose SecretStores are lent the controller's identity too. */
+  ambientIdentityNamespaces?: readonly string[];
   /** The controller's own ServiceAccount, lent with allowAmbientIdentity. */
   ownServiceAccount?: { namespace: string; name: string };
   /** Let SecretStores reached over HTTP call loopback/private addresses (--allow-private-store-addresses). */
@@ -118,6 +120,7 @@ export class Controller {
       rest, logger, windowMs: o.windowMs, storeQps: o.storeQps, storeBurst: o.storeBurst, timeoutMs: o.providerTimeoutMs,
       allowAmbientIdentity: o.allowAmbientIdentity ?? false,
       ...(o.ownServiceAccount ? { ownServiceAccount: o.ownServiceAccount } : {}),
+      ...(o.ambientIdentityNamespaces ? { ambientIdentityNamespaces: o.ambientIdentityNamespaces } : {}),
       allowPrivateStoreAddresses: o.allowPrivateStoreAddresses ?? false,
       ...(o.egressAllow ? { egressAllow: o.egressAllow } : {}),
       onProviderCall: (store) => metrics.providerCalls.inc({ store }),

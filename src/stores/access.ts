@@ -109,17 +109,31 @@ export function ambientIdentity(provider: SecretStoreProvider): AmbientIdentity 
 /** The reconciler's flag that lends its own ambient identity to ClusterSecretStores. */
 export const AMBIENT_IDENTITY_FLAG = '--allow-ambient-identity';
 
+/** To whom the operator lends the controller's own identity: ClusterSecretStores
+ *  (AMBIENT_IDENTITY_FLAG), and SecretStores of the namespaces it names
+ *  (--allow-ambient-identity-namespaces: whoever writes a SecretStore there acts as the
+ *  controller towards its stores). */
+export interface IdentityLending {
+  clusterStores: boolean;
+  namespaces?: readonly string[];
+}
+
+export function lendsIdentity(store: AnySecretStore, lending: IdentityLending): boolean {
+  if (store.kind === 'ClusterSecretStore') return lending.clusterStores;
+  return lending.namespaces?.includes(store.metadata.namespace ?? '') ?? false;
+}
+
 /** Why the reconciler may not build a client for `store`, or undefined: a store the
  *  controller uses authenticates only with what it names (secret refs, a ServiceAccount
  *  in the namespace it is used from), never with the controller's own identity; the
  *  operator may lend the controller's environment identity to ClusterSecretStores with
  *  AMBIENT_IDENTITY_FLAG (docs/decisions/0052-no-ambient-identity-for-tenant-stores.md).
  *  The agent is not bound by this: there the ambient identity is the pod's own. */
-export function controllerIdentityProblem(store: AnySecretStore, allowAmbient: boolean): string | undefined {
+export function controllerIdentityProblem(store: AnySecretStore, lending: boolean | IdentityLending): string | undefined {
   const ambient = ambientIdentity(store.spec.provider);
   if (!ambient) return undefined;
   const at = `spec.provider.${ambient.field}`;
-  if (store.kind === 'ClusterSecretStore' && allowAmbient) return undefined;
+  if (lendsIdentity(store, typeof lending === 'boolean' ? { clusterStores: lending } : lending)) return undefined;
   if (ambient.kind === 'token') {
     const lend = store.kind === 'ClusterSecretStore'
       ? `the operator may lend the controller's own ServiceAccount token to ClusterSecretStores with ${AMBIENT_IDENTITY_FLAG} (chart: controller.allowAmbientIdentity)`

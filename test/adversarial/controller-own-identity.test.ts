@@ -51,6 +51,9 @@ const lenient = `${env.cls}-own`;
 const common = ['--claim-unclassed=false', '--leader-elect=false', '--namespace', ctlNs];
 const ctlStrict = await startController(env.cp.kubeconfigPath, ['--controller-class', strict, ...common], t);
 const ctlLenient = await startController(env.cp.kubeconfigPath, ['--controller-class', lenient, '--allow-ambient-identity=true', ...common], t);
+// A third lends it to the SecretStores of one named namespace (the tenant's, here).
+const byNamespace = `${env.cls}-ns`;
+const ctlByNs = await startController(env.cp.kubeconfigPath, ['--controller-class', byNamespace, '--allow-ambient-identity-namespaces', ns, ...common], t);
 
 const providers = {
   vault: { vault: { server: bao.addr, path: 'secret', version: 'v2', auth: { kubernetes: { mountPath: 'kubernetes', role: 'esi' } } } },
@@ -103,6 +106,16 @@ t.test("a tenant's SecretStore with the same spec never borrows it", async (t: T
   }
 });
 
+t.test('a namespace the operator names lends it to its SecretStores', async (t: Test) => {
+  await tenant.custom.createNamespacedCustomObject({
+    group: GROUP, version: 'v1', namespace: ns, plural: 'secretstores',
+    body: { apiVersion: `${GROUP}/v1`, kind: 'SecretStore', metadata: { name: 'lent-vault' }, spec: { controller: byNamespace, provider: providers.vault } },
+  });
+  await es('lent-vault', 'lent-vault', 'vault', 'SecretStore');
+  await ready(env, ns, 'lent-vault', 'True', 'SecretSynced', 120_000);
+  t.equal(await value('lent-vault'), `${CANARY}-vault`);
+});
+
 t.test('no canary in the logs', async (t: Test) => {
-  for (const out of [ctlStrict.output(), ctlLenient.output()]) t.notOk(out.includes(CANARY));
+  for (const out of [ctlStrict.output(), ctlLenient.output(), ctlByNs.output()]) t.notOk(out.includes(CANARY));
 });
