@@ -127,13 +127,16 @@ export class PodAgents {
 
 /** The status an ExternalSecret served by the agents gets from its pods' view; `servedWhy`
  *  says why the controller does not sync it itself. Undefined when no pod mounts it. */
-export function podsStatus(es: ExternalSecret, view: PodsView, servedWhy: string): ExternalSecretStatus | undefined {
+/** Why the status comes from pods: said the same by every controller (see reconcile-es.ts). */
+const SERVED = "served by the pods' agents";
+
+export function podsStatus(es: ExternalSecret, view: PodsView): ExternalSecretStatus | undefined {
   const prev = es.status?.conditions;
   const count = `${view.ready} of ${view.total} pods mounting it have their files`;
   if (!view.total) {
     // Only a status written from pods is replaced: it would otherwise say what is no longer so.
     if (!POD_REASONS.has(readyCondition(prev)?.reason ?? '')) return undefined;
-    return { ...es.status, conditions: withReady(prev, 'Unknown', 'NoInjectedPods', `no pod mounts it now; ${servedWhy}`) };
+    return { ...es.status, conditions: withReady(prev, 'Unknown', 'NoInjectedPods', `no pod mounts it now; ${SERVED}`) };
   }
   const [first, ...more] = view.failed;
   if (first) {
@@ -142,5 +145,5 @@ export function podsStatus(es: ExternalSecret, view: PodsView, servedWhy: string
   }
   const waiting = view.pending ? `the agent of pod "${view.pending}"${view.total - view.ready > 1 ? ` and ${view.total - view.ready - 1} more` : ''} has not completed its first render` : '';
   if (!view.ready) return { ...es.status, conditions: withReady(prev, 'False', 'InjectionPending', bounded(`${count}: ${waiting}`)) };
-  return { ...es.status, conditions: withReady(prev, 'True', 'InjectedInPods', bounded(`${count}${waiting ? `; ${waiting}` : ''} (${servedWhy})`)) };
+  return { ...es.status, conditions: withReady(prev, 'True', 'InjectedInPods', bounded(`${count}${waiting ? `; ${waiting}` : ''} (${SERVED})`)) };
 }

@@ -106,7 +106,7 @@ export class ExternalSecretReconciler {
     // only from the pods mounting it (ADR 0070).
     if (!this.d.informers.clusterKinds && refs.some((r) => r.kind === 'ClusterSecretStore')) {
       this.state.delete(key);
-      await this.servedByAgents(es, 'served by the pods\' agents: this controller serves no ClusterSecretStore (--watch-namespaces)');
+      await this.servedByAgents(es);
       return { result: 'skipped', reason: 'ClusterKindNotServed', requeue: { next: 'cancel' } };
     }
     this.d.uses(key, storeIdsOf(refs, ns));
@@ -118,7 +118,7 @@ export class ExternalSecretReconciler {
       if ('skip' in found) {
         if (found.skip === 'StoreNotCached') return { result: 'skipped', reason: 'StoreNotCached', requeue: { backoff: true } };
         this.state.delete(key);
-        await this.servedByAgents(es, 'served by the pods\' agents: this controller does not serve its store\'s class');
+        await this.servedByAgents(es);
         return { result: 'skipped', reason: 'OtherClass', requeue: { next: 'cancel' } };
       }
       const refresh = checkSpec(es, found.stores, this.d);
@@ -131,7 +131,7 @@ export class ExternalSecretReconciler {
       }
       if (!(err instanceof Failure)) throw err;
       // The pods' agents authenticate as the pod: what they say is this ExternalSecret's status.
-      if (err instanceof IdentityRefusal && (await this.servedByAgents(es, 'served by the pods\' agents: its store authenticates with the pod\'s own identity', true))) {
+      if (err instanceof IdentityRefusal && (await this.servedByAgents(es, true))) {
         return { result: 'skipped', reason: 'ServedByAgents', requeue: {} };
       }
       await this.fail(es, err.reason, err.message);
@@ -377,12 +377,15 @@ export class ExternalSecretReconciler {
   /** The status its pods give `es` when the controller does not sync it (ADR 0070); true when
    *  written. `refused`: by the identity rule (pods replace it while any mounts it); otherwise
    *  another controller may sync it: only an empty status or one from pods is replaced. */
-  private async servedByAgents(es: ExternalSecret, why: string, refused = false): Promise<boolean> {
+  /** Every controller that sees these pods writes the same status, whatever its own reason
+   *  for not syncing (another class, scoped mode, the pod's identity): one message, so two
+   *  controllers never rewrite each other's (ADR 0070). */
+  private async servedByAgents(es: ExternalSecret, refused = false): Promise<boolean> {
     const view = this.d.pods?.view(es.metadata.namespace!, es.metadata.name!);
     if (!view || (refused && !view.total)) return false;
     const reason = readyCondition(es.status?.conditions)?.reason;
     if (!refused && reason !== undefined && !POD_REASONS.has(reason)) return false;
-    const status = podsStatus(es, view, why);
+    const status = podsStatus(es, view);
     if (!status) return false;
     await this.writeStatus(es, status);
     return true;

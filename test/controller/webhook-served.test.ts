@@ -197,6 +197,19 @@ t.test('an ExternalSecret the controller syncs keeps its own status when pods mo
   t.same(await columns('synced'), { status: 'SecretSynced', ready: 'True' });
 });
 
+t.test('a controller of another class writes the same pod status: the two never rewrite each other', async (t) => {
+  const before = (await tenant.custom.getNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: ns, plural: 'externalsecrets', name: 'api' })) as ExternalSecret;
+  t.match(before.status?.conditions?.find((c) => c.type === 'Ready'), { reason: 'InjectedInPods' });
+  const other = await startController(env.cp.kubeconfigPath, ['--controller-class', `${env.cls}-other`, '--claim-unclassed=false', '--leader-elect=false'], t);
+  // It has judged every ExternalSecret here another class's (api's store is env.cls's)…
+  await until('the other controller skipped them', async () => (await other.counter('esi_controller_syncs_total', { result: 'skipped', reason: 'OtherClass' })) >= 3);
+  // …and wrote no status of its own over the first controller's: the same words from both.
+  t.equal(await other.counter('esi_controller_apiserver_writes_total', { verb: 'PATCH', resource: 'externalsecrets/status' }), 0, 'no status write by the other class');
+  const after = (await tenant.custom.getNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: ns, plural: 'externalsecrets', name: 'api' })) as ExternalSecret;
+  t.equal(after.metadata?.resourceVersion, before.metadata?.resourceVersion, 'the ExternalSecret is untouched');
+  await other.stop();
+});
+
 t.test('no value in statuses, Events or logs', async (t) => {
   const list = await tenant.custom.listNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: ns, plural: 'externalsecrets' });
   t.notOk(JSON.stringify(list).includes(CANARY), 'no canary in any ExternalSecret');
