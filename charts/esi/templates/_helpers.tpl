@@ -137,3 +137,22 @@ registry (Docker's rule); a repository without one gets the registry prefixed.
 {{- define "esi.certManager.selfSignedIssuerName" -}}
 {{- printf "%s-selfsigned" (include "esi.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
+
+{{- /*
+Whether to render one prometheus-operator kind the operator enabled (metrics.renderMode,
+ESO's serviceMonitor.renderMode): "true" or "". The API list is the cluster's under `helm
+install` and Flux, the destination cluster's under Argo CD, and only what --api-versions
+names under a bare `helm template`; both spellings (group/version and group/version/Kind)
+count. failIfMissing stops with the value to change rather than letting the apply fail
+later on "no matches for kind".
+Call: include "esi.monitoring.render" (dict "root" $ "kind" "ServiceMonitor" "value" "metrics.serviceMonitor.enabled")
+*/ -}}
+{{- define "esi.monitoring.render" -}}
+{{- $mode := .root.Values.metrics.renderMode | default "failIfMissing" }}
+{{- $api := .root.Capabilities.APIVersions }}
+{{- $has := or ($api.Has (printf "monitoring.coreos.com/v1/%s" .kind)) ($api.Has "monitoring.coreos.com/v1") }}
+{{- if or $has (eq $mode "alwaysRender") }}true
+{{- else if eq $mode "failIfMissing" }}
+{{- fail (printf "%s needs prometheus-operator's CRDs: the cluster serves no monitoring.coreos.com/v1 %s (metrics.renderMode=failIfMissing). Install prometheus-operator; with helm template add --api-versions monitoring.coreos.com/v1/%s; a GitOps tool rendering without the cluster: set metrics.renderMode=alwaysRender (docs/gitops.md), or skipIfMissing to leave it out" .value .kind .kind) }}
+{{- end }}
+{{- end }}
