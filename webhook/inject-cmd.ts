@@ -23,11 +23,11 @@ const HELP = `Usage: esi inject -f FILE [-f FILE…] [-o yaml|json] [--agent-ima
 
 Prints the pods and workloads of the files as ESI's webhook would have them. The files
 (multi-document YAML or JSON, List objects, "-" for stdin) hold Pods and workloads
-(${WORKLOAD_KINDS.join(', ')}: their pod templates are
-injected, in the workload's namespace) plus the ExternalSecrets, SecretStores,
-ClusterSecretStores and Namespaces they need, which are read and not printed. A pod or
-template without the label esi.dev/inject: "true" is printed unchanged (said on stderr).
-Exit 0 with the objects on stdout (YAML documents, or with -o json one object or a List);
+(${WORKLOAD_KINDS.join(', ')}),
+whose pod templates are injected in the workload's namespace, plus the ExternalSecrets,
+SecretStores, ClusterSecretStores and Namespaces they need, which are read and not printed.
+A pod or template without the label esi.dev/inject: "true" is printed unchanged (said on
+stderr). Exit 0 with the objects on stdout (YAML documents; -o json: the object, or a List);
 exit 1 with every denial on stderr and nothing on stdout; exit 2 on unusable input.
 `;
 

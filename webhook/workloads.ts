@@ -54,10 +54,10 @@ const SYNTHESIZED = ['namespace', 'generateName', 'ownerReferences'] as const;
 
 /**
  * The template's Pod, or the problems that stop reading one (each names its field). The pod
- * gets the workload's namespace (a template's own is ignored, as the apiserver ignores it),
- * the `<name>-` generateName its controller gives it (the webhook never sees a template's
- * pod with a name, except a StatefulSet's, whose name is not in its template either), and
- * for Jobs and CronJobs the Job ownerReference the admission's Job warning reads.
+ * gets the workload's namespace (its controller creates its pods there, whatever the template says),
+ * the `<name>-` generateName its controller gives it (a StatefulSet's pods are named
+ * `<name>-<ordinal>` instead; the name only labels the agent's configuration), and for Jobs
+ * and CronJobs the Job ownerReference that admission's warning for Jobs reads.
  */
 export function templatePod(w: Json): TemplatePod | { problems: string[] } {
   const kind = String(w.kind);

@@ -143,12 +143,13 @@ t.test('a template the webhook denies: exit 1, the denial names the workload, no
 });
 
 t.test('a template without the opt-in label: printed unchanged, said on stderr', async (t) => {
-  const plain = workload('Deployment', 'web', template({ app: 'web' }));
+  const plain = workload('Deployment', 'web', template({ app: 'web' }, { 'vault.hashicorp.com/agent-inject': 'true', 'vault.hashicorp.com/role': 'app' }));
   (plain.metadata as Json).labels = { 'esi.dev/inject': 'true' };
   const r = await inject('-f', await file('plain.yaml', [...inputs, plain]));
   t.equal(r.code, 0, r.stderr);
   t.same(parse(r.stdout), plain, 'the workload as given');
   t.match(r.stderr, /Deployment "web": its pod template is not labelled esi\.dev\/inject: "true"; printed unchanged \(the label is on the Deployment; the webhook reads it on spec\.template\.metadata\.labels\)/);
+  t.match(r.stderr, /Deployment "web": its pod template carries vault\.hashicorp\.com\/ annotations, which ESI does not read \(docs\/migration\.md maps them/, 'the vault-k8s annotations left behind are pointed at');
 });
 
 t.test('unusable input exits 2 and names what to fix', async (t) => {
