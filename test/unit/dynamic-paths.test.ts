@@ -122,7 +122,7 @@ t.test('the reconciler\'s VaultDynamicSecret: sys/ behind a namespace prefix is 
   const generators = new Generators({} as KubeRest, clients);
   const gen = {
     kind: 'VaultDynamicSecret' as const, what: 'VaultDynamicSecret "team/lookup"', id: 'VaultDynamicSecret:lookup', name: 'lookup', controller: '', uid: 'u', generation: 1,
-    spec: { path: 'ns1/sys/leases/lookup', method: 'POST', resultType: 'Raw', parameters: { lease_id: 'x' }, provider: { server: 'http://127.0.0.1:1', auth: { tokenSecretRef: { name: 't', key: 'token' } } } },
+    spec: { path: 'ns1/sys/leases/lookup', method: 'POST', parameters: { lease_id: 'x' }, provider: { server: 'http://127.0.0.1:1', auth: { tokenSecretRef: { name: 't', key: 'token' } } } },
   };
   const err = await generators.run('team', gen).then(() => undefined, (e: unknown) => e);
   t.ok(err instanceof ProviderError && err.code === 'InvalidSpec', 'InvalidSpec');
