@@ -2,29 +2,8 @@
 // unreadable or cluster-less kubeconfig is named as such and exits 2, instead of a client for
 // http://localhost that `esi webhook` retried for ever. Each process must end by itself: the
 // test kills it after 60 s and fails (contract.test.ts holds the flags' part).
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t from 'tap';
-import { esiProcess } from '../helpers/webhook.js';
-
-const home = mkdtempSync(join(tmpdir(), 'esi-cli-'));
-const garbage = join(home, 'garbage.yaml');
-writeFileSync(garbage, ': not [ a kubeconfig');
-const emptyKc = join(home, 'empty.yaml');
-writeFileSync(emptyKc, 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n');
-/** An environment with no kubeconfig anywhere: no $KUBECONFIG, an empty $HOME, not in a pod. */
-const NO_KUBE = { HOME: home, KUBECONFIG: '', KUBERNETES_SERVICE_HOST: '' };
-
-async function esi(args: string[], env: Record<string, string> = NO_KUBE): Promise<{ code: number | null; out: string }> {
-  const p = esiProcess(args, env);
-  const timer = setTimeout(() => p.child.kill('SIGKILL'), 60_000);
-  const code = await new Promise<number | null>((r) => p.child.on('exit', (c) => r(c)));
-  clearTimeout(timer);
-  return { code, out: p.output() };
-}
-
-const KC = ['--kubeconfig', '/nonexistent/kubeconfig'];
+import { emptyKc, esi, garbage, KC, NO_KUBE } from './contract-fixture.js';
 
 t.test('a missing or unreadable kubeconfig is named and exits 2, never retried', async (t) => {
   for (const cmd of [['controller'], ['webhook', '--agent-image', 'esi:x']]) {

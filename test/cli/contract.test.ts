@@ -2,29 +2,9 @@
 // subcommand's bad flags exit 2 at once with a message naming the flag, before anything
 // starts (the kubeconfig's part: contract-kubeconfig.test.ts). Each process must end by
 // itself: the test kills it after 60 s and fails, which is how "retries for ever" shows.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t from 'tap';
-import { esiProcess } from '../helpers/webhook.js';
+import { esi, KC, NO_KUBE } from './contract-fixture.js';
 
-const home = mkdtempSync(join(tmpdir(), 'esi-cli-'));
-const garbage = join(home, 'garbage.yaml');
-writeFileSync(garbage, ': not [ a kubeconfig');
-const emptyKc = join(home, 'empty.yaml');
-writeFileSync(emptyKc, 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n');
-/** An environment with no kubeconfig anywhere: no $KUBECONFIG, an empty $HOME, not in a pod. */
-const NO_KUBE = { HOME: home, KUBECONFIG: '', KUBERNETES_SERVICE_HOST: '' };
-
-async function esi(args: string[], env: Record<string, string> = NO_KUBE): Promise<{ code: number | null; out: string }> {
-  const p = esiProcess(args, env);
-  const timer = setTimeout(() => p.child.kill('SIGKILL'), 60_000);
-  const code = await new Promise<number | null>((r) => p.child.on('exit', (c) => r(c)));
-  clearTimeout(timer);
-  return { code, out: p.output() };
-}
-
-const KC = ['--kubeconfig', '/nonexistent/kubeconfig'];
 const CASES: [string, string[], RegExp][] = [
   ['controller: an unknown flag', ['controller', '--frobnicate'], /Unknown option '--frobnicate'/],
   ['controller: --claim-unclassed maybe', ['controller', ...KC, '--claim-unclassed', 'maybe'], /--claim-unclassed must be true, false or auto, got "maybe"/],
