@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { AgentConfig } from '../src/agent-config/types.js';
 import type { Provider } from '../src/providers/types.js';
-import { goFallbackKind, onGoTemplateFallback, TemplateEngine } from '../src/templating/index.js';
+import { TemplateEngine } from '../src/templating/index.js';
 import { underRoot } from './config.js';
 import { Fetcher, FetchError } from './fetch.js';
 import { LeaseKeeper } from './leases.js';
@@ -127,12 +127,6 @@ function buildPipeline(opts: AgentOptions, metrics: AgentMetrics, publish: () =>
     logger,
     loadProvider: opts.loadProvider,
     onProviderCall: (store) => metrics.providerCalls.inc({ store }),
-  });
-  // A Go template the TypeScript engine declines costs the WebAssembly engine (~60 MiB):
-  // say which and why (no values in the reason), and count it.
-  onGoTemplateFallback((template, reason) => {
-    logger.debug({ template, reason }, 'Go template rendered by the WebAssembly engine');
-    metrics.goTemplateFallbacks.inc({ kind: goFallbackKind(reason) });
   });
   return {
     metrics,

@@ -100,9 +100,6 @@ export class AgentMetrics {
   readonly notifications = new LazyCounter<'result'>();
   /** Lease renewals of dynamic secrets (injector/leases.ts), by secret name and result. */
   readonly leaseRenewals = new LazyCounter<'secret' | 'result'>();
-  /** Go templates rendered by the WebAssembly engine because the TypeScript one declined,
-   *  by kind of reason (src/templating/go/index.ts; the reason itself is logged at debug). */
-  readonly goTemplateFallbacks = new LazyCounter<'kind'>();
   /** Seconds left on each dynamic secret's credential, read when scraped. */
   leaseTtls: () => ReadonlyMap<string, number> = () => new Map();
   private loading: Promise<Registry> | undefined;
@@ -162,14 +159,6 @@ export class AgentMetrics {
         name: 'esi_agent_lease_renewals_total',
         help: 'Lease renewals of dynamic secrets, by secret and result (a failure is retried while the lease lasts).',
         labelNames: ['secret', 'result'] as const,
-        registers,
-      }),
-    );
-    this.goTemplateFallbacks.bind(
-      new pc.Counter({
-        name: 'esi_agent_go_template_fallbacks_total',
-        help: 'Go templates rendered by the WebAssembly Go engine instead of the TypeScript one, by kind of reason (function, syntax, execution, data).',
-        labelNames: ['kind'] as const,
         registers,
       }),
     );

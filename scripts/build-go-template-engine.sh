@@ -1,17 +1,16 @@
 #!/usr/bin/env bash
-# Builds ESI's Go template engine (src/templating/go/engine: text/template + Sprig + ESO's
-# helpers) twice: as WebAssembly (GOOS=wasip1, a WASI reactor that Node runs in a worker,
-# see src/templating/go/) and natively (the reference of the differential tests). Module
-# versions are pinned by the engine's go.mod/go.sum; outputs are cached under
-# ~/.cache/esi/go-template/<source hash>/, the hash over the engine's go.mod, go.sum and
-# *.go files (src/templating/go/locate.ts computes the same hash to find them). A second
-# run with unchanged sources does nothing.
+# Builds the Go template oracle (test/templating/go-oracle: text/template + Sprig + ESO's
+# helpers), the reference ESI's TypeScript engine is tested against; it is never shipped
+# (docs/decisions/0087-templating-engines.md). Module versions are pinned by its
+# go.mod/go.sum; the binary is cached under ~/.cache/esi/go-template/<source hash>/, the
+# hash over the oracle's go.mod, go.sum and *.go files (test/templating/go-oracle/locate.ts
+# computes the same hash to find it). A second run with unchanged sources does nothing.
 #
 #   scripts/build-go-template-engine.sh          # build if needed, print the directory
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-src="$root/src/templating/go/engine"
+src="$root/test/templating/go-oracle"
 cache=${ESI_CACHE:-$HOME/.cache/esi}
 mkdir -p "$cache/go/mod" "$cache/go/build"
 export GOMODCACHE="$cache/go/mod" GOCACHE="$cache/go/build" GOFLAGS=-mod=readonly GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
@@ -21,7 +20,7 @@ step() { printf '[build-go-template-engine] %s\n' "$*" >&2; }
 
 hash=$(cd "$src" && for f in $(ls go.mod go.sum ./*.go | sed 's#^\./##' | LC_ALL=C sort); do printf '%s\0' "$f"; cat "$f"; printf '\0'; done | sha256sum | cut -c1-16)
 out="$cache/go-template/$hash"
-if [ -f "$out/engine.wasm" ] && [ -x "$out/engine-native" ]; then
+if [ -x "$out/engine-native" ]; then
   step "cached at $out"
   echo "$out"
   exit 0
@@ -30,8 +29,7 @@ command -v go >/dev/null || { step "FAILED: the Go toolchain (go) is not on PATH
 tmp="$out.tmp.$$"
 rm -rf "$tmp" && mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT
-step "building $hash (WebAssembly, then native; a few minutes cold on 2 cores)"
-(cd "$src" && GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 go build -trimpath -buildmode=c-shared -ldflags='-s -w' -o "$tmp/engine.wasm" .)
+step "building $hash (a minute or two cold on 2 cores)"
 (cd "$src" && CGO_ENABLED=0 go build -trimpath -o "$tmp/engine-native" .)
 rm -rf "$out" && mv "$tmp" "$out"
 trap - EXIT

@@ -9,7 +9,7 @@
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import { parseGoText } from '../../src/templating/gotext/index.js';
+import { parseGoText } from '../../src/templating/go/text.js';
 import { ESO_TEMPLATE, esoTarget, expectedGoFile } from '../lib/go-template.js';
 import type { VaultServer } from '../../test/platform/backends/openbao.js';
 import { cpuOver, esiVaultConfig, KEYS, launchBao, launchEsi, OUT, timeToFile, value, type Running, type Starter } from './agent-launch.js';

@@ -9,7 +9,6 @@ import type { AnySecretStore } from '../api/types.js';
 import type { KubeRest } from '../kube/rest.js';
 import { TemplateEngine } from '../templating/index.js';
 import { PooledRenderer } from '../templating/pool/index.js';
-import { warmEngine } from '../templating/go/runner.js';
 import { ClientCache } from './clients.js';
 import { CLUSTER_EXTERNAL_SECRET, CLUSTER_PUSH_SECRET, ownerName } from './cluster/kinds.js';
 import { ClusterReconciler } from './cluster/reconcile.js';
@@ -171,10 +170,6 @@ export class Controller {
 
   async start(): Promise<void> {
     await this.informers.start();
-    // The spec check parses Go templates on this thread: start that engine without blocking
-    // (a synchronous start holds the event loop for a second or more on a loaded machine).
-    // Without a built engine the first Go template says so itself.
-    await warmEngine().catch(() => undefined);
     this.queue.start();
   }
 

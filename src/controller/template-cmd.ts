@@ -10,7 +10,6 @@ import { parseArgs } from 'node:util';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { ExternalSecret } from '../api/types.js';
 import { loadTemplateSources, templateSourceRefs, type SourceKind } from '../externalsecret/template-sources.js';
-import { stopEngine } from '../templating/go/runner.js';
 import { renderExternalSecretTemplate, selectTemplateEngine, TemplateEngine } from '../templating/index.js';
 import { desiredSecret, planSecret } from './secret.js';
 
@@ -136,7 +135,5 @@ export async function main(argv: string[]): Promise<number> {
   } catch (err) {
     process.stderr.write(`esi template: ${(err as Error).message}\n`);
     return err instanceof UsageError ? 2 : 1;
-  } finally {
-    stopEngine();
   }
 }

@@ -3,7 +3,7 @@
 // The cost is linear in the annotations' size (docs/decisions/0013-admission-cost-bounds.md):
 // templates get handlebars' grammar checked by src/templating/syntax.ts, never by
 // handlebars' own parser, and values are quoted only in short.
-import { checkTemplateSyntax, TemplateSyntaxError } from '../templating/syntax.js';
+import { checkTemplateSyntax, TemplateSyntaxError } from '../templating/handlebars/syntax.js';
 import {
   ANNOTATIONS, DYNAMIC_PREFIX, FILE_NAME, INJECTED_ANNOTATION, parseDynamic, PREFIX, TEMPLATE_PREFIX,
   type AnnotationSpec, type DynamicRequest, type InjectionRequest,

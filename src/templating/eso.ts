@@ -1,13 +1,13 @@
 // An ExternalSecret's own `target.template`. By default it is what ESO renders: a Go
-// template (engine v2), rendered by ESI's Go engine (src/templating/go/). ESI's handlebars
+// template (engine v2), rendered by ESI's Go-template engine (src/templating/go/). ESI's handlebars
 // engine stays available as an opt-in; `engineVersion` is an enum ESI cannot extend (ESI
 // must work with CRDs installed by another controller), so the opt-in is an annotation:
 //   metadata.annotations["esi.dev/template-engine"] = "handlebars"
 // Go templates are parsed at admission, so a syntax error is a denial, not an agent failure.
 import type { ExternalSecretTemplate, TemplateFrom } from '../api/types.js';
-import type { TemplateEngine } from './engine.js';
+import type { TemplateEngine } from './handlebars/engine.js';
 import { TemplateError } from './errors.js';
-import { secretScope } from './context.js';
+import { secretScope } from './handlebars/context.js';
 import { loadYaml } from './lazy.js';
 import { setMetadata, type MetadataTarget } from './metadata.js';
 import { parseGoTemplates, renderGoTemplates, type GoRenderJob, type GoTemplate } from './go/index.js';
@@ -125,7 +125,7 @@ export interface TemplateSources {
 
 /** How renderExternalSecretTemplate renders: `metadata` renders labels and annotations (the
  *  reconciler), `sources` holds templateFrom configMap/secret texts, `goTimeoutMs` bounds the
- *  Go engine's call (handlebars is bounded by the engine's own limits). */
+ *  Go-template engine's call (handlebars is bounded by the engine's own limits). */
 export interface RenderOptions {
   metadata: boolean;
   sources?: TemplateSources;

@@ -1,10 +1,10 @@
 // Public surface of ESI's templating: the handlebars engine, the context shape, the
 // ExternalSecret `target.template` support and Go-template detection.
-export { TemplateEngine, type CompiledTemplate, type TemplateContext } from './engine.js';
+export { TemplateEngine, type CompiledTemplate, type TemplateContext } from './handlebars/engine.js';
 export { TemplateError } from './errors.js';
-export { HELPER_NAMES, HelperError } from './helpers.js';
-export { buildContext, secretScope } from './context.js';
-export { detectGoTemplate, type SourcePosition } from './go-syntax.js';
+export { HELPER_NAMES, HelperError } from './handlebars/helpers.js';
+export { buildContext, secretScope } from './handlebars/context.js';
+export { detectGoTemplate, type SourcePosition } from './handlebars/go-syntax.js';
 export {
   applyExternalSecretTemplate,
   describeTemplates,
@@ -17,4 +17,3 @@ export {
   type TemplateEngineChoice,
   type TemplateSources,
 } from './eso.js';
-export { goFallbackKind, goTemplateStats, onGoTemplateFallback, type GoFallbackListener } from './go/index.js';

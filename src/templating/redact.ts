@@ -2,8 +2,8 @@
 // as the value itself: `{{ .password | b64enc | int }}` quotes the base64 of it, `toJson`
 // the JSON-escaped form, `urlquery` the URL-encoded one. Error text reaches status, Events and
 // logs (docs/decisions/0007-no-values-in-errors.md), so every value is removed in the
-// encodings templates commonly apply before failing. The Go engine redacts the plain value
-// itself too (src/templating/go/engine/engine.go); this is the second, wider net.
+// encodings templates commonly apply before failing. Messages worded after Go's have
+// the plain value redacted already (src/templating/go/text.ts); this is the second, wider net.
 
 /** Values shorter than this are not redacted: a one- or two-character value would blank out
  *  half of any message and say little about the value. */

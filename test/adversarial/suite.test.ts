@@ -12,7 +12,7 @@ import t from 'tap';
 import { Rng } from '../../bench/lib/rng.js';
 import { generateCa, issueServingCert } from '../../certs/pki.js';
 import { agentConfigProblem } from '../../src/agent-config/check.js';
-import { checkTemplateSyntax } from '../../src/templating/syntax.js';
+import { checkTemplateSyntax } from '../../src/templating/handlebars/syntax.js';
 import { admit } from '../../webhook/admission.js';
 import { webhookMetrics } from '../../webhook/metrics.js';
 import { MAX_DENIAL_LENGTH, parseAnnotations } from '../../webhook/parse.js';

@@ -6,7 +6,7 @@ import { parseStat, parseStatus } from '../../bench/peers/procstat.js';
 import { aggregate, goTemplateMarkdown, keptSubsections, reachedRate, webhookMarkdown } from '../../bench/peers/markdown.js';
 import type { GoTemplateResults } from '../../bench/peers/agents-gotemplate.js';
 import { ESO_TEMPLATE, expectedGoFile } from '../../bench/lib/go-template.js';
-import { renderGoText } from '../../src/templating/gotext/index.js';
+import { renderGoText } from '../../src/templating/go/text.js';
 import type { StepRun, WebhookResults } from '../../bench/peers/webhooks.js';
 import { budgetText, cpuPerRequest, fmt, median, ratio, ratioCell, withinBudget } from '../../bench/peers/report.js';
 

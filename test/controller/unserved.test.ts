@@ -5,11 +5,9 @@
 import t from 'tap';
 import { describeSpecProblem, externalSecretSpecProblems } from '../../src/externalsecret/checks.js';
 import type { ExternalSecretSpec } from '../../src/api/types.js';
-import { stopEngine } from '../../src/templating/go/runner.js';
 import { createNamespace } from '../helpers/kube.js';
 import { controllerEnv, create, externalSecret, fakeStore, getSecret, ready, startController } from './fixture.js';
 
-t.teardown(stopEngine);
 const env = await controllerEnv(t);
 const ns = await createNamespace(env.kc, 'ctl-unserved', t);
 await create(env, ns, 'secretstores', fakeStore('fake', env.cls, [{ key: 'db', value: '{"a":"1"}' }]));

@@ -2,7 +2,6 @@
 // strategies, properties, key conversion, rewrites, and data + dataFrom resolution
 // against the real fake provider.
 import t from 'tap';
-import { stopEngine } from '../../src/templating/go/runner.js';
 import { transformKeys } from '../../src/templating/go/index.js';
 import pino from 'pino';
 import type { AgentSecret } from '../../src/agent-config/types.js';
@@ -11,7 +10,6 @@ import { applyRewrites, convertKey, decodeValue, expandGoTemplate, fetchExternal
 import { extractProperty } from '../../src/providers/json-path.js';
 import type { SecretsClient } from '../../src/providers/types.js';
 
-t.teardown(stopEngine);
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 const dec = (b: Uint8Array | undefined): string => new TextDecoder().decode(b);
 const CANARY = 'CANARY-rr-91b2';

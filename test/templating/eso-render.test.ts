@@ -6,7 +6,6 @@
 import t from 'tap';
 import { loadTemplateSources, MAX_TEMPLATE_SOURCES, templateSourceRefs } from '../../src/externalsecret/template-sources.js';
 import { MAX_GO_TEMPLATE_BYTES } from '../../src/templating/go/index.js';
-import { stopEngine } from '../../src/templating/go/runner.js';
 import { renderExternalSecretTemplate, selectTemplateEngine, TemplateEngine, type TemplateSources } from '../../src/templating/index.js';
 import type { ExternalSecretTemplate } from '../../src/api/types.js';
 
@@ -15,7 +14,6 @@ const text = (m: Record<string, Uint8Array>) => Object.fromEntries(Object.entrie
 const CANARY = 'CANARY-render-4d2e';
 const data = { username: enc('orders'), password: enc(CANARY) };
 const engine = new TemplateEngine();
-t.teardown(stopEngine);
 
 const go = (template: ExternalSecretTemplate, sources?: TemplateSources, annotations?: Record<string, string>) =>
   renderExternalSecretTemplate(engine, { name: 'db', template, choice: selectTemplateEngine('db', annotations, template) }, data, { metadata: true, sources });

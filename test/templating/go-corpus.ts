@@ -1,5 +1,5 @@
 // The corpus of the Go template differential tests (test/templating/go-differential.test.ts
-// and gotext-differential.test.ts): ESO's documented template uses and seeded generated
+// and its neighbours): ESO's documented template uses and seeded generated
 // templates and inputs (Sprig functions, ESO helpers, control structures, error paths).
 
 export interface CorpusRequest {

@@ -15,13 +15,11 @@ import {
   renderGoTemplates,
   transformKeys,
 } from '../../src/templating/go/index.js';
-import { stopEngine } from '../../src/templating/go/runner.js';
 import { applyExternalSecretTemplate, selectTemplateEngine, TemplateEngine } from '../../src/templating/index.js';
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 const dec = (b: Uint8Array | undefined): string => new TextDecoder().decode(b);
 const CANARY = 'CANARY-s3cr3t-9a4c';
-t.teardown(stopEngine);
 
 const render = (source: string, data: Record<string, string | Uint8Array> = {}): string => {
   const bytes = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, typeof v === 'string' ? enc(v) : v]));

@@ -6,9 +6,7 @@ import t, { type Test } from 'tap';
 import { ManifestLookup } from '../../webhook/inject-cmd.js';
 import { resolve } from '../../webhook/resolve.js';
 import type { InjectionRequest } from '../../webhook/annotations.js';
-import { stopEngine } from '../../src/templating/go/runner.js';
 
-t.teardown(stopEngine);
 const NS = 'team-a';
 const store = { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'fake', namespace: NS }, spec: { provider: { fake: { data: [{ key: 'k', value: 'v' }] } } } };
 const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } };

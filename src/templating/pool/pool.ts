@@ -36,7 +36,7 @@ export interface RenderPoolOptions {
   maxQueued: number;
   /** How long a tenant stays a suspect after a render ran out of time (default 10 min). */
   suspectMs?: number;
-  /** JS heap of one thread (handlebars); the Go engine's memory is capped by runner.ts. */
+  /** JS heap of one thread (both engines run in it). */
   heapMb?: number;
   /** The engines' own deadline in the thread (default timeoutMs); tests raise it to see the
    *  pool's deadline alone at work. */

@@ -19,7 +19,7 @@ export type WorkerResult =
 
 export type WorkerReply =
   | { id: number; ok: true; result: WorkerResult }
-  /** `timedOut`: the render used its whole deadline (the Go engine's or handlebars' own). */
+  /** `timedOut`: the render used its whole deadline (the Go-template engine's or handlebars' own). */
   | { id: number; ok: false; message: string; timedOut: boolean };
 
 /** Sent once the thread is ready for a request (started, or done with the last one). */

@@ -1,8 +1,8 @@
 // Package main renders ESO-style Go templates (text/template with the Sprig function
-// set minus env/expandenv, plus ESO's own helpers) for ESI. One request holds every
-// template of a job; values cross the boundary base64-encoded because secret values are
-// bytes, not text. The same code runs natively (the differential-test reference) and as
-// WebAssembly under Node's WASI (what ESI uses).
+// set minus env/expandenv, plus ESO's own helpers): the oracle ESI's TypeScript engine
+// (src/templating/go/) is tested against, built natively for the tests only
+// (docs/decisions/0087-templating-engines.md). One request holds every template of a job;
+// values cross the boundary base64-encoded because secret values are bytes, not text.
 package main
 
 import (
@@ -10,12 +10,15 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"sort"
 	"strings"
 	"text/template"
 )
 
 // Request is one batch of templates.
 type Request struct {
+	// Functions asks for the names of every function templates may call.
+	Functions bool `json:"functions,omitempty"`
 	// ParseOnly checks syntax (and that every function exists) without executing.
 	ParseOnly bool `json:"parseOnly,omitempty"`
 	// MaxOutput bounds each rendered result, in bytes.
@@ -39,8 +42,9 @@ type Result struct {
 }
 
 type Response struct {
-	Results []Result `json:"results,omitempty"`
-	Error   string   `json:"error,omitempty"`
+	Results   []Result `json:"results,omitempty"`
+	Functions []string `json:"functions,omitempty"`
+	Error     string   `json:"error,omitempty"`
 }
 
 const defaultMaxOutput = 1 << 20
@@ -125,6 +129,11 @@ func Handle(in []byte) []byte {
 	resp := Response{}
 	if err := json.Unmarshal(in, &req); err != nil {
 		resp.Error = "invalid request: " + err.Error()
+	} else if req.Functions {
+		for name := range funcMap() {
+			resp.Functions = append(resp.Functions, name)
+		}
+		sort.Strings(resp.Functions)
 	} else if shared, values, err := decodeData(req.Data); err != nil {
 		resp.Error = err.Error()
 	} else {

@@ -1,11 +1,11 @@
-// Differential test of the TypeScript engine's toYaml (src/templating/gotext/yaml.ts)
-// against the native Go engine (gotext-oracle.ts): scalars that read back as other types
+// Differential test of the TypeScript engine's toYaml (src/templating/go/yaml.ts)
+// against the native Go engine (go-oracle/oracle.ts): scalars that read back as other types
 // (bools, null, numbers, words of YAML 1.1), key order (digit runs, letters first), nested
 // lists and maps, empty and nil collections, and values that need go-yaml's quoting or
-// folding (which decline to the Go engine).
+// folding (which are refused).
 import t from 'tap';
 import { b64, prng, type CorpusRequest } from './go-corpus.js';
-import { compare, topReasons } from './gotext-oracle.js';
+import { compare, topReasons } from './go-oracle/oracle.js';
 
 const STRINGS = [
   '', 'true', 'True', 'TRUE', 'yes', 'Y', 'y', 'n', 'NO', 'on', 'Off', 'null', 'Null', '~', 'nil', 'offset', 'yesterday', '123', '-7', '+5',
@@ -64,10 +64,10 @@ function yamlGrid(): CorpusRequest[] {
   return [{ data: {}, jobs }];
 }
 
-t.test('toYaml writes exactly what the Go engine writes, or declines', async (t) => {
+t.test('toYaml writes exactly what the Go engine writes, or refuses', async (t) => {
   const c = compare([...yamlGrid(), ...yamlCorpus(2000, 20261128)]);
   t.same(c.diffs, [], 'no difference where the TypeScript engine renders');
-  t.comment(`${c.rendered} of ${c.rendered + c.declined} rendered in TypeScript (${c.tsOfGoOk} of the ${c.goOk} Go renders without error); declined: ${topReasons(c)}`);
+  t.comment(`${c.rendered} of ${c.rendered + c.refused} rendered in TypeScript (${c.tsOfGoOk} of the ${c.goOk} Go renders without error); refused: ${topReasons(c)}`);
   t.ok(c.tsOfGoOk > c.goOk * 0.3, 'a good part renders in TypeScript');
 });
 
@@ -79,5 +79,5 @@ t.test('toYaml of deep and wide values costs bounded time and memory', async (t)
     { name: 'wide', source: '{{ .wide | fromJson | toYaml | len }}' },
     { name: 'until', source: '{{ until 300000 | toYaml | len }}' },
   ] }]);
-  t.same(c.diffs, [], `rendered alike or declined (declined: ${topReasons(c)})`);
+  t.same(c.diffs, [], `rendered alike or refused (refused: ${topReasons(c)})`);
 });

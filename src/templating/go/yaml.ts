@@ -1,9 +1,9 @@
-// ESO's toYaml (src/templating/go/engine/yaml.go: sigs.k8s.io/yaml v1.4.0, i.e. JSON, read
+// ESO's toYaml (test/templating/go-oracle/yaml.go: sigs.k8s.io/yaml v1.4.0, i.e. JSON, read
 // back by go-yaml v2, written by go-yaml v2 in block style, trailing newline trimmed) for the
 // values whose YAML this engine can show exact: strings of letters, digits and `_ . / -`
 // (values also with inner spaces, on lines go-yaml does not fold; no characters that need
-// go-yaml's quoting rules), integers, bools, null, lists and maps of them. Anything else declines: the Go engine
-// writes it. Held to Go's output by test/templating/gotext-yaml.test.ts.
+// go-yaml's quoting rules), integers, bools, null, lists and maps of them. Anything else is refused,
+// naming the case. Held to Go's output by test/templating/go-yaml.test.ts.
 import { alloc } from './alloc.js';
 import { Unsupported } from './errors.js';
 import { entry, intOf, isInt, isNilList, type Value } from './values.js';
@@ -11,22 +11,22 @@ import { entry, intOf, isInt, isNilList, type Value } from './values.js';
 /** go-yaml v2's resolve table words (bools and null), which a plain scalar must not be. */
 const RESERVED = new Set(['y', 'yes', 'n', 'no', 'true', 'false', 'on', 'off', 'null']);
 
-function decline(): never {
-  throw new Unsupported('toYaml of a value whose YAML quoting the TypeScript engine does not write');
+function refuse(): never {
+  throw new Unsupported('toYaml of a string that needs YAML quoting or folding (a `:`, a `#`, a newline, non-ASCII text, a long line…), or of a fraction');
 }
 
 /** A string as go-yaml v2 writes it: plain when it reads back as a string, else
  *  double-quoted. Values (not keys) may hold inner spaces: plain, where go-yaml folds a line
- *  longer than 80 columns at a space (toYaml declines such lines). */
+ *  longer than 80 columns at a space (toYaml refuses such lines). */
 function scalarString(s: string, key = false): string {
   if (s === '') return '""';
   // Longer keys become "? " complex keys; longer values are fine, but keep one bound.
-  if (s.length > 100 || !(key ? /^[A-Za-z0-9_./-]+$/ : /^[A-Za-z0-9_./-]+( +[A-Za-z0-9_./-]+)*$/).test(s) || /^(---|\.\.\.)/.test(s)) decline();
+  if (s.length > 100 || !(key ? /^[A-Za-z0-9_./-]+$/ : /^[A-Za-z0-9_./-]+( +[A-Za-z0-9_./-]+)*$/).test(s) || /^(---|\.\.\.)/.test(s)) refuse();
   // Reads back as an int or a float: quoted.
   if (/^[-+]?[0-9]+(\.[0-9]*)?$/.test(s)) return `"${s}"`;
   // Dotted numbers (addresses, versions) are no int, float or timestamp: plain.
   if (/^[0-9]+(\.[0-9]+){2,}$/.test(s)) return s;
-  if (!/^[A-Za-z_/]/.test(s)) decline();
+  if (!/^[A-Za-z_/]/.test(s)) refuse();
   if (RESERVED.has(s.toLowerCase())) return `"${s}"`;
   return s;
 }
@@ -42,7 +42,7 @@ function scalar(v: Value): string | undefined {
   if (isInt(v)) return intOf(v).toString();
   if (typeof v === 'number') {
     // JSON writes an integral float below 2^53 as digits, read back as an int.
-    if (!Number.isInteger(v) || Math.abs(v) >= 2 ** 53 || Object.is(v, -0)) decline();
+    if (!Number.isInteger(v) || Math.abs(v) >= 2 ** 53 || Object.is(v, -0)) refuse();
     return String(v);
   }
   if (Array.isArray(v)) return v.length === 0 ? (isNilList(v) ? 'null' : '[]') : undefined;
@@ -117,7 +117,7 @@ function block(v: Value[] | Map<string, Value>): string[] {
 /** ESO's toYaml, or Unsupported. */
 export function toYaml(v: Value): string {
   const lines = [scalar(v) ?? block(v as Value[] | Map<string, Value>)].flat();
-  if (lines.some(folds)) decline();
+  if (lines.some(folds)) refuse();
   const text = lines.join('\n');
   alloc(text.length);
   return text;

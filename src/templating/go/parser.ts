@@ -1,8 +1,9 @@
 // The parser of Go's text/template (a port of its parse package's parser): the same
 // grammar, the same checks (declared variables, known functions, break/continue inside
-// range, non-executable pipeline stages). Whatever Go rejects throws Unsupported, so the
-// Go engine words the error.
-import { Unsupported } from './errors.js';
+// range, non-executable pipeline stages). Whatever Go rejects throws GoSyntaxError, worded
+// after Go's parser, with the line; what ESI does not render (character constants, number
+// syntax beyond decimal and hexadecimal…) throws Unsupported with the line.
+import { GoSyntaxError, Unsupported } from './errors.js';
 import { lex, type Item, type ItemType } from './lexer.js';
 
 export type Arg =
@@ -43,11 +44,17 @@ export interface Parsed {
 
 /** Parses `src`; `hasFunction` says which identifiers name functions. */
 export function parse(src: string, hasFunction: (name: string) => boolean): Parsed {
-  return { ...new Parser(lex(src), hasFunction).parseAll(), source: src };
+  const parser = new Parser(lex(src), hasFunction);
+  try {
+    return { ...parser.parseAll(), source: src };
+  } catch (err) {
+    if (err instanceof GoSyntaxError || err instanceof Unsupported) err.line ??= parser.currentLine();
+    throw err;
+  }
 }
 
 const fail = (why: string): never => {
-  throw new Unsupported(`syntax: ${why}`);
+  throw new GoSyntaxError(why);
 };
 
 const isEmpty = (list: Node[]) => list.every((n) => n.t === 'text' && n.text.trim() === '');
@@ -62,6 +69,11 @@ class Parser {
     private readonly items: Item[],
     private readonly hasFunction: (name: string) => boolean,
   ) {}
+
+  /** The line of the item read last (where a failure was found). */
+  currentLine(): number {
+    return this.items[Math.max(0, this.i - 1)]!.line;
+  }
 
   private peek(): Item {
     return this.items[this.i]!;
@@ -309,7 +321,8 @@ class Parser {
     const it = this.nextNonSpace();
     switch (it.type) {
       case 'identifier':
-        if (!this.hasFunction(it.val)) throw new Unsupported(`function ${JSON.stringify(it.val)} is not implemented in TypeScript (or not defined)`);
+        // hasFunction throws Unsupported for a function of Go's set that ESI does not render.
+        if (!this.hasFunction(it.val)) fail(`function ${JSON.stringify(it.val)} not defined`);
         return { t: 'identifier', name: it.val };
       case 'dot':
         return { t: 'dot' };
@@ -325,7 +338,7 @@ class Parser {
       case 'number':
         return number(it.val);
       case 'char':
-        throw new Unsupported('character constants are not implemented in TypeScript');
+        throw new Unsupported("character constants ('x')");
       case 'leftParen':
         return { t: 'pipe', pipe: this.pipeline('parenthesized pipeline', 'rightParen') };
       case 'string':
@@ -341,7 +354,7 @@ const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
 /** Decimal integers and floats; Go's other number forms (hex, octal, binary, underscores,
- *  imaginary) are left to the Go engine. */
+ *  imaginary) are refused. */
 function number(text: string): Arg {
   if (/^[+-]?(0|[1-9][0-9]*)$/.test(text)) {
     const int = BigInt(text);
@@ -354,7 +367,7 @@ function number(text: string): Arg {
     const int = Number.isInteger(float) && Math.abs(float) < 2 ** 63 ? BigInt(float) : undefined;
     return { t: 'number', text, int, float, isFloatText: true };
   }
-  throw new Unsupported(`number syntax ${text} is not implemented in TypeScript`);
+  throw new Unsupported(`number syntax ${text}`);
 }
 
 const ESCAPES: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', '"': '"' };
@@ -372,7 +385,7 @@ function unquote(it: Item): string {
     }
     // \x and octal escapes are bytes: only ASCII ones are the same character in JS.
     const byte = e[0] === 'x' ? parseInt(e.slice(1), 16) : /^[0-7]{3}$/.test(e) ? parseInt(e, 8) : fail('invalid syntax');
-    if (byte > 0x7f) throw new Unsupported('non-ASCII byte escapes are not implemented in TypeScript');
+    if (byte > 0x7f) throw new Unsupported('non-ASCII byte escapes in a string');
     return String.fromCharCode(byte);
   });
 }

@@ -1,9 +1,8 @@
-// The Sprig functions (github.com/Masterminds/sprig/v3, v3.3.0, the version the Go engine
-// pins in src/templating/go/engine/go.mod) that the TypeScript engine renders exactly.
-// Each mirrors Sprig's source; where Go works on bytes and JavaScript on UTF-16 (offsets
-// into non-ASCII text, decoded bytes that are not UTF-8) the function declines with
-// Unsupported and the Go engine renders the template. A function missing here is simply
-// left to the Go engine (parse time): src/templating/go/index.ts.
+// The Sprig functions (github.com/Masterminds/sprig/v3, v3.3.0, the version the oracle pins
+// in test/templating/go-oracle/go.mod) that this engine renders exactly. Each mirrors
+// Sprig's source; where Go works on bytes and JavaScript on UTF-16 (offsets into non-ASCII
+// text, decoded bytes that are not UTF-8) the function refuses with Unsupported. A function
+// of Sprig's set missing here is refused at parse time (refused.ts).
 import { createHash } from 'node:crypto';
 import { ExecFailure, Unsupported } from './errors.js';
 import type { GoFunc, Param } from './exec.js';
@@ -12,7 +11,7 @@ import { charged, goQuote } from './builtins.js';
 import { toYaml } from './yaml.js';
 import { empty, entry, formatValue, fromJsonValue, Int64, intOf, isAscii, isInt, stringMap, toJson, type Value } from './values.js';
 
-/** The Go engine's ceiling on `repeat` (src/templating/go/engine/funcs.go). */
+/** ESI's ceiling on `repeat`, as the oracle's (test/templating/go-oracle/funcs.go). */
 const MAX_REPEAT_BYTES = 16 << 20;
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -42,7 +41,7 @@ export function toInt64(v: Value): bigint {
       return n < INT64_MIN || n > INT64_MAX ? 0n : n;
     }
     // strconv.ParseInt(s, 0, 0) also reads 0x, 0o, 0b, leading-zero octal and underscores.
-    if (/^[+-]?0|_/.test(s)) throw new Unsupported('integer syntax beyond decimal is not implemented in TypeScript');
+    if (/^[+-]?0|_/.test(s)) throw new Unsupported('int of text in a syntax beyond decimal');
     return 0n;
   }
   return 0n;
@@ -83,7 +82,7 @@ function utf8(bytes: Buffer): string {
 
 /** `s` when it is ASCII (where byte offsets and case mappings agree with JavaScript's). */
 function ascii(s: string, what: string): string {
-  if (!isAscii(s)) throw new Unsupported(`${what} of non-ASCII text is not implemented in TypeScript`);
+  if (!isAscii(s)) throw new Unsupported(`${what} of non-ASCII text`);
   return s;
 }
 
@@ -95,7 +94,7 @@ function indented(p: string, s: string): string {
 
 function pad(n: Value): string {
   if (intOf(n as bigint) < 0n) throw new ExecFailure('strings: negative Repeat count');
-  if (n as bigint > BigInt(MAX_REPEAT_BYTES)) throw new Unsupported('indent wider than the TypeScript engine goes');
+  if (n as bigint > BigInt(MAX_REPEAT_BYTES)) throw new Unsupported(`indent wider than ${MAX_REPEAT_BYTES} bytes`);
   return ' '.repeat(Number(n));
 }
 
@@ -150,7 +149,7 @@ export const SPRIG: Record<string, GoFunc> = {
   b64dec: str((s) => {
     const clean = s.replace(/[\r\n]/g, '');
     if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(clean)) {
-      throw new Unsupported('b64dec of invalid base64 (Go prints its own error text)');
+      throw new Unsupported('b64dec of text that is not base64');
     }
     return utf8(Buffer.from(clean, 'base64'));
   }),

@@ -1,14 +1,14 @@
 // Differential test of the TypeScript engine's regular-expression functions and `slice`
-// (src/templating/gotext/sprig-regex.ts) against the native Go engine, with the
-// comparison of gotext-oracle.ts: seeded templates over patterns (ordinary, empty-matching,
+// (src/templating/go/sprig-regex.ts) against the native Go engine, with the
+// comparison of go-oracle/oracle.ts: seeded templates over patterns (ordinary, empty-matching,
 // anchored, named groups, Unicode classes, case folding, invalid syntax, backtracking
 // shapes), subjects (ASCII, accents, astral characters, lines) and replacements ($ forms).
-// Then the bounds: patterns and searches past the engine's limits decline (the Go engine,
-// in its sandbox, takes them) in bounded time.
+// Then the bounds: patterns and searches past the engine's limits are refused in bounded
+// time.
 import t from 'tap';
-import { OutputTooLarge, renderGoText, Unsupported } from '../../src/templating/gotext/index.js';
+import { OutputTooLarge, renderGoText, Unsupported } from '../../src/templating/go/text.js';
 import { b64, prng, type CorpusRequest } from './go-corpus.js';
-import { compare, topReasons } from './gotext-oracle.js';
+import { compare, topReasons } from './go-oracle/oracle.js';
 
 const PATTERNS = [
   '[0-9]+', '^[a-z]', 'a*', '', 'x*', '\\b\\w+\\b', '(\\w+)@(\\w+)', '(?P<user>[^:@]+):(?P<pw>[^@]*)', '(?<host>[a-z.]+):(\\d+)',
@@ -84,12 +84,12 @@ function regexGrid(): CorpusRequest[] {
   }));
 }
 
-t.test('the regular-expression functions and slice render exactly as Go, or decline', async (t) => {
+t.test('the regular-expression functions and slice render exactly as Go, or refuse', async (t) => {
   const requests = [...regexGrid(), ...regexCorpus(3000, 20261128)];
   const c = compare(requests);
   t.same(c.diffs, [], 'no difference where the TypeScript engine renders');
-  const total = c.rendered + c.declined;
-  t.comment(`${c.rendered} of ${total} templates rendered in TypeScript (${c.tsOfGoOk} of the ${c.goOk} Go renders without error); declined: ${topReasons(c)}`);
+  const total = c.rendered + c.refused;
+  t.comment(`${c.rendered} of ${total} templates rendered in TypeScript (${c.tsOfGoOk} of the ${c.goOk} Go renders without error); refused: ${topReasons(c)}`);
   t.ok(c.tsOfGoOk > c.goOk * 0.8, `TypeScript renders ${c.tsOfGoOk} of the ${c.goOk} templates Go renders without error`);
 });
 
@@ -102,7 +102,7 @@ function attempt(source: string, data: Record<string, string>, deadlineMs = 5000
     const out = Buffer.from(renderGoText('t', source, enc, limits)).toString();
     return { out, ms: performance.now() - started };
   } catch (err) {
-    const stopped = err instanceof Unsupported ? `declined: ${err.message}` : err instanceof OutputTooLarge ? 'too large' : (err as Error).message;
+    const stopped = err instanceof Unsupported ? `refused: ${err.message}` : err instanceof OutputTooLarge ? 'too large' : (err as Error).message;
     return { stopped, ms: performance.now() - started };
   }
 }
@@ -114,18 +114,18 @@ t.test('hostile patterns and inputs cost bounded time, and stop with a reason', 
     const r = attempt(`{{ regexMatch ${q(p)} .a }}|{{ regexReplaceAll ${q(p)} .a "x" | len }}`, { a });
     t.ok(r.out !== undefined && r.ms < 2000, `${p} on 100k characters: ${r.out ?? r.stopped} in ${r.ms.toFixed(0)} ms`);
   }
-  // Patterns too large to compile here, or past RE2's limits: declined (the Go engine words
-  // RE2's error, or renders in its sandbox), before any large compile.
+  // Patterns too large to compile here, or past RE2's limits: refused, before any large
+  // compile.
   const large = [
     '[a-z]{1000}'.repeat(30), '('.repeat(5000) + 'a' + ')'.repeat(5000), '(?:(?:(?:a{1000}){1000}){1000})', 'x{1001}', 'a'.repeat(60_000),
   ];
   for (const p of large) {
     const r = attempt(`{{ regexMatch .p .a }}`, { a: 'aaa', p });
-    t.ok(r.stopped?.startsWith('declined: a regular expression') && r.ms < 1000, `${p.slice(0, 24)}…: ${r.stopped} in ${r.ms.toFixed(0)} ms`);
+    t.ok(r.stopped?.startsWith('refused: a regular expression') && r.ms < 1000, `${p.slice(0, 24)}…: ${r.stopped} in ${r.ms.toFixed(0)} ms`);
   }
-  // A search longer than one search may scan (program size × text) is declined, not run.
+  // A search longer than one search may scan (program size × text) is refused, not run.
   const big = attempt(`{{ regexFindAll ${q('[a-z]{100}[0-9]')} .a -1 | len }}`, { a: 'a'.repeat(1 << 20) });
-  t.match(big.stopped, /^declined: a regular expression search longer/, `1 MiB × a 100-class pattern: ${big.stopped}`);
+  t.match(big.stopped, /^refused: a regular expression search longer/, `1 MiB × a 100-class pattern: ${big.stopped}`);
   t.ok(big.ms < 1000);
   // Many matches: bounded by the output limit (Go's message) and the memory allowance.
   const many = attempt('{{ regexFindAll "" .a -1 }}', { a: 'a'.repeat(1 << 20) });

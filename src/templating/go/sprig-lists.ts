@@ -6,7 +6,7 @@ import { ExecFailure, Unsupported } from './errors.js';
 import type { GoFunc, Param } from './exec.js';
 import { compareStrings, empty, formatValue, intOf, isAscii, isInt, isNilList, isStringMap, stringMap, type Value } from './values.js';
 
-/** The Go engine's ceiling on until/untilStep (src/templating/go/engine/funcs.go). */
+/** ESI's ceiling on until/untilStep, as the oracle's (test/templating/go-oracle/funcs.go). */
 const MAX_LIST_ITEMS = 1_000_000;
 /** uniq compares every pair (reflect.DeepEqual): longer lists are Go's, bounded there. */
 const MAX_UNIQ = 2000;
@@ -14,7 +14,7 @@ const MAX_UNIQ = 2000;
 const f = (params: Param[], fn: GoFunc['fn'], variadic?: Param): GoFunc => ({ params, fn, variadic });
 
 function ascii(s: string, what: string): string {
-  if (!isAscii(s)) throw new Unsupported(`${what} of non-ASCII text is not implemented in TypeScript`);
+  if (!isAscii(s)) throw new Unsupported(`${what} of non-ASCII text`);
   return s;
 }
 
@@ -123,7 +123,7 @@ export const SPRIG_MORE: Record<string, GoFunc> = {
         if (Number.isFinite(n)) return n;
       }
       if (/^[+-]?[A-Za-z ]*$/.test(v) && !/^[+-]?(inf|infinity|nan)$/i.test(v)) return 0;
-      throw new Unsupported('float64 of this text is not implemented in TypeScript');
+      throw new Unsupported('float64 of text in this number syntax');
     }
     return 0;
   }),

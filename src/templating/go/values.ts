@@ -1,4 +1,4 @@
-// Go values as the TypeScript engine holds them, and Go's ways of printing them.
+// Go values as this engine holds them, and Go's ways of printing them.
 //   string → string        bool → boolean          int → bigint       int64 → Int64
 //   float64 → number       nil → null              []T → array        map[string]T → Map
 // The template's data (map[string]string) and Sprig's `split` result are Maps marked as
@@ -21,11 +21,11 @@ export function stringMap(entries: Iterable<[string, Value]>): Map<string, Value
 }
 
 /** A data value that is not UTF-8: Go's string holds the bytes, a JavaScript string cannot.
- *  Reading it declines the template (Go renders it); templates that never read it render
+ *  Reading it refuses the template; templates that never read it render
  *  here. */
 export const NOT_UTF8 = Object.freeze(new Map<string, Value>()) as unknown as Value;
 
-/** m[k] (present), declining for a value this engine cannot hold. */
+/** m[k] (present), refusing a value this engine cannot hold. */
 export function entry(m: Map<string, Value>, k: string): Value {
   const v = m.get(k)!;
   if (v === NOT_UTF8) throw new Unsupported('a data value that is not UTF-8');

@@ -50,7 +50,7 @@ function index(item: Value, ...indexes: Value[]): Value {
       if (typeof i !== 'string') throw new ExecFailure('value has type; should be string');
       item = item.has(i) ? entry(item, i) : isStringMap(item) ? '' : null;
     } else if (typeof item === 'string') {
-      throw new Unsupported('index of a string (bytes) is not implemented in TypeScript');
+      throw new Unsupported('index of a string (its bytes)');
     } else throw new ExecFailure("can't index item");
   }
   return item;
@@ -110,7 +110,7 @@ export function sprintf(format: string, args: Value[]): string {
     else if (verb === 's' && typeof a === 'string') out += a;
     else if (verb === 'd' && isInt(a)) out += intOf(a).toString();
     else if (verb === 'q' && typeof a === 'string') out += goQuote(a);
-    else throw new Unsupported(`printf verb %${verb ?? ''} with this argument is not implemented in TypeScript`);
+    else throw new Unsupported(`printf verb %${verb ?? ''} with this argument`);
   }
   if (next !== args.length) throw new Unsupported('printf with extra arguments');
   return out;

@@ -8,10 +8,11 @@
 //  - noEscape: rendered files are configuration, not HTML.
 // Compiled templates are cached by source text.
 import type Handlebars from 'handlebars';
-import { fromParseError, fromRenderError, TemplateError } from './errors.js';
+import { TemplateError } from '../errors.js';
+import { fromParseError, fromRenderError } from './errors.js';
 import { detectGoTemplate } from './go-syntax.js';
 import { handlebarsHelpers, HELPER_NAMES } from './helpers.js';
-import { loadHandlebars } from './lazy.js';
+import { loadHandlebars } from '../lazy.js';
 import { BudgetExceeded, charge, DEFAULT_RENDER_LIMITS, withBudget, type RenderLimits } from './budget.js';
 import { safeObject } from './safe.js';
 import { checkTemplateSyntax, TemplateSyntaxError } from './syntax.js';

@@ -1,11 +1,12 @@
-// ESO's Go templates (text/template + Sprig + missingkey=error) rendered in TypeScript,
-// with the Go engine as the oracle: test/templating/gotext-differential.test.ts holds this
-// engine to byte-identical output against it. The engine renders what it can show exact
-// and declines the rest with Unsupported (a function it does not implement, Go's error
-// paths, byte-level cases), and src/templating/go/index.ts hands those templates to the
-// WebAssembly Go engine. docs/decisions/0071-go-templates-in-typescript.md.
+// ESO's Go templates (text/template + Sprig + missingkey=error) rendered in TypeScript, the
+// only engine the product runs (docs/decisions/0087-templating-engines.md). The real Go
+// engine is the tests' oracle: test/templating/go-differential.test.ts holds this engine to
+// byte-identical output against it. What the engine cannot render exactly (a function it
+// does not implement, byte-level cases) it refuses with Unsupported, naming the function or
+// the case; index.ts turns that into the template's error.
 import { BUILTINS } from './builtins.js';
-import { GoExecError, Unsupported } from './errors.js';
+import { GoExecError, GoSyntaxError, Unsupported } from './errors.js';
+import { REFUSED_FUNCTIONS } from './refused.js';
 import { execute, OutputTooLarge, type ExecLimits, type FuncMap, type GoFunc } from './exec.js';
 import { parse, type Parsed } from './parser.js';
 import { SPRIG } from './sprig.js';
@@ -13,7 +14,7 @@ import { SPRIG_MORE } from './sprig-lists.js';
 import { SPRIG_REGEX } from './sprig-regex.js';
 import { NOT_UTF8, stringMap, type Value } from './values.js';
 
-export { ExecFailure, GoExecError, Unsupported } from './errors.js';
+export { ExecFailure, GoExecError, GoSyntaxError, Unsupported } from './errors.js';
 export { OutputTooLarge, type ExecLimits } from './exec.js';
 
 const FUNCS: FuncMap = new Map<string, GoFunc>(Object.entries({ ...SPRIG, ...SPRIG_MORE, ...SPRIG_REGEX, ...BUILTINS }));
@@ -22,31 +23,39 @@ const FUNCS: FuncMap = new Map<string, GoFunc>(Object.entries({ ...SPRIG, ...SPR
 export const TYPESCRIPT_FUNCTIONS: readonly string[] = [...FUNCS.keys()].sort();
 
 const CACHE_SIZE = 256;
-const cache = new Map<string, Parsed | Unsupported>();
+const cache = new Map<string, Parsed | Unsupported | GoSyntaxError>();
 
-/** Parses `source` (cached by text); throws Unsupported when Go should parse it. */
+/** A function Go's set has and this engine refuses is named as such; any other name is
+ *  Go's "not defined". */
+function hasFunction(name: string): boolean {
+  if (FUNCS.has(name)) return true;
+  if (REFUSED_FUNCTIONS.has(name)) throw new Unsupported(`function ${JSON.stringify(name)} is not supported by ESI`);
+  return false;
+}
+
+/** Parses `source` (cached by text); throws GoSyntaxError (Go rejects it too) or Unsupported. */
 export function parseGoText(source: string): Parsed {
   let hit = cache.get(source);
   if (hit) {
     cache.delete(source);
   } else {
     try {
-      hit = parse(source, (name) => FUNCS.has(name));
+      hit = parse(source, hasFunction);
     } catch (err) {
-      if (!(err instanceof Unsupported)) throw err;
+      if (!(err instanceof Unsupported || err instanceof GoSyntaxError)) throw err;
       hit = err;
     }
     if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value!);
   }
   cache.set(source, hit);
-  if (hit instanceof Unsupported) throw hit;
+  if (hit instanceof Unsupported || hit instanceof GoSyntaxError) throw hit;
   return hit;
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** The template's data as Go sees it (map[string]string). A value that is not UTF-8 is
- *  bytes a JavaScript string cannot hold: reading it declines the template. */
+ *  bytes a JavaScript string cannot hold: reading it refuses the template. */
 function dataOf(data: Record<string, Uint8Array>): Value {
   return stringMap(
     Object.entries(data).map(([k, v]): [string, Value] => {
@@ -59,9 +68,9 @@ function dataOf(data: Record<string, Uint8Array>): Value {
   );
 }
 
-/** The Go engine's own redaction of its error text (src/templating/go/engine/engine.go's
+/** The oracle's own redaction of its error text (test/templating/go-oracle/engine.go's
  *  redact: every data value of 3 bytes or more, replaced in turn; here longest first, one of
- *  the orders Go's map iteration may take). */
+ *  the orders Go's map iteration may take), so that the messages compare byte for byte. */
 function redactLikeGo(message: string, data: Record<string, Uint8Array>): string {
   // A value that is not UTF-8 cannot occur in the (UTF-8) message.
   const values = Object.values(data)
@@ -77,8 +86,8 @@ function redactLikeGo(message: string, data: Record<string, Uint8Array>): string
   return values.reduce((m, v) => m.split(v).join('<redacted>'), message);
 }
 
-/** Renders one template; throws GoExecError (Go's message), Unsupported (Go renders it), OutputTooLarge (Go's size
- *  error) or `limits.onTimeout()`. */
+/** Renders one template; throws GoSyntaxError, GoExecError (Go's message), ExecFailure (Go
+ *  fails too), Unsupported (refused), OutputTooLarge (Go's size error) or `limits.onTimeout()`. */
 export function renderGoText(name: string, source: string, data: Record<string, Uint8Array>, limits: ExecLimits): Uint8Array {
   const tree = parseGoText(source);
   let out: string;
@@ -87,8 +96,9 @@ export function renderGoText(name: string, source: string, data: Record<string, 
   } catch (err) {
     if (err instanceof GoExecError) throw new GoExecError(redactLikeGo(err.goMessage, data));
     if (err instanceof Unsupported || err instanceof OutputTooLarge || err === undefined) throw err;
-    // A JavaScript limit (call stack) or a defect of this engine: Go decides.
-    if (err instanceof RangeError || err instanceof TypeError) throw new Unsupported(`${err.name} in the TypeScript engine`);
+    // A JavaScript limit (call stack) or a defect of this engine: refused, never guessed.
+    if (err instanceof RangeError) throw new Unsupported('a template that nests or recurses deeper than the engine goes');
+    if (err instanceof TypeError) throw new Unsupported(`an internal ${err.name} of the engine`);
     throw err;
   }
   return Buffer.from(out, 'utf8');

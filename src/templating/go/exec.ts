@@ -1,6 +1,6 @@
 // The executor of Go's text/template (after its exec.go in Go's source) with missingkey=error,
-// as ESO runs it. Every case where Go's execution fails throws ExecFailure (Go words the
-// message); output and time are bounded as the Go engine bounds them.
+// as ESO runs it. Every case where Go's execution fails throws ExecFailure (ESI's wording) or
+// GoExecError (Go's own message); output and time are bounded as the oracle bounds them.
 import { isTimeout, withAllocation } from './alloc.js';
 import { goQuote } from './builtins.js';
 import { ExecFailure, GoExecError, Unsupported } from './errors.js';
@@ -25,11 +25,11 @@ export interface ExecLimits {
   maxOutput: number;
   /** performance.now() after which the render stops. */
   deadline: number;
-  /** What a render past its deadline throws (the Go engine's timeout, worded alike). */
+  /** What a render past its deadline throws (index.ts's timeout error). */
   onTimeout: () => Error;
 }
 
-/** Go's limitedBuffer error: the engine reports it as Go does, without the Go engine. */
+/** The output limit (the oracle's limitedBuffer): reported as the oracle reports it. */
 export class OutputTooLarge extends Error {}
 
 class Break {}
@@ -38,7 +38,7 @@ const BREAK = new Break();
 const CONTINUE = new Continue();
 const MISSING = Symbol('missing');
 type Final = Value | typeof MISSING;
-/** Deeper {{template}} recursion is left to Go (its own limit is 100000). */
+/** Deeper {{template}} recursion is refused (Go's own limit is 100000). */
 const MAX_DEPTH = 1000;
 
 export function execute(tree: Parsed, at: { name: string; funcs: FuncMap }, data: Value, limits: ExecLimits): string {
@@ -115,9 +115,10 @@ class State {
 
   private walkTemplate(dot: Value, n: { name: string; pipe?: Pipe }): void {
     const body = this.tree.defines.get(n.name);
-    if (!body || n.name === this.name) throw new Unsupported(`template ${JSON.stringify(n.name)} not found by the TypeScript engine`);
+    if (n.name === this.name) throw new Unsupported('{{template}} of the template itself, by its name');
+    if (!body) throw new ExecFailure(`no such template ${goQuote(n.name)}`);
     const value = n.pipe ? this.evalPipeline(dot, n.pipe) : null;
-    if (++this.depth > MAX_DEPTH) throw new Unsupported('template recursion deeper than the TypeScript engine goes');
+    if (++this.depth > MAX_DEPTH) throw new Unsupported(`{{template}} recursion deeper than ${MAX_DEPTH}`);
     const [saved, caller] = [this.vars, this.current];
     this.vars = [{ name: '$', value }];
     this.current = n.name;
@@ -223,7 +224,7 @@ class State {
         return this.fieldChain(v, first, args, final);
       }
       case 'chain': {
-        if (first.node.t !== 'pipe') throw new Unsupported('field chains on non-pipelines are not implemented in TypeScript');
+        if (first.node.t !== 'pipe') throw new Unsupported('a field chain on a value that is not a parenthesized pipeline');
         return this.fieldChain(this.evalPipeline(dot, first.node.pipe), first, args, final);
       }
       case 'identifier':
@@ -281,7 +282,7 @@ class State {
 
   private call(dot: Value, name: string, args: Arg[], final: Final): Value {
     const f = this.funcs.get(name);
-    if (!f) throw new Unsupported(`function ${JSON.stringify(name)} is not implemented in TypeScript`);
+    if (!f) throw new Unsupported(`function ${JSON.stringify(name)}`);
     const count = args.length + (final === MISSING ? 0 : 1);
     if (f.variadic ? count < f.params.length : count !== f.params.length) throw new ExecFailure(`wrong number of args for ${name}`);
     const paramAt = (i: number): Param => (i < f.params.length ? f.params[i]! : f.variadic!);
@@ -299,8 +300,8 @@ class State {
       return f.fn(...argv);
     } catch (e) {
       if (e instanceof Unsupported || isTimeout(e)) throw e;
-      // Not a Go failure this engine knows of: Go decides what happens.
-      throw new Unsupported(`${name}: ${e instanceof Error ? e.name : 'error'} in the TypeScript engine`);
+      // Not a Go failure this engine knows of: refused rather than guessed.
+      throw new Unsupported(`${name}: an internal ${e instanceof Error ? e.name : 'error'} of the engine`);
     }
   }
 

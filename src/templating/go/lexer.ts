@@ -1,9 +1,8 @@
 // The lexer of Go's text/template (a port of its parse package's lexer, Go 1.24+): the
 // same items, the same trim markers (`{{- ` and ` -}}`), comments and newlines inside
 // actions. Its only job is to accept exactly what Go accepts: on anything Go would reject
-// it throws Unsupported, and the WebAssembly Go engine produces Go's own message
-// (docs/decisions/0071-go-templates-in-typescript.md).
-import { Unsupported } from './errors.js';
+// it throws a GoSyntaxError with the line, worded after Go's lexer.
+import { GoSyntaxError } from './errors.js';
 
 export type ItemType =
   | 'text' | 'leftDelim' | 'rightDelim' | 'space' | 'identifier' | 'field' | 'variable' | 'string' | 'rawString'
@@ -22,13 +21,19 @@ const KEYWORDS = new Set(['block', 'break', 'continue', 'define', 'else', 'end',
 const isSpace = (c: string) => c === ' ' || c === '\t' || c === '\r' || c === '\n';
 const isAlnum = (c: string) => c === '_' || /^[\p{L}\p{Nd}]$/u.test(c);
 
-/** Splits `src` into items; throws Unsupported where Go's lexer reports an error. */
+/** Splits `src` into items; throws GoSyntaxError where Go's lexer reports an error. */
 export function lex(src: string): Item[] {
-  return new Lexer(src).run();
+  const lexer = new Lexer(src);
+  try {
+    return lexer.run();
+  } catch (err) {
+    if (err instanceof GoSyntaxError) err.line ??= lexer.currentLine();
+    throw err;
+  }
 }
 
 const fail = (why: string): never => {
-  throw new Unsupported(`syntax: ${why}`);
+  throw new GoSyntaxError(why);
 };
 
 class Lexer {
@@ -38,6 +43,10 @@ class Lexer {
   private parens = 0;
 
   constructor(private readonly src: string) {}
+
+  currentLine(): number {
+    return this.line;
+  }
 
   private emit(type: ItemType, start: number, startLine = this.line): void {
     this.items.push({ type, val: this.src.slice(start, this.pos), pos: start, line: startLine });

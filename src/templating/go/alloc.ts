@@ -1,9 +1,8 @@
-// The memory bound of one render. Go's engine runs in a sandbox whose memory is capped
-// (src/templating/go/runner.ts); this engine runs in the caller's process, so every function
+// The memory bound of one render. The engine runs in the caller's process, so every function
 // that builds a value in proportion to its input (join, replace, indent, splitList, until,
 // printing and JSON of nested values…) charges the characters or items it is about to
-// create, and a render past the allowance declines: the Go engine, in its sandbox, takes the
-// template over. One render runs at a time (synchronous), so one module-level count is enough.
+// create, and a render past the allowance fails with a message naming the bound. One render
+// runs at a time (synchronous), so one module-level count is enough.
 import { Unsupported } from './errors.js';
 
 /** Characters (or list items) one render may create: 4 times the 1 MiB output limit, tens
@@ -43,5 +42,5 @@ export const isTimeout = (err: unknown): boolean => typeof err === 'object' && e
 /** Charges `n` characters or items before they are created. */
 export function alloc(n: number): void {
   left -= n;
-  if (left < 0) throw new Unsupported('the render builds more than the TypeScript engine allows (the Go engine renders it in its sandbox)');
+  if (left < 0) throw new Unsupported(`a render that builds more than ${MAX_ALLOCATION} characters or items of values`);
 }

@@ -3,9 +3,9 @@
 // their must* forms) and its `slice` (list.go). Go's regexp is RE2; so is re2js, the
 // project's RE2 engine (src/providers/regexp.ts holds Go's match and replace loops on top
 // of it, one implementation for ESO's API fields and for templates). Exact or Unsupported,
-// as the rest of this engine (docs/decisions/0079-go-template-regexps-in-typescript.md):
-//   - a pattern re2js does not compile is Go's (Go words the error; regexMatch's `false`
-//     is Go's to decide too: the two parsers differ at the edges, duplicate group names);
+// as the rest of this engine (docs/decisions/0087-templating-engines.md):
+//   - a pattern re2js does not compile is refused (regexMatch's `false` included: the two
+//     parsers differ at the edges, duplicate group names);
 //   - Unicode classes (\p) and case folding ((?i)) follow Unicode tables whose versions
 //     may differ: only on ASCII text;
 //   - cost: a pattern's program is bounded before and after compiling, and each search
@@ -96,14 +96,14 @@ function compile(pattern: string): { re: RE2JS; size: number } {
   let hit = cache.get(pattern);
   if (hit) cache.delete(pattern);
   else {
-    if (estimatedProgram(pattern) > MAX_PROGRAM) hit = new Unsupported('a regular expression larger than the TypeScript engine compiles');
+    if (estimatedProgram(pattern) > MAX_PROGRAM) hit = new Unsupported(`a regular expression larger than ${MAX_PROGRAM} instructions`);
     else {
       try {
         const re = compileRe2(pattern);
         const size = re.matcher('').programSize();
-        hit = size > MAX_PROGRAM ? new Unsupported('a regular expression larger than the TypeScript engine compiles') : { re, size };
+        hit = size > MAX_PROGRAM ? new Unsupported(`a regular expression larger than ${MAX_PROGRAM} instructions`) : { re, size };
       } catch {
-        hit = new Unsupported('a regular expression re2js does not compile (Go words the error)');
+        hit = new Unsupported('a regular expression that does not compile');
       }
     }
     if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value!);
@@ -123,7 +123,7 @@ function prepare(pattern: string, ...texts: string[]): { re: RE2JS; beforeSearch
   return {
     re,
     beforeSearch: (pos) => {
-      if (size * (s.length - pos + 1) > MAX_SEARCH) throw new Unsupported('a regular expression search longer than the TypeScript engine runs');
+      if (size * (s.length - pos + 1) > MAX_SEARCH) throw new Unsupported('a regular expression search longer than 2^24 steps');
       tick();
     },
   };

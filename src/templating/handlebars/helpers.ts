@@ -4,7 +4,7 @@
 // what was wrong with the input without ever quoting the input.
 import { createHash } from 'node:crypto';
 import { BudgetExceeded, charge, ensureRoom } from './budget.js';
-import { loadYaml } from './lazy.js';
+import { loadYaml } from '../lazy.js';
 import { toPlain, toSafe } from './safe.js';
 
 interface HelperOptions {

@@ -1,5 +1,3 @@
-//go:build !wasip1
-
 package main
 
 import (
@@ -8,8 +6,8 @@ import (
 	"os"
 )
 
-// Native build, the reference of the differential tests: one JSON request per line on
-// stdin, one JSON response per line on stdout.
+// The oracle of the differential tests: one JSON request per line on stdin, one JSON
+// response per line on stdout.
 func main() {
 	r := bufio.NewReaderSize(os.Stdin, 1<<20)
 	w := bufio.NewWriter(os.Stdout)
