@@ -6,9 +6,10 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { REFUSED_FUNCTIONS } from '../../src/templating/go/refused.js';
 import { parseGoText, TYPESCRIPT_FUNCTIONS } from '../../src/templating/go/text.js';
 import { b64, documented, generated, prng, type CorpusRequest } from './go-corpus.js';
-import { compare, topReasons } from './go-oracle/oracle.js';
+import { compare, goFunctions, topReasons } from './go-oracle/oracle.js';
 
 const KEYS = ['.k1', '.k2', '(index . "k-3")', '$.k1', '$v', '.'];
 const CONDS = [
@@ -110,7 +111,32 @@ t.test('the TypeScript engine renders exactly as the native Go engine, fails whe
       return false;
     }
   }).length;
-  t.ok(docRendered >= doc.jobs.length - 3, `ESO's documented uses parse in TypeScript (${docRendered}/${doc.jobs.length}; ESO's PEM/JWK helpers go to Go)`);
+  t.ok(docRendered >= doc.jobs.length - 3, `ESO's documented uses parse in TypeScript (${docRendered}/${doc.jobs.length}; ESO's PEM/JWK helpers are refused)`);
+});
+
+t.test("a data value that is not UTF-8 prints as its bytes and reaches b64enc, sha1sum and sha256sum as in Go", async (t) => {
+  const bin = Buffer.from([0x30, 0x82, 0xff, 0x00, 0xfe, 0x80, 0x41, 0x0a, 0xc3]);
+  const data = { 'ks.p12': bin.toString('base64'), bin: bin.toString('base64'), text: b64('plain') };
+  const sources = [
+    '{{ .bin }}', '{{ index . "ks.p12" }}', '{{ .bin | b64enc }}', '{{ b64enc .bin }}', '{{ index . "ks.p12" | b64enc }}', '{{ .bin | sha256sum }}',
+    '{{ sha1sum .bin }}', 'a{{ with .bin }}[{{ . }}]{{ end }}b', '{{ if .bin }}yes{{ end }}', '{{ $b := .bin }}{{ $b }}{{ $b | b64enc }}',
+    '{{ range $k, $v := . }}{{ $k }}={{ $v | b64enc }};{{ end }}', '{{ range $k, $v := . }}{{ $k }}={{ $v }};{{ end }}',
+    '{{ define "d" }}<{{ . }}>{{ end }}{{ template "d" .bin }}', '{{ .text }}{{ .bin }}{{ .text | upper }}',
+    // Refused: the bytes would be read as text.
+    '{{ .bin | upper }}', '{{ .bin | len }}', '{{ printf "%s" .bin }}', '{{ .bin | quote }}', '{{ toJson . }}', '{{ eq .bin "x" }}', '{{ default "d" .bin }}',
+  ];
+  const c = compare([{ data, jobs: sources.map((source, i) => ({ name: `bin-${i}`, source })) }]);
+  t.same(c.diffs, [], 'byte-identical where rendered');
+  t.same(c.tsRendered, sources.map((_, i) => i < 14), 'the first 14 render, the rest are refused');
+  t.same([...c.reasons.keys()], ['a data value that is not UTF-8, other than printed as it is or given to b64enc, sha1sum or sha256sum']);
+});
+
+t.test("every function of Go's set is rendered by the TypeScript engine or refused by name", async (t) => {
+  const go = goFunctions();
+  const ts = new Set(TYPESCRIPT_FUNCTIONS);
+  t.same(go.filter((f) => !ts.has(f) && !REFUSED_FUNCTIONS.has(f)), [], 'none is merely "not defined"');
+  t.same([...REFUSED_FUNCTIONS].filter((f) => !go.includes(f) || ts.has(f)), [], 'the refused list names Go functions the engine does not render');
+  t.ok(go.includes('pkcs12key') && !go.includes('env') && !go.includes('getHostByName'), "ESO's set: its helpers, without env or getHostByName");
 });
 
 t.test('docs/templates.md lists exactly the functions the TypeScript engine renders', async (t) => {

@@ -1,78 +1,63 @@
-// The Go-template entry point (src/templating/go/index.ts) with two engines: the TypeScript
-// engine renders what it can render exactly, the WebAssembly Go engine the rest, per
-// template, explicitly (a listener hears the template and the reason) and with the same
-// results and messages as before (docs/decisions/0071-go-templates-in-typescript.md).
+// The Go-template entry point (src/templating/go/index.ts) with one engine: what the
+// TypeScript engine cannot render exactly as Go is refused with a message that names the
+// function or the case, at parse time (admission) where the source says it, at render time
+// otherwise, and never with a value (docs/decisions/0087-templating-engines.md).
 import t from 'tap';
-import { goTemplateStats, onGoTemplateFallback, parseGoTemplates, renderGoTemplates } from '../../src/templating/go/index.js';
-import { stopEngine } from '../../src/templating/go/runner.js';
+import { parseGoTemplates, renderGoTemplates } from '../../src/templating/go/index.js';
 
-t.teardown(stopEngine);
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array) => new TextDecoder().decode(b);
-const heard: [string, string][] = [];
-onGoTemplateFallback((template, reason) => heard.push([template, reason]));
-t.teardown(() => onGoTemplateFallback(undefined));
+const CANARY = 'canary-secret-value';
 
-const render = (source: string, data: Record<string, string> = {}, timeoutMs?: number) =>
-  dec(renderGoTemplates([{ name: 't', source }], Object.fromEntries(Object.entries(data).map(([k, v]) => [k, enc(v)])), timeoutMs)[0]!);
+const render = (source: string, data: Record<string, string | Uint8Array> = {}, timeoutMs?: number) =>
+  dec(renderGoTemplates([{ name: 't', source }], Object.fromEntries(Object.entries(data).map(([k, v]) => [k, typeof v === 'string' ? enc(v) : v])), timeoutMs)[0]!);
+const parseErrors = (source: string) => parseGoTemplates([{ name: 'p', source }]).map((e) => e.message);
 
-t.test('an ordinary ESO template renders in TypeScript: no fallback', async (t) => {
-  const before = { ...goTemplateStats };
-  heard.length = 0;
-  t.equal(render('{{ .user | quote }}:{{ printf "%s:%s" .user .password | b64enc }}', { user: 'app', password: 'pw' }), '"app":YXBwOnB3');
-  t.same(parseGoTemplates([{ name: 'p', source: '{{ range $k, $v := . }}{{ $k }}{{ end }}' }]), []);
-  t.equal(goTemplateStats.typescript, before.typescript + 1);
-  t.equal(goTemplateStats.webassembly, before.webassembly, 'the Go engine was not used');
-  t.same(heard, []);
+t.test('a Sprig or ESO function ESI does not render is refused at parse time, by name and line', async (t) => {
+  t.same(parseErrors('line one\n{{ .p12 | pkcs12key }}'), ['template p line 2: not supported by ESI: function "pkcs12key" is not supported by ESI (docs/templates.md lists what ESI renders)']);
+  for (const f of ['fromYaml', 'filterPEM', 'jwkPublicKeyPem', 'now', 'randAlphaNum', 'genPrivateKey', 'merge', 'semver']) {
+    t.match(parseErrors(`{{ ${f} }}`)[0], `function "${f}" is not supported by ESI`, f);
+  }
+  t.throws(() => render('{{ (fromYaml .v).k }}', { v: 'k: v' }), /function "fromYaml" is not supported by ESI/, 'rendering refuses it too');
+  t.same(parseErrors('{{ nosuchfunc }}'), ['template p line 1: function "nosuchfunc" not defined'], 'a name Go does not know is "not defined", as in Go');
+  t.same(parseErrors('{{ env "HOME" }}'), ['template p line 1: function "env" not defined'], 'removed by ESO for safety: not defined');
 });
 
-t.test('a function left to Go falls back for that template only, and says so', async (t) => {
-  heard.length = 0;
-  const out = renderGoTemplates(
-    [{ name: 'yaml', source: '{{ (fromYaml .v).k }}' }, { name: 'plain', source: '{{ .v | upper }}' }],
-    { v: enc('k: abc123') },
-  );
-  t.same(out.map(dec), ['abc123', 'K: ABC123']);
-  t.same(heard, [['yaml', 'function "fromYaml" is not implemented in TypeScript (or not defined)']]);
+t.test('a case the engine cannot render exactly is refused at render time, naming the case and no value', async (t) => {
+  const refused = (source: string, data: Record<string, string | Uint8Array>) => {
+    try {
+      render(source, data);
+    } catch (err) {
+      return (err as Error).message;
+    }
+    return 'rendered';
+  };
+  t.equal(refused('{{ .v | upper }}', { v: `é-${CANARY}` }), 'template t: not supported by ESI: upper of non-ASCII text (docs/templates.md lists what ESI renders)');
+  t.equal(refused('{{ .v | upper }}', { v: new Uint8Array([0xff, 0xfe, 0x41]) }),
+    'template t: not supported by ESI: a data value that is not UTF-8, other than printed as it is or given to b64enc, sha1sum or sha256sum (docs/templates.md lists what ESI renders)');
+  t.equal(render('{{ .v }}|{{ .v | b64enc }}', { v: new Uint8Array([0xff, 0x41]) }), '\ufffdA|/0E=', 'bytes print as they are and reach b64enc');
+  t.match(refused('{{ $x := list "aaaaaaaaaa" }}{{ range until 40 }}{{ $x = list $x $x }}{{ end }}{{ print $x }}', {}), /not supported by ESI: a render that builds more than 4194304 characters or items of values/);
+  t.notMatch(refused(`{{ .v | toYaml }}`, { v: `a: ${CANARY}` }), CANARY);
 });
 
-t.test("errors are Go's own messages, without values", async (t) => {
-  heard.length = 0;
-  const before = goTemplateStats.webassembly;
+t.test('syntax errors and execution failures are errors of the template, in the engine’s words', async (t) => {
+  t.same(parseErrors('{{ .a '), ['template p line 1: unclosed action']);
+  t.same(parseErrors('x\ny\n{{ if .a }}'), ['template p line 3: unexpected EOF']);
+  t.same(parseErrors('{{ $x }}'), ['template p line 1: undefined variable']);
+  t.throws(() => render('{{ index (list 1 2) 5 }}'), { message: 'template t: executing: index out of range' });
   t.throws(() => render('{{ .missing }}'), { message: 'template t line 1, column 3: executing "t" at <.missing>: map has no entry for key "missing"' });
-  // A missing key is worded in TypeScript (gotext-differential.test.ts), values redacted alike
-  // (the column is that of `.canary_key`: Go places a field chain at its second field).
-  t.throws(() => render('é\n{{ define "d" }}{{ .cfg.canary_key }}{{ end }}{{ template "d" (dict "cfg" (dict)) }}', { v: 'canary_key' }), {
-    message: 'template t line 2, column 23: executing "d" at <.cfg.<redacted>>: map has no entry for key "<redacted>"',
-  });
-  t.equal(goTemplateStats.webassembly, before, 'the Go engine was not needed for them');
-  t.same(heard, []);
-  t.same(parseGoTemplates([{ name: 'bad', source: '{{ .a ' }]).map((e) => e.message), ['template bad line 1: unclosed action']);
   let message = '';
   try {
-    render('{{ fail .password }}', { password: 'canary-secret-value' });
+    render('{{ .p | int | add 1 | printf "%s" | b64enc | mul 2 }}', { p: CANARY });
   } catch (err) {
     message = (err as Error).message;
   }
-  t.match(message, /^template t line 1/);
-  t.notMatch(message, 'canary', 'the value is redacted');
-  t.ok(heard.every(([, reason]) => !reason.includes('canary')), 'no value in a reason');
+  t.match(message, /^template t/);
+  t.notMatch(message, CANARY, 'no value in the message');
 });
 
-t.test('bounds hold in TypeScript with the Go engine’s messages', async (t) => {
-  const before = goTemplateStats.webassembly;
+t.test('bounds hold with their own messages', async (t) => {
   t.throws(() => render('{{ range until 200000 }}xxxxxxxxxx{{ end }}'), /rendered output exceeds the size limit/);
   t.throws(() => render('{{ range 100000000000 }}{{ end }}', {}, 300), /took longer than 300 ms and was stopped/);
-  t.equal(goTemplateStats.webassembly, before, 'neither needed the Go engine');
-  // A value built past the allowance goes to the Go engine's sandbox, which bounds it.
-  t.throws(() => render('{{ $x := list "aaaaaaaaaa" }}{{ range until 40 }}{{ $x = list $x $x }}{{ end }}{{ print $x }}', {}, 2000));
-  t.equal(goTemplateStats.webassembly, before + 1);
-});
-
-t.test('ESI_GO_TEMPLATE_ENGINE=wasm sends every template to the Go engine', async (t) => {
-  process.env.ESI_GO_TEMPLATE_ENGINE = 'wasm';
-  t.teardown(() => delete process.env.ESI_GO_TEMPLATE_ENGINE);
-  const before = goTemplateStats.webassembly;
-  t.equal(render('{{ .a }}', { a: 'x' }), 'x');
-  t.equal(goTemplateStats.webassembly, before + 1);
+  t.throws(() => render('{{ range until 2000000000 }}{{ end }}'), /until: at most 1000000 items/);
 });

@@ -3,7 +3,7 @@
 import { alloc } from './alloc.js';
 import { ExecFailure, Unsupported } from './errors.js';
 import type { GoFunc } from './exec.js';
-import { compareStrings, entry, formatValue, intOf, isInt, isStringMap, sprint, truth, type Value } from './values.js';
+import { compareStrings, entryOrBytes, formatValue, intOf, isInt, isStringMap, sprint, truth, type Value } from './values.js';
 
 type Kind = 'bool' | 'int' | 'float' | 'string';
 
@@ -48,7 +48,7 @@ function index(item: Value, ...indexes: Value[]): Value {
       item = item[Number(x)]!;
     } else if (item instanceof Map) {
       if (typeof i !== 'string') throw new ExecFailure('value has type; should be string');
-      item = item.has(i) ? entry(item, i) : isStringMap(item) ? '' : null;
+      item = item.has(i) ? entryOrBytes(item, i) : isStringMap(item) ? '' : null;
     } else if (typeof item === 'string') {
       throw new Unsupported('index of a string (its bytes)');
     } else throw new ExecFailure("can't index item");

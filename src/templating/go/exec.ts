@@ -5,11 +5,12 @@ import { isTimeout, withAllocation } from './alloc.js';
 import { goQuote } from './builtins.js';
 import { ExecFailure, GoExecError, Unsupported } from './errors.js';
 import type { Arg, Node, Parsed, Pipe } from './parser.js';
-import { entry, formatValue, Int64, isStringMap, truth, sortedKeys, intOf, isInt, type Value } from './values.js';
+import { entryOrBytes, formatValue, Int64, isBytes, isStringMap, NOT_UTF8_USE, truth, sortedKeys, intOf, isInt, type Value } from './values.js';
 
 /** How a function's parameter is filled: string, int, float64, bool, interface{},
- *  map[string]interface{}, or reflect.Value (text/template's own builtins). */
-export type Param = 's' | 'i' | 'f' | 'b' | 'a' | 'm' | 'r';
+ *  map[string]interface{}, or reflect.Value (text/template's own builtins); 'B' a string
+ *  that may be bytes (values.ts's Bytes: the function reads bytes, not text). */
+export type Param = 's' | 'i' | 'f' | 'b' | 'a' | 'm' | 'r' | 'B';
 
 export interface GoFunc {
   params: Param[];
@@ -41,12 +42,12 @@ type Final = Value | typeof MISSING;
 /** Deeper {{template}} recursion is refused (Go's own limit is 100000). */
 const MAX_DEPTH = 1000;
 
-export function execute(tree: Parsed, at: { name: string; funcs: FuncMap }, data: Value, limits: ExecLimits): string {
+export function execute(tree: Parsed, at: { name: string; funcs: FuncMap }, data: Value, limits: ExecLimits): Uint8Array {
   return withAllocation(() => new State(tree, at.name, at.funcs, limits).run(data), limits);
 }
 
 class State {
-  private out: string[] = [];
+  private out: (string | Uint8Array)[] = [];
   private bytes = 0;
   private steps = 0;
   private vars: { name: string; value: Value }[] = [];
@@ -63,18 +64,18 @@ class State {
     this.current = name;
   }
 
-  run(data: Value): string {
+  run(data: Value): Uint8Array {
     this.vars = [{ name: '$', value: data }];
     this.walkList(data, this.tree.root);
-    return this.out.join('');
+    return Buffer.concat(this.out.map((x) => (typeof x === 'string' ? Buffer.from(x, 'utf8') : x)));
   }
 
   private step(): void {
     if ((++this.steps & 1023) === 0 && performance.now() > this.limits.deadline) throw this.limits.onTimeout();
   }
 
-  private write(s: string): void {
-    this.bytes += Buffer.byteLength(s);
+  private write(s: string | Uint8Array): void {
+    this.bytes += typeof s === 'string' ? Buffer.byteLength(s) : s.length;
     if (this.bytes > this.limits.maxOutput) throw new OutputTooLarge();
     this.out.push(s);
   }
@@ -90,7 +91,7 @@ class State {
         return this.write(n.text);
       case 'action': {
         const v = this.evalPipeline(dot, n.pipe);
-        if (n.pipe.decl.length === 0) this.write(formatValue(v, true));
+        if (n.pipe.decl.length === 0) this.write(isBytes(v) ? v.bytes : formatValue(v, true));
         return;
       }
       case 'if':
@@ -161,7 +162,7 @@ class State {
       ran ||= val.length > 0;
     } else if (val instanceof Map) {
       const keys = sortedKeys(val);
-      for (const k of keys) if (!one(k, entry(val, k))) break;
+      for (const k of keys) if (!one(k, entryOrBytes(val, k))) break;
       ran = keys.length > 0;
     } else if (isInt(val)) {
       if (decl.length > 1) throw new ExecFailure('range over an integer with two variables');
@@ -172,6 +173,8 @@ class State {
         if (!one(null, wrap(i))) break;
       }
       ran = count > 0n;
+    } else if (isBytes(val)) {
+      throw new Unsupported(NOT_UTF8_USE);
     } else if (val !== null) {
       throw new ExecFailure(`range can't iterate over a ${typeof val}`);
     }
@@ -275,7 +278,7 @@ class State {
       if (i === idents.length - 1 && (args.length > 1 || final !== MISSING)) throw new ExecFailure(`${id} is not a method but has arguments`);
       if (!v.has(id)) throw at.t === 'chain' ? new ExecFailure(`map has no entry for key ${id}`) : this.goError(at, `map has no entry for key ${goQuote(id)}`);
       inStringMap = isStringMap(v);
-      v = entry(v, id);
+      v = entryOrBytes(v, id);
     });
     return v;
   }
@@ -328,7 +331,7 @@ class State {
 function constant(a: Arg, param: Param): Value {
   const any = param === 'a' || param === 'r';
   if (a.t === 'bool' && (param === 'b' || any)) return a.value;
-  if (a.t === 'string' && (param === 's' || any)) return a.value;
+  if (a.t === 'string' && (param === 's' || param === 'B' || any)) return a.value;
   if (a.t === 'number') {
     if (any) return a.isFloatText ? a.float : a.int!;
     if (param === 'i' && a.int !== undefined) return a.int;
@@ -339,12 +342,17 @@ function constant(a: Arg, param: Param): Value {
 
 /** text/template's validateType: a value must have the parameter's type exactly. */
 function validate(v: Value, param: Param, final: boolean): Value {
+  if (isBytes(v)) {
+    if (param === 'B') return v;
+    throw new Unsupported(NOT_UTF8_USE);
+  }
   switch (param) {
     case 'a':
       return v;
     case 'r':
       if (v === null && final) throw new ExecFailure('invalid value');
       return v;
+    case 'B':
     case 's':
       if (typeof v === 'string') return v;
       break;

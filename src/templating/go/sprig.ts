@@ -9,7 +9,7 @@ import type { GoFunc, Param } from './exec.js';
 import { alloc } from './alloc.js';
 import { charged, goQuote } from './builtins.js';
 import { toYaml } from './yaml.js';
-import { empty, entry, formatValue, fromJsonValue, Int64, intOf, isAscii, isInt, stringMap, toJson, type Value } from './values.js';
+import { empty, entry, formatValue, fromJsonValue, Int64, intOf, isAscii, isBytes, isInt, stringMap, toJson, type Value } from './values.js';
 
 /** ESI's ceiling on `repeat`, as the oracle's (test/templating/go-oracle/funcs.go). */
 const MAX_REPEAT_BYTES = 16 << 20;
@@ -18,6 +18,8 @@ const INT64_MAX = 2n ** 63n - 1n;
 
 const f = (params: Param[], fn: GoFunc['fn'], variadic?: Param): GoFunc => ({ params, fn, variadic });
 const str = (fn: (s: string) => Value): GoFunc => f(['s'], (s) => fn(s as string));
+/** A 'B' parameter's bytes (text as UTF-8). */
+const bytesOf = (s: Value): Buffer => (isBytes(s) ? Buffer.from(s.bytes) : Buffer.from(s as string, 'utf8'));
 
 
 /** sprig's strval: strings as they are, anything else as fmt's %v. */
@@ -145,7 +147,7 @@ export const SPRIG: Record<string, GoFunc> = {
     if (n >= 0 && t.length > n) return t.slice(0, n);
     return t;
   }),
-  b64enc: str((s) => charged(Buffer.from(s, 'utf8').toString('base64'))),
+  b64enc: f(['B'], (s) => charged(bytesOf(s).toString('base64'))),
   b64dec: str((s) => {
     const clean = s.replace(/[\r\n]/g, '');
     if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(clean)) {
@@ -153,8 +155,8 @@ export const SPRIG: Record<string, GoFunc> = {
     }
     return utf8(Buffer.from(clean, 'base64'));
   }),
-  sha256sum: str((s) => createHash('sha256').update(s, 'utf8').digest('hex')),
-  sha1sum: str((s) => createHash('sha1').update(s, 'utf8').digest('hex')),
+  sha256sum: f(['B'], (s) => createHash('sha256').update(bytesOf(s)).digest('hex')),
+  sha1sum: f(['B'], (s) => createHash('sha1').update(bytesOf(s)).digest('hex')),
   toString: f(['a'], (v) => strval(v)),
   upper: str((s) => charged(ascii(s, 'upper').toUpperCase())),
   lower: str((s) => charged(ascii(s, 'lower').toLowerCase())),

@@ -12,7 +12,7 @@ import { parse, type Parsed } from './parser.js';
 import { SPRIG } from './sprig.js';
 import { SPRIG_MORE } from './sprig-lists.js';
 import { SPRIG_REGEX } from './sprig-regex.js';
-import { NOT_UTF8, stringMap, type Value } from './values.js';
+import { Bytes, stringMap, type Value } from './values.js';
 
 export { ExecFailure, GoExecError, GoSyntaxError, Unsupported } from './errors.js';
 export { OutputTooLarge, type ExecLimits } from './exec.js';
@@ -55,14 +55,14 @@ export function parseGoText(source: string): Parsed {
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** The template's data as Go sees it (map[string]string). A value that is not UTF-8 is
- *  bytes a JavaScript string cannot hold: reading it refuses the template. */
+ *  bytes a JavaScript string cannot hold: values.ts's Bytes. */
 function dataOf(data: Record<string, Uint8Array>): Value {
   return stringMap(
     Object.entries(data).map(([k, v]): [string, Value] => {
       try {
         return [k, decoder.decode(v)];
       } catch {
-        return [k, NOT_UTF8];
+        return [k, new Bytes(v) as unknown as Value];
       }
     }),
   );
@@ -90,7 +90,7 @@ function redactLikeGo(message: string, data: Record<string, Uint8Array>): string
  *  fails too), Unsupported (refused), OutputTooLarge (Go's size error) or `limits.onTimeout()`. */
 export function renderGoText(name: string, source: string, data: Record<string, Uint8Array>, limits: ExecLimits): Uint8Array {
   const tree = parseGoText(source);
-  let out: string;
+  let out: Uint8Array;
   try {
     out = execute(tree, { name, funcs: FUNCS }, dataOf(data), limits);
   } catch (err) {
@@ -101,5 +101,5 @@ export function renderGoText(name: string, source: string, data: Record<string, 
     if (err instanceof TypeError) throw new Unsupported(`an internal ${err.name} of the engine`);
     throw err;
   }
-  return Buffer.from(out, 'utf8');
+  return out;
 }

@@ -20,16 +20,29 @@ export function stringMap(entries: Iterable<[string, Value]>): Map<string, Value
   return m;
 }
 
-/** A data value that is not UTF-8: Go's string holds the bytes, a JavaScript string cannot.
- *  Reading it refuses the template; templates that never read it render
- *  here. */
-export const NOT_UTF8 = Object.freeze(new Map<string, Value>()) as unknown as Value;
+/** A data value that is not UTF-8 (a keystore, a DER certificate): Go's string holds the
+ *  bytes, a JavaScript string cannot. It is held as its bytes, and only where the bytes
+ *  cannot be misread: printed as they are (`{{ .p12 }}`, `{{ index . "k.p12" }}`), tested by
+ *  `if`/`with`, and given to the functions that take them (b64enc, sha1sum, sha256sum:
+ *  parameter kind 'B', exec.ts). Anything else refuses the template. */
+export class Bytes {
+  constructor(readonly bytes: Uint8Array) {}
+}
 
-/** m[k] (present), refusing a value this engine cannot hold. */
+export const isBytes = (v: unknown): v is Bytes => v instanceof Bytes;
+
+export const NOT_UTF8_USE = 'a data value that is not UTF-8, other than printed as it is or given to b64enc, sha1sum or sha256sum';
+
+/** m[k] (present), refusing a data value that is not UTF-8. */
 export function entry(m: Map<string, Value>, k: string): Value {
   const v = m.get(k)!;
-  if (v === NOT_UTF8) throw new Unsupported('a data value that is not UTF-8');
+  if (isBytes(v)) throw new Unsupported(NOT_UTF8_USE);
   return v;
+}
+
+/** m[k] (present) as a field or `index` reads it: bytes stay bytes, for the checks of exec.ts. */
+export function entryOrBytes(m: Map<string, Value>, k: string): Value {
+  return m.get(k)!;
 }
 
 /** Only ASCII: where Go's byte offsets and case mappings agree with JavaScript's. */
@@ -69,6 +82,7 @@ export function typeName(v: Value): string {
 /** text/template's truth: zero values and empty collections are false. */
 export function truth(v: Value | undefined): boolean {
   if (v === null || v === undefined) return false;
+  if (isBytes(v)) return v.bytes.length > 0;
   if (typeof v === 'string') return v.length > 0;
   if (typeof v === 'boolean') return v;
   if (typeof v === 'bigint') return v !== 0n;
