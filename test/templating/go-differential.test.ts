@@ -122,13 +122,23 @@ t.test("a data value that is not UTF-8 prints as its bytes and reaches b64enc, s
     '{{ sha1sum .bin }}', 'a{{ with .bin }}[{{ . }}]{{ end }}b', '{{ if .bin }}yes{{ end }}', '{{ $b := .bin }}{{ $b }}{{ $b | b64enc }}',
     '{{ range $k, $v := . }}{{ $k }}={{ $v | b64enc }};{{ end }}', '{{ range $k, $v := . }}{{ $k }}={{ $v }};{{ end }}',
     '{{ define "d" }}<{{ . }}>{{ end }}{{ template "d" .bin }}', '{{ .text }}{{ .bin }}{{ .text | upper }}',
+    '{{ .bin | b64enc | b64dec }}', '{{ hexdec "ff00c3" | b64enc }}', '{{ hexdec "4142" }}',
     // Refused: the bytes would be read as text.
     '{{ .bin | upper }}', '{{ .bin | len }}', '{{ printf "%s" .bin }}', '{{ .bin | quote }}', '{{ toJson . }}', '{{ eq .bin "x" }}', '{{ default "d" .bin }}',
+    '{{ .bin | b64enc | b64dec | trim }}', '{{ hexdec "ff" | upper }}',
   ];
   const c = compare([{ data, jobs: sources.map((source, i) => ({ name: `bin-${i}`, source })) }]);
   t.same(c.diffs, [], 'byte-identical where rendered');
-  t.same(c.tsRendered, sources.map((_, i) => i < 14), 'the first 14 render, the rest are refused');
+  t.same(c.tsRendered, sources.map((_, i) => i < 17), 'the first 17 render, the rest are refused');
   t.same([...c.reasons.keys()], ['a data value that is not UTF-8, other than printed as it is or given to b64enc, sha1sum or sha256sum']);
+});
+
+t.test('fail and hexdec fail where Go fails, and render what Go renders', async (t) => {
+  const sources = ['{{ fail "stop" }}', '{{ if .a }}{{ fail (printf "bad %s" .a) }}{{ end }}ok', '{{ hexdec .h }}', '{{ hexdec "4g" }}', '{{ hexdec "abc" }}', '{{ hexdec "" }}', '{{ .h | hexdec | printf "%s-" }}'];
+  const c = compare([{ data: { a: '', h: b64('68c3a921') }, jobs: sources.map((source, i) => ({ name: `f-${i}`, source })) }]);
+  t.same(c.diffs, []);
+  t.same(c.tsRendered, sources.map(() => true), 'none refused');
+  t.equal(c.bothFail, 3, 'fail, and hexdec of text that is not hexadecimal, fail in both');
 });
 
 t.test("every function of Go's set is rendered by the TypeScript engine or refused by name", async (t) => {

@@ -8,7 +8,7 @@
 const GROUPS: Record<string, string> = {
   /** ESO's certificate and key helpers (PKCS#12, PEM, JWK, RSA). */
   eso: 'pkcs12key pkcs12keyPass pkcs12cert pkcs12certPass pemToPkcs12 pemToPkcs12Pass fullPemToPkcs12 fullPemToPkcs12Pass ' +
-    'pemTruststoreToPKCS12 pemTruststoreToPKCS12Pass filterPEM filterCertChain certSANs rsaDecrypt jwkPublicKeyPem jwkPrivateKeyPem hexdec fromYaml',
+    'pemTruststoreToPKCS12 pemTruststoreToPKCS12Pass filterPEM filterCertChain certSANs rsaDecrypt jwkPublicKeyPem jwkPrivateKeyPem fromYaml',
   /** Dates, durations and the clock (Go's time layouts and zones). */
   dates: 'now ago date dateInZone date_in_zone dateModify date_modify mustDateModify must_date_modify duration durationRound ' +
     'htmlDate htmlDateInZone toDate mustToDate unixEpoch',
@@ -17,7 +17,7 @@ const GROUPS: Record<string, string> = {
     'genSelfSignedCert genSelfSignedCertWithKey genSignedCert genSignedCertWithKey buildCustomCert',
   /** Other cryptography. */
   crypto: 'bcrypt htpasswd derivePassword encryptAES decryptAES sha512sum',
-  strings: 'abbrevboth camelcase kebabcase snakecase swapcase initials trimall wrap wrapWith plural hello b32dec fail',
+  strings: 'abbrevboth camelcase kebabcase snakecase swapcase initials trimall wrap wrapWith plural hello b32dec',
   numbers: 'add1f addf subf mulf divf div mod max maxf min minf biggest ceil floor round atoi toDecimal seq',
   lists: 'all any append mustAppend prepend mustPrepend push mustPush chunk mustChunk initial mustInitial rest mustRest ' +
     'reverse mustReverse without mustWithout has mustHas mustFirst mustLast mustCompact mustUniq mustSlice tuple concat',

@@ -1,9 +1,11 @@
-// More Sprig functions (v3.3.0; see sprig.ts): lists, encodings, numbers and the ASCII
-// forms of byte-offset and case functions. Same rule: exact or Unsupported.
+// More Sprig functions (v3.3.0; see sprig.ts): lists, encodings, numbers, the ASCII forms
+// of byte-offset and case functions, `fail`, and ESO's `hexdec`. Same rule: exact or
+// Unsupported.
 import { base32 } from '../../base32.js';
 import { alloc, tick } from './alloc.js';
 import { ExecFailure, Unsupported } from './errors.js';
 import type { GoFunc, Param } from './exec.js';
+import { textOrBytes } from './sprig.js';
 import { compareStrings, empty, formatValue, intOf, isAscii, isInt, isNilList, isStringMap, stringMap, type Value } from './values.js';
 
 /** ESI's ceiling on until/untilStep, as the oracle's (test/templating/go-oracle/funcs.go). */
@@ -150,5 +152,15 @@ export const SPRIG_MORE: Record<string, GoFunc> = {
   }),
   until: f(['i'], (n) => untilStep(0n, n as bigint, (n as bigint) < 0n ? -1n : 1n, 'until')),
   untilStep: f(['i', 'i', 'i'], (a, b, c) => untilStep(a as bigint, b as bigint, c as bigint, 'untilStep')),
+  // Go fails the template with the text (text/template's "error calling fail: …"); worded
+  // by ESI, redacted by the entry point as every failure is.
+  fail: f(['s'], (s) => {
+    throw new ExecFailure(`error calling fail: ${s as string}`);
+  }),
+  // ESO's hexdec (test/templating/go-oracle/eso_helpers.go): Go's hex.DecodeString.
+  hexdec: f(['s'], (s) => {
+    if (!/^(?:[0-9A-Fa-f]{2})*$/.test(s as string)) throw new ExecFailure('error calling hexdec: hexdec: the input is not hexadecimal');
+    return textOrBytes(Buffer.from(alloc8(s as string), 'hex'));
+  }),
   splitn: f(['s', 'i', 's'], (sep, n, s) => stringMap(splitN(alloc8(s as string), sep as string, Number(n)).map((p, i) => [`_${i}`, p]))),
 };

@@ -9,7 +9,7 @@ import type { GoFunc, Param } from './exec.js';
 import { alloc } from './alloc.js';
 import { charged, goQuote } from './builtins.js';
 import { toYaml } from './yaml.js';
-import { empty, entry, formatValue, fromJsonValue, Int64, intOf, isAscii, isBytes, isInt, stringMap, toJson, type Value } from './values.js';
+import { Bytes, empty, entry, formatValue, fromJsonValue, Int64, intOf, isAscii, isBytes, isInt, stringMap, toJson, type Value } from './values.js';
 
 /** ESI's ceiling on `repeat`, as the oracle's (test/templating/go-oracle/funcs.go). */
 const MAX_REPEAT_BYTES = 16 << 20;
@@ -75,11 +75,11 @@ function strslice(v: Value): string[] {
   return [strval(v)];
 }
 
-/** Bytes as a Go string: refused unless they are UTF-8 (JavaScript strings hold text). */
-function utf8(bytes: Buffer): string {
+/** Bytes as a Go string: text when they are UTF-8, else values.ts's Bytes (printed as they
+ *  are, or given to b64enc, sha1sum, sha256sum; refused anywhere else). */
+export function textOrBytes(bytes: Buffer): Value {
   const s = bytes.toString('utf8');
-  if (!Buffer.from(s, 'utf8').equals(bytes)) throw new Unsupported('bytes that are not UTF-8');
-  return s;
+  return Buffer.from(s, 'utf8').equals(bytes) ? s : (new Bytes(new Uint8Array(bytes)) as unknown as Value);
 }
 
 /** `s` when it is ASCII (where byte offsets and case mappings agree with JavaScript's). */
@@ -153,7 +153,7 @@ export const SPRIG: Record<string, GoFunc> = {
     if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(clean)) {
       throw new Unsupported('b64dec of text that is not base64');
     }
-    return utf8(Buffer.from(clean, 'base64'));
+    return textOrBytes(Buffer.from(clean, 'base64'));
   }),
   sha256sum: f(['B'], (s) => createHash('sha256').update(bytesOf(s)).digest('hex')),
   sha1sum: f(['B'], (s) => createHash('sha1').update(bytesOf(s)).digest('hex')),
