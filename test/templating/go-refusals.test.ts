@@ -36,7 +36,7 @@ t.test('a case the engine cannot render exactly is refused at render time, namin
   t.equal(refused('{{ .v | upper }}', { v: new Uint8Array([0xff, 0xfe, 0x41]) }),
     'template t: not supported by ESI: a data value that is not UTF-8, other than printed as it is or given to b64enc, sha1sum or sha256sum (docs/templates.md lists what ESI renders)');
   t.equal(render('{{ .v }}|{{ .v | b64enc }}', { v: new Uint8Array([0xff, 0x41]) }), '\ufffdA|/0E=', 'bytes print as they are and reach b64enc');
-  t.match(refused('{{ $x := list "aaaaaaaaaa" }}{{ range until 40 }}{{ $x = list $x $x }}{{ end }}{{ print $x }}', {}), /not supported by ESI: a render that builds more than 4194304 characters or items of values/);
+  t.equal(refused('{{ $x := list "aaaaaaaaaa" }}{{ range until 40 }}{{ $x = list $x $x }}{{ end }}{{ print $x }}', {}), 'template t: the render builds more than 4194304 characters or items of values (the limit of one render)');
   t.notMatch(refused(`{{ .v | toYaml }}`, { v: `a: ${CANARY}` }), CANARY);
 });
 

@@ -39,8 +39,17 @@ export function tick(): void {
 /** Is `err` the render's timeout thrown by tick (inside a function: not the function's own failure)? */
 export const isTimeout = (err: unknown): boolean => typeof err === 'object' && err !== null && timeouts.has(err);
 
+/** A render past its allowance: a bound, not a refusal of the template's kind (index.ts
+ *  words it so); an Unsupported so that no function mistakes it for its own failure. */
+export class AllocationExceeded extends Unsupported {
+  constructor() {
+    super(`the render builds more than ${MAX_ALLOCATION} characters or items of values`);
+    this.name = 'AllocationExceeded';
+  }
+}
+
 /** Charges `n` characters or items before they are created. */
 export function alloc(n: number): void {
   left -= n;
-  if (left < 0) throw new Unsupported(`a render that builds more than ${MAX_ALLOCATION} characters or items of values`);
+  if (left < 0) throw new AllocationExceeded();
 }

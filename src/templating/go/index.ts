@@ -7,7 +7,7 @@
 // carry values.
 import { TemplateError } from '../errors.js';
 import { redactValues } from '../redact.js';
-import { ExecFailure, GoExecError, GoSyntaxError, OutputTooLarge, parseGoText, renderGoText, Unsupported } from './text.js';
+import { AllocationExceeded, ExecFailure, GoExecError, GoSyntaxError, OutputTooLarge, parseGoText, renderGoText, Unsupported } from './text.js';
 
 /** Largest template source accepted (admission and agent). */
 export const MAX_GO_TEMPLATE_BYTES = 64 * 1024;
@@ -39,6 +39,7 @@ function fromGoMessage(t: GoTemplate, message: string): TemplateError {
 function toTemplateError(t: GoTemplate, err: unknown, values: Uint8Array[]): TemplateError {
   if (err instanceof GoSyntaxError) return new TemplateError(t.name, err.reason, err.line);
   if (err instanceof GoExecError) return fromGoMessage(t, redactValues(err.goMessage, values));
+  if (err instanceof AllocationExceeded) return new TemplateError(t.name, `${err.reason} (the limit of one render)`);
   if (err instanceof ExecFailure) return new TemplateError(t.name, `executing: ${redactValues(err.reason, values)}`);
   if (err instanceof Unsupported) return new TemplateError(t.name, `not supported by ESI: ${err.reason} (docs/templates.md lists what ESI renders)`, err.line);
   if (err instanceof OutputTooLarge) return new TemplateError(t.name, 'rendered output exceeds the size limit');

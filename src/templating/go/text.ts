@@ -14,6 +14,7 @@ import { SPRIG_MORE } from './sprig-lists.js';
 import { SPRIG_REGEX } from './sprig-regex.js';
 import { Bytes, stringMap, type Value } from './values.js';
 
+export { AllocationExceeded } from './alloc.js';
 export { ExecFailure, GoExecError, GoSyntaxError, Unsupported } from './errors.js';
 export { OutputTooLarge, type ExecLimits } from './exec.js';
 
