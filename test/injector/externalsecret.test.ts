@@ -147,7 +147,7 @@ async function fakeWith(data: { key: string; value: string }[]): Promise<Secrets
   });
 }
 
-// Both were refused before (issue 25): ESI now serves them as ESO documents them.
+// Both were refused before: ESI now serves them as ESO documents them.
 t.test('rewrite merge (ESO): Extract and JSON strategies, priority, conflicts', async (tt) => {
   const client = await fakeWith([
     { key: 'cfg/a', value: '{"user":"a","port":5432,"opts":{"z":1,"b":"<x>"}}' },

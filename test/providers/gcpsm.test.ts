@@ -114,7 +114,7 @@ t.test(`gcpsm (${emu.name}): push: property merge, no-op when unchanged, refused
   tt.notMatch(err.message, /not json/, 'the current value is not quoted');
 });
 
-t.test(`gcpsm (${emu.name}): JSON numbers keep the text they were written with (issue 25)`, async (tt) => {
+t.test(`gcpsm (${emu.name}): JSON numbers keep the text they were written with`, async (tt) => {
   const c = await client();
   const key = `num${Date.now().toString(36)}`;
   await seed(key, '{"id": 12345678901234567890, "price": 1.50, "big": 1e3}');
