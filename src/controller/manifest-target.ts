@@ -11,9 +11,6 @@ import { CONFIG_MAPS, resourcePath } from '../kube/paths.js';
 import { isKubeStatus, type KubeRest } from '../kube/rest.js';
 import { planSecret, type Desired, type Plan } from './secret.js';
 
-/** The one kind `spec.target.manifest` may name (ADR 0067). */
-export const MANIFEST_TARGETS = [{ apiVersion: 'v1', kind: 'ConfigMap' }] as const;
-
 export function isManifestTarget(es: ExternalSecret): boolean {
   return !!es.spec.target?.manifest;
 }
