@@ -1,6 +1,6 @@
 // Renders docs/annotations.md from the annotation table, so the reference can never
 // drift from what the webhook parses (a test compares the committed page).
-import { ANNOTATIONS, DYNAMIC_ANNOTATION, INJECT_LABEL, INJECTED_ANNOTATION, TEMPLATE_ANNOTATION } from './annotations.js';
+import { ANNOTATIONS, DYNAMIC_ANNOTATION, INJECT_LABEL, INJECTED_ANNOTATION, TEMPLATE_ANNOTATION } from '../src/pod-contract/annotations.js';
 
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 

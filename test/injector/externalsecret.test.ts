@@ -7,7 +7,8 @@ import { transformKeys } from '../../src/templating/go/index.js';
 import pino from 'pino';
 import type { AgentSecret } from '../../src/agent-config/types.js';
 import { provider } from '../../src/providers/fake/index.js';
-import { applyRewrites, convertKey, decodeValue, expandGoTemplate, fetchExternalSecret } from '../../src/externalsecret/index.js';
+import { applyRewrites, decodeValue, expandGoTemplate, fetchExternalSecret } from '../../src/externalsecret/index.js';
+import { convertKey } from '../../src/providers/key-conversion.js';
 import { extractProperty } from '../../src/providers/json-path.js';
 import type { SecretsClient } from '../../src/providers/types.js';
 

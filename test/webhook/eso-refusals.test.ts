@@ -5,7 +5,7 @@
 import t, { type Test } from 'tap';
 import { ManifestLookup } from '../../webhook/inject-cmd.js';
 import { resolve } from '../../webhook/resolve.js';
-import type { InjectionRequest } from '../../webhook/annotations.js';
+import type { InjectionRequest } from '../../src/pod-contract/annotations.js';
 import { stopEngine } from '../../src/templating/go/runner.js';
 
 t.teardown(stopEngine);
