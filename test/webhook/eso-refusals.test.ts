@@ -5,7 +5,7 @@
 import t, { type Test } from 'tap';
 import { ManifestLookup } from '../../webhook/inject-cmd.js';
 import { resolve } from '../../webhook/resolve.js';
-import type { InjectionRequest } from '../../webhook/annotations.js';
+import type { InjectionRequest } from '../../src/pod-contract/annotations.js';
 
 const NS = 'team-a';
 const store = { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'fake', namespace: NS }, spec: { provider: { fake: { data: [{ key: 'k', value: 'v' }] } } } };
@@ -74,7 +74,7 @@ t.test('served features resolve, with the engine the agent will use', async (t) 
   const hb = verdict({ data, target: { template: { data: { conf: 'k={{k}}' } } } }, { 'esi.dev/template-engine': 'handlebars' });
   t.ok(hb.ok, 'handlebars opt-in');
   if (hb.ok) t.equal(hb.resolved.secrets[0]?.templateEngine, 'handlebars');
-  // Refused before ESI served them (issue 25), as ESO documents them.
+  // Refused before ESI served them, as ESO documents them.
   const merge = verdict({ dataFrom: [{ extract: { key: 'k' }, rewrite: [{ merge: { into: 'all', strategy: 'JSON' } }] }] });
   t.ok(merge.ok, 'rewrite merge');
   const nul = verdict({ data: [{ secretKey: 'k', remoteRef: { key: 'k', nullBytePolicy: 'Fail' } }], dataFrom: [{ find: { path: 'p', nullBytePolicy: 'Fail' } }] });
