@@ -86,9 +86,8 @@ const STAND_INS: { importer: RegExp; path: string; contents: string; resolveDir?
   { importer: /[\\/]node_modules[\\/]node-vault[\\/]/, path: 'debug', contents: 'module.exports = () => function off() {};' },
   { importer: /[\\/]node_modules[\\/]node-fetch[\\/]/, path: 'whatwg-url', contents: "module.exports = { URL: require('node:url').URL };" },
   // pino's tools.js reads worker_threads' isMainThread once, to flush on exit in the main
-  // thread. In the agent's bundle pino runs only in the main thread (the Go engine's worker
-  // evaluates its own source, src/templating/go/worker-source.ts), and nothing else in the
-  // agent loads node:worker_threads before a Go template needs a worker (~0.4 MiB).
+  // thread. In the agent's bundle pino runs only in the main thread, and nothing else in the
+  // agent loads node:worker_threads (~0.4 MiB).
   { importer: /[\\/]node_modules[\\/]pino[\\/]lib[\\/]tools\.js$/, path: 'worker_threads', contents: 'module.exports = { isMainThread: true };' },
   ...['./lib/transport', './transport'].map((path) => ({
     importer: /[\\/]node_modules[\\/]pino[\\/]/, path,

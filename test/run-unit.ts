@@ -4,7 +4,7 @@
 // under it, so a misjudged file fails instead of starting one). A file needs the platform
 // when its relative imports reach one of PLATFORM: the rule is read from the code, so a new
 // test file is sorted without a list to keep. They still need `npm ci`, and the Go template
-// tests the engine that `npm run build:gotemplate` caches.
+// tests the oracle that `npm run build:gotemplate` caches.
 //
 //   npm run test:unit                  # run them
 //   npm run test:unit -- --list        # print the files and, for the others, what they reach

@@ -1,9 +1,8 @@
-// `npm run bench:agent:gotemplate`: what one ESO Go template costs an agent. The init-only agent (compiled JS, `node bin/esi.js agent`, fake store) is run A/B/C
-// interleaved: without a template; with one ESO-style Go template rendered by the TypeScript
-// engine (src/templating/gotext/, the default); and the same with ESI_GO_TEMPLATE_ENGINE=wasm
-// (the WebAssembly Go engine, what every Go template cost before). Wall time (spawn → exit)
-// and peak RSS come from /usr/bin/time. Results go to docs/performance/go-templates-agent.md
-// (docs/decisions/0071-go-templates-in-typescript.md).
+// `npm run bench:agent:gotemplate`: what one ESO Go template costs an agent. The init-only
+// agent (compiled JS, `node bin/esi.js agent`, fake store) is run A/B interleaved: without a
+// template, and with one ESO-style Go template (src/templating/go/, the only engine:
+// docs/decisions/0087-templating-engines.md). Wall time (spawn → exit) and peak RSS come from
+// /usr/bin/time. Results go to docs/performance/go-templates-agent.md.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -29,7 +28,7 @@ const TEMPLATE = {
   },
 };
 
-type Variant = 'none' | 'go-ts' | 'go-wasm';
+type Variant = 'none' | 'go-ts';
 
 function config(variant: Variant): AgentConfig {
   const values = { username: 'app', password: 'bench-password-xxxxxxxxxxxxxxxx', region: 'eu-west-1', hosts: 'db-0, db-1, db-2' };
@@ -51,7 +50,7 @@ function run(variant: Variant): { wall: number; rss: number; file: string } {
   const root = mkdtempSync(join(tmpdir(), 'esi-bench-gotmpl-'));
   const out = join(root, 'var/run/secrets/esi');
   mkdirSync(out, { recursive: true });
-  const env = { PATH: process.env.PATH, ESI_AGENT_CONFIG: JSON.stringify(config(variant)), ESI_LOG_LEVEL: 'warn', ...(variant === 'go-wasm' ? { ESI_GO_TEMPLATE_ENGINE: 'wasm' } : {}) };
+  const env = { PATH: process.env.PATH, ESI_AGENT_CONFIG: JSON.stringify(config(variant)), ESI_LOG_LEVEL: 'warn' };
   const timeFile = join(root, 'time');
   const started = process.hrtime.bigint();
   const r = spawnSync('/usr/bin/time', ['-o', timeFile, '-f', '%e %M', process.execPath, BIN, 'agent', '--root', root], { env, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -73,49 +72,42 @@ function main(): void {
   const runs = Number(opts.runs);
   const machine = machineInfo();
   const loadBefore = loadavg().map((l) => l.toFixed(2)).join(' / ');
-  const variants: Variant[] = ['none', 'go-ts', 'go-wasm'];
+  const variants: Variant[] = ['none', 'go-ts'];
   variants.forEach((v) => run(v)); // warm the page cache
-  const res: Record<Variant, { wall: number[]; rss: number[] }> = { none: { wall: [], rss: [] }, 'go-ts': { wall: [], rss: [] }, 'go-wasm': { wall: [], rss: [] } };
-  const ratios = { 'go-ts': { wall: [] as number[], rss: [] as number[] }, 'go-wasm': { wall: [] as number[], rss: [] as number[] } };
-  let files: string[] = [];
+  const res: Record<Variant, { wall: number[]; rss: number[] }> = { none: { wall: [], rss: [] }, 'go-ts': { wall: [], rss: [] } };
+  const ratios = { 'go-ts': { wall: [] as number[], rss: [] as number[] } };
   for (let i = 0; i < runs; i++) {
     // Interleaved, and the order rotated, so load changes hit every variant alike.
-    const round = Object.fromEntries(variants.map((_, k) => variants[(k + i) % 3]!).map((v) => [v, run(v)])) as Record<Variant, ReturnType<typeof run>>;
+    const round = Object.fromEntries(variants.map((_, k) => variants[(k + i) % variants.length]!).map((v) => [v, run(v)])) as Record<Variant, ReturnType<typeof run>>;
     for (const v of variants) {
       res[v].wall.push(round[v].wall);
       res[v].rss.push(round[v].rss);
     }
-    for (const v of ['go-ts', 'go-wasm'] as const) {
+    for (const v of ['go-ts'] as const) {
       ratios[v].wall.push(round[v].wall / round.none.wall);
       ratios[v].rss.push(round[v].rss / round.none.rss);
     }
-    files = [round['go-ts'].file, round['go-wasm'].file];
   }
-  if (files[0] !== files[1]) throw new Error(`the engines rendered different files:\n${files[0]}\n---\n${files[1]}`);
   const loadAfter = loadavg().map((l) => l.toFixed(2)).join(' / ');
   const f = (n: number, d = 2) => n.toFixed(d);
   const headers = ['Agent (init-only, fake store)', 'wall p50 s', 'peak RSS p50 MiB', 'wall ratio vs none (p50 of pairs)', 'RSS ratio vs none (p50 of pairs)'];
   const rows = [
     ['no template', f(median(res.none.wall)), f(median(res.none.rss), 1), '1', '1'],
     ['one ESO Go template, TypeScript engine (default)', f(median(res['go-ts'].wall)), f(median(res['go-ts'].rss), 1), `**${f(median(ratios['go-ts'].wall))}×**`, `**${f(median(ratios['go-ts'].rss))}×**`],
-    ['the same, `ESI_GO_TEMPLATE_ENGINE=wasm` (WebAssembly Go engine)', f(median(res['go-wasm'].wall)), f(median(res['go-wasm'].rss), 1), `${f(median(ratios['go-wasm'].wall))}×`, `${f(median(ratios['go-wasm'].rss))}×`],
   ];
   console.log(textTable(headers, rows));
   console.log(`load average before ${loadBefore}, after ${loadAfter}`);
   const body = `# Go templates in the agent
 
 _Written by \`npm run bench:agent:gotemplate\` (bench/agent/gotemplate.ts); the runner replaces
-this file. Decision: ADR 0071 (docs/decisions/0071-go-templates-in-typescript.md)._
+this file. Decision: docs/decisions/0087-templating-engines.md._
 
 One init-only agent (\`node bin/esi.js agent\`, compiled JavaScript, the \`fake\` store, one
-ExternalSecret of 4 keys) run three ways, interleaved with the order rotated each round,
-${runs} rounds after one warm-up round: without a template; with one ESO-style Go template
-(\`target.template\`, engine v2: quote, printf, b64enc, if, range, splitList, trim, upper);
-and the same template with \`ESI_GO_TEMPLATE_ENGINE=wasm\`, which forces the WebAssembly Go engine
-(what every Go template cost before ADR 0071). Wall time is spawn → exit (measured by the runner), peak RSS
+ExternalSecret of 4 keys) run two ways, interleaved with the order rotated each round,
+${runs} rounds after one warm-up round: without a template, and with one ESO-style Go template
+(\`target.template\`, engine v2: quote, printf, b64enc, if, range, splitList, trim, upper). Wall time is spawn → exit (measured by the runner), peak RSS
 is /usr/bin/time's maximum resident set. Ratios are the median of the per-round ratios (each
 round's variants ran back to back, so a load change affects both sides of a ratio alike).
-Both engines wrote byte-identical files.
 
 ## Machine
 

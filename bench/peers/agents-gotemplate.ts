@@ -80,8 +80,8 @@ function starters(server: VaultServer, token: string, opts: GoTemplateOptions): 
 
 /** Runs after agents.ts's rows, against the same server holding `peers/key-0..2`. */
 export async function runGoTemplateAgents(server: VaultServer, token: string, opts: GoTemplateOptions): Promise<GoTemplateResults> {
-  // The row measures the TypeScript engine (the default): a template it declines would be
-  // rendered by the WebAssembly Go engine (src/templating/go/index.ts) and measure that instead.
+  // The row measures an ESO template the engine renders (src/templating/go/): a refused one
+  // would measure an error instead.
   parseGoText(ESO_TEMPLATE);
   const load0 = os.loadavg();
   const expected = expectedGoFile(value(0), value(1), value(2));
