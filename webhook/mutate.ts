@@ -266,9 +266,10 @@ function securityContext(pod: V1Pod, request: InjectionRequest, agent: AgentSett
   };
 }
 
-/** The Go template engine (WebAssembly, docs/decisions/0015) adds ~60 MiB to an agent
- *  that renders Go templates; such an agent gets this limit unless the pod sets
- *  esi.dev/agent-memory-limit itself. */
+/** A Go template's render may build up to the engine's allowance (src/templating/go/alloc.ts:
+ *  tens of MiB of heap) on top of the agent's own; an agent that renders Go templates gets
+ *  this limit unless the pod sets esi.dev/agent-memory-limit itself
+ *  (docs/decisions/0087-templating-engines.md). */
 export const GO_TEMPLATE_AGENT_MEMORY_LIMIT = '192Mi';
 
 function usesGoTemplates(config: AgentConfig): boolean {
