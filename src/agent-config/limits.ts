@@ -6,7 +6,7 @@
 export const MAX_REFRESH_SECONDS = 24 * 3600;
 /** Signals the agent may send to a process of its pod. */
 export const SIGNALS = ['SIGHUP', 'SIGUSR1', 'SIGUSR2', 'SIGTERM', 'SIGINT', 'SIGQUIT', 'SIGWINCH'] as const;
-/** Characters of one template (also enforced by src/templating/syntax.ts). */
+/** Characters of one template (also enforced by src/templating/handlebars/syntax.ts). */
 export const MAX_TEMPLATE_LENGTH = 32 * 1024;
 /** A name in the output directory: no "/", "\\", NUL; not ".", ".." or "..*" (the
  *  writer's own entries); the 255-byte limit is checked by fileNameProblem. */

@@ -1,4 +1,4 @@
-// The lexer of the handlebars syntax check (src/templating/syntax.ts): handlebars' own
+// The lexer of the handlebars syntax check (src/templating/handlebars/syntax.ts): handlebars' own
 // lexer rules, linear in the text, and the error both halves throw. Positions, never text.
 
 export class TemplateSyntaxError extends Error {

@@ -2,7 +2,7 @@
 // sees the text. Handlebars' generated (jison) parser is super-linear on deep nesting,
 // long parameter lists and unbalanced blocks or sub-expressions (a 55 KB annotation cost
 // ~10 s of CPU), so neither the webhook nor the agent may hand it unchecked input.
-// It tokenizes with handlebars' own lexer rules (src/templating/syntax-lexer.ts: same order,
+// It tokenizes with handlebars' own lexer rules (src/templating/handlebars/syntax-lexer.ts: same order,
 // same lookaheads), checks the grammar with an explicit stack, and enforces the limits
 // below. It accepts a subset of handlebars: partials, decorators and raw blocks are
 // refused (ESI does not support them, and inline partials are the classic template bomb). The adversarial
