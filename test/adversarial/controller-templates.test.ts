@@ -25,7 +25,7 @@ const HB_BOMB = '{{#each @root}}'.repeat(12) + 'x' + '{{/each}}'.repeat(12);
 // (the handlebars bomb once hit the 1 MiB output limit before its 1 s deadline on a
 // loaded machine); each is correct. Any other reason (a template refused for what it says,
 // a store error) is no limit and fails the test.
-const LIMIT_REFUSAL = /exceeds the limit of \d+ characters|exceeds the size limit|exceeds the time limit|took longer than \d+ ms|render thread stopped \(out of memory/;
+const LIMIT_REFUSAL = /exceeds the limit of \d+ characters|exceeds the size limit|exceeds the time limit|took longer than \d+ ms|render thread stopped \(out of memory|builds more than \d+ characters or items of values/;
 
 /** The ExternalSecret once its Ready condition is False for its template (TemplateTimeout or
  *  TemplateError): the first refusal ends the wait, and the caller judges it (the bound is for

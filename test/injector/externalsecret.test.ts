@@ -75,7 +75,7 @@ t.test('key conversion and rewrite', async (tt) => {
     map,
   );
   tt.same(Object.keys(out).sort(), ['APP_db_pass', 'APP_db_user', 'other']);
-  // transform: ESO's Go template per key, `.value` bound to the key (rendered by the Go engine).
+  // transform: ESO's Go template per key, `.value` bound to the key (rendered by the Go-template engine).
   const upper = await applyRewrites([{ transform: { template: '{{ .value | upper }}' } }, { regexp: { source: '/', target: '_' } }], map, transformKeys);
   tt.same(Object.keys(upper).sort(), ['APP_DB-PASS', 'APP_DB-USER', 'OTHER']);
   await tt.rejects(applyRewrites([{ transform: { template: '{{ .value }}' } }], map), /rewrite\[0\]\.transform needs a Go template engine/);
