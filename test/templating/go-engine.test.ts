@@ -33,12 +33,13 @@ t.test('ESO documentation examples render as ESO renders them', async (t) => {
   t.equal(render('{{ .v | b64dec | upper }}-{{ .v | sha256sum }}', { v }), `ABC-${createHash('sha256').update(v).digest('hex')}`);
 });
 
-// ESI does not render ESO's certificate and key helpers (docs/decisions/0087-templating-engines.md):
+// ESI does not render ESO's other certificate and key helpers (docs/decisions/0087-templating-engines.md;
+// filterPEM and the JWK helpers render: test/templating/go-eso-pem.test.ts):
 // a template calling one is denied at admission with the function's name, where before the
 // WebAssembly Go engine rendered it.
-t.test("ESO's certificate and key helpers are refused by name; hexdec renders", async (t) => {
+t.test("ESO's other certificate and key helpers are refused by name; hexdec renders", async (t) => {
   const helpers = ['pkcs12key', 'pkcs12keyPass', 'pkcs12cert', 'pkcs12certPass', 'pemToPkcs12', 'pemToPkcs12Pass', 'fullPemToPkcs12', 'fullPemToPkcs12Pass',
-    'pemTruststoreToPKCS12', 'pemTruststoreToPKCS12Pass', 'filterPEM', 'filterCertChain', 'certSANs', 'rsaDecrypt', 'jwkPublicKeyPem', 'jwkPrivateKeyPem', 'fromYaml'];
+    'pemTruststoreToPKCS12', 'pemTruststoreToPKCS12Pass', 'filterCertChain', 'certSANs', 'rsaDecrypt', 'fromYaml'];
   const errors = parseGoTemplates(helpers.map((h) => ({ name: h, source: `{{ .v | ${h} }}` })));
   t.same(errors.map((e) => e.reason), helpers.map((h) => `not supported by ESI: function "${h}" is not supported by ESI (docs/templates.md lists what ESI renders)`));
   t.equal(render('{{ .h | hexdec }}', { h: Buffer.from('hé!').toString('hex') }), 'hé!');

@@ -15,7 +15,7 @@ const parseErrors = (source: string) => parseGoTemplates([{ name: 'p', source }]
 
 t.test('a Sprig or ESO function ESI does not render is refused at parse time, by name and line', async (t) => {
   t.same(parseErrors('line one\n{{ .p12 | pkcs12key }}'), ['template p line 2: not supported by ESI: function "pkcs12key" is not supported by ESI (docs/templates.md lists what ESI renders)']);
-  for (const f of ['fromYaml', 'filterPEM', 'jwkPublicKeyPem', 'now', 'randAlphaNum', 'genPrivateKey', 'merge', 'semver']) {
+  for (const f of ['fromYaml', 'certSANs', 'bcrypt', 'now', 'randAlphaNum', 'genPrivateKey', 'merge', 'semver']) {
     t.match(parseErrors(`{{ ${f} }}`)[0], `function "${f}" is not supported by ESI`, f);
   }
   t.throws(() => render('{{ (fromYaml .v).k }}', { v: 'k: v' }), /function "fromYaml" is not supported by ESI/, 'rendering refuses it too');
