@@ -34,11 +34,11 @@ t.test('ESO documentation examples render as ESO renders them', async (t) => {
 });
 
 // ESI does not render ESO's other certificate and key helpers (docs/decisions/0087-templating-engines.md;
-// filterPEM, filterCertChain and the JWK helpers render: go-eso-pem.test.ts, go-eso-certs.test.ts):
+// filterPEM, filterCertChain, the JWK helpers and pkcs12key/pkcs12cert render: go-eso-*.test.ts):
 // a template calling one is denied at admission with the function's name, where before the
 // WebAssembly Go engine rendered it.
 t.test("ESO's other certificate and key helpers are refused by name; hexdec renders", async (t) => {
-  const helpers = ['pkcs12key', 'pkcs12keyPass', 'pkcs12cert', 'pkcs12certPass', 'pemToPkcs12', 'pemToPkcs12Pass', 'fullPemToPkcs12', 'fullPemToPkcs12Pass',
+  const helpers = ['pemToPkcs12', 'pemToPkcs12Pass', 'fullPemToPkcs12', 'fullPemToPkcs12Pass',
     'pemTruststoreToPKCS12', 'pemTruststoreToPKCS12Pass', 'certSANs', 'rsaDecrypt', 'fromYaml'];
   const errors = parseGoTemplates(helpers.map((h) => ({ name: h, source: `{{ .v | ${h} }}` })));
   t.same(errors.map((e) => e.reason), helpers.map((h) => `not supported by ESI: function "${h}" is not supported by ESI (docs/templates.md lists what ESI renders)`));

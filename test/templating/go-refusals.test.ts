@@ -14,7 +14,7 @@ const render = (source: string, data: Record<string, string | Uint8Array> = {}, 
 const parseErrors = (source: string) => parseGoTemplates([{ name: 'p', source }]).map((e) => e.message);
 
 t.test('a Sprig or ESO function ESI does not render is refused at parse time, by name and line', async (t) => {
-  t.same(parseErrors('line one\n{{ .p12 | pkcs12key }}'), ['template p line 2: not supported by ESI: function "pkcs12key" is not supported by ESI (docs/templates.md lists what ESI renders)']);
+  t.same(parseErrors('line one\n{{ .p12 | certSANs }}'), ['template p line 2: not supported by ESI: function "certSANs" is not supported by ESI (docs/templates.md lists what ESI renders)']);
   for (const f of ['fromYaml', 'certSANs', 'bcrypt', 'now', 'randAlphaNum', 'genPrivateKey', 'merge', 'semver']) {
     t.match(parseErrors(`{{ ${f} }}`)[0], `function "${f}" is not supported by ESI`, f);
   }

@@ -7,7 +7,7 @@
 
 const GROUPS: Record<string, string> = {
   /** ESO's certificate and key helpers (PKCS#12, PEM, JWK, RSA). */
-  eso: 'pkcs12key pkcs12keyPass pkcs12cert pkcs12certPass pemToPkcs12 pemToPkcs12Pass fullPemToPkcs12 fullPemToPkcs12Pass ' +
+  eso: 'pemToPkcs12 pemToPkcs12Pass fullPemToPkcs12 fullPemToPkcs12Pass ' +
     'pemTruststoreToPKCS12 pemTruststoreToPKCS12Pass certSANs rsaDecrypt fromYaml',
   /** Dates, durations and the clock (Go's time layouts and zones). */
   dates: 'now ago date dateInZone date_in_zone dateModify date_modify mustDateModify must_date_modify duration durationRound ' +
