@@ -34,12 +34,11 @@ t.test('ESO documentation examples render as ESO renders them', async (t) => {
 });
 
 // ESI does not render ESO's other certificate and key helpers (docs/decisions/0087-templating-engines.md;
-// filterPEM, filterCertChain, the JWK helpers and pkcs12key/pkcs12cert render: go-eso-*.test.ts):
+// filterPEM, filterCertChain, the JWK and PKCS#12 helpers render: go-eso-*.test.ts):
 // a template calling one is denied at admission with the function's name, where before the
 // WebAssembly Go engine rendered it.
 t.test("ESO's other certificate and key helpers are refused by name; hexdec renders", async (t) => {
-  const helpers = ['pemToPkcs12', 'pemToPkcs12Pass', 'fullPemToPkcs12', 'fullPemToPkcs12Pass',
-    'pemTruststoreToPKCS12', 'pemTruststoreToPKCS12Pass', 'certSANs', 'rsaDecrypt', 'fromYaml'];
+  const helpers = ['pemTruststoreToPKCS12', 'pemTruststoreToPKCS12Pass', 'certSANs', 'rsaDecrypt', 'fromYaml'];
   const errors = parseGoTemplates(helpers.map((h) => ({ name: h, source: `{{ .v | ${h} }}` })));
   t.same(errors.map((e) => e.reason), helpers.map((h) => `not supported by ESI: function "${h}" is not supported by ESI (docs/templates.md lists what ESI renders)`));
   t.equal(render('{{ .h | hexdec }}', { h: Buffer.from('hé!').toString('hex') }), 'hé!');

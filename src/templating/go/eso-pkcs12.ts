@@ -15,7 +15,7 @@ import { derAt, derChildren, type Der } from './der.js';
 import { derToPem } from './eso-pem.js';
 import { isBytes, type Value } from './values.js';
 
-const OID = {
+export const OID = {
   data: '2a864886f70d010701', encryptedData: '2a864886f70d010706',
   keyBag: '2a864886f70d010c0a0101', shroudedKeyBag: '2a864886f70d010c0a0102', certBag: '2a864886f70d010c0a0103',
   x509Cert: '2a864886f70d01091601', pbes2: '2a864886f70d01050d', pbkdf2: '2a864886f70d01050c',
@@ -50,7 +50,7 @@ const octets = (d: Der | undefined): Buffer => {
 };
 
 /** RFC 7292 appendix B.2: the PKCS#12 key derivation. */
-function kdf(hash: string, password: Buffer, salt: Buffer, { id, iterations, size }: { id: number; iterations: number; size: number }): Buffer {
+export function kdf(hash: string, password: Buffer, salt: Buffer, { id, iterations, size }: { id: number; iterations: number; size: number }): Buffer {
   const u = createHash(hash).digest().length;
   const v = hash === 'sha512' ? 128 : 64;
   const fill = (b: Buffer) => (b.length === 0 ? Buffer.alloc(0) : Buffer.alloc(v * Math.ceil(b.length / v), b));
@@ -77,7 +77,7 @@ function kdf(hash: string, password: Buffer, salt: Buffer, { id, iterations, siz
 }
 
 /** bmpStringZeroTerminated: UTF-16BE and two zero bytes. */
-function bmp(password: string): Buffer {
+export function bmp(password: string): Buffer {
   const le = Buffer.from(`${password}\0`, 'utf16le');
   for (let j = 0; j < le.length; j += 2) [le[j], le[j + 1]] = [le[j + 1]!, le[j]!];
   return le;
