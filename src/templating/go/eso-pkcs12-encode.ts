@@ -22,7 +22,7 @@ const OID_HMAC_SHA256 = '2a864886f70d0209';
 const OID_AES256_CBC = '60864801650304012a';
 const OID_SHA256 = '608648016503040201';
 
-function tlv(tag: number, content: Buffer): Buffer {
+export function tlv(tag: number, content: Buffer): Buffer {
   const n = content.length;
   const len = n < 0x80 ? Buffer.from([n]) : (() => {
     const bytes: number[] = [];
@@ -31,12 +31,12 @@ function tlv(tag: number, content: Buffer): Buffer {
   })();
   return Buffer.concat([Buffer.from([tag]), len, content]);
 }
-const seq = (...xs: Buffer[]) => tlv(0x30, Buffer.concat(xs));
-const set = (...xs: Buffer[]) => tlv(0x31, Buffer.concat(xs));
-const oid = (hex: string) => tlv(0x06, Buffer.from(hex, 'hex'));
-const octets = (b: Buffer) => tlv(0x04, b);
-const explicit0 = (b: Buffer) => tlv(0xa0, b);
-function int(n: number): Buffer {
+export const seq = (...xs: Buffer[]) => tlv(0x30, Buffer.concat(xs));
+export const set = (...xs: Buffer[]) => tlv(0x31, Buffer.concat(xs));
+export const oid = (hex: string) => tlv(0x06, Buffer.from(hex, 'hex'));
+export const octets = (b: Buffer) => tlv(0x04, b);
+export const explicit0 = (b: Buffer) => tlv(0xa0, b);
+export function int(n: number): Buffer {
   let hex = n.toString(16);
   if (hex.length % 2) hex = `0${hex}`;
   if (parseInt(hex.slice(0, 2), 16) & 0x80) hex = `00${hex}`;
@@ -44,7 +44,7 @@ function int(n: number): Buffer {
 }
 
 /** PBES2 parameters and the ciphertext of `data` (PKCS#7 padding, as go-pkcs12's pbEncrypt). */
-function pbes2(data: Buffer, pass: string): { alg: Buffer; encrypted: Buffer } {
+export function pbes2(data: Buffer, pass: string): { alg: Buffer; encrypted: Buffer } {
   const salt = randomBytes(SALT);
   const iv = randomBytes(16);
   const key = pbkdf2Sync(Buffer.from(pass, 'utf8'), salt, ITERATIONS, 32, 'sha256');
@@ -81,7 +81,11 @@ function encode(certs: Buffer[], key: KeyObject, pass: string): string {
   const shrouded = pbes2(key.export({ type: 'pkcs8', format: 'der' }), pass);
   const keyBag = seq(oid(OID.shroudedKeyBag), explicit0(seq(shrouded.alg, octets(shrouded.encrypted))), set(localKeyId));
   const keyInfo = seq(oid(OID.data), explicit0(octets(seq(keyBag))));
-  const authSafe = seq(certInfo, keyInfo);
+  return archive(seq(certInfo, keyInfo), pass);
+}
+
+/** The PFX around an authenticated safe: its HMAC-SHA-256 MAC, base64. */
+export function archive(authSafe: Buffer, pass: string): string {
   const macSalt = randomBytes(SALT);
   const macKey = kdf('sha256', bmp(pass), macSalt, { id: 3, iterations: ITERATIONS, size: 32 });
   const mac = createHmac('sha256', macKey).update(authSafe).digest();

@@ -7,7 +7,7 @@
 
 const GROUPS: Record<string, string> = {
   /** ESO's certificate and key helpers (PKCS#12, PEM, JWK, RSA). */
-  eso: 'pemTruststoreToPKCS12 pemTruststoreToPKCS12Pass certSANs rsaDecrypt fromYaml',
+  eso: 'certSANs rsaDecrypt fromYaml',
   /** Dates, durations and the clock (Go's time layouts and zones). */
   dates: 'now ago date dateInZone date_in_zone dateModify date_modify mustDateModify must_date_modify duration durationRound ' +
     'htmlDate htmlDateInZone toDate mustToDate unixEpoch',
