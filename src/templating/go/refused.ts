@@ -6,8 +6,8 @@
 // A function moves from this list to the engine with differential coverage.
 
 const GROUPS: Record<string, string> = {
-  /** ESO's certificate and key helpers (PKCS#12, PEM, JWK, RSA). */
-  eso: 'certSANs rsaDecrypt fromYaml',
+  /** ESO's helpers not yet ported (the others: eso-*.ts). */
+  eso: 'certSANs fromYaml',
   /** Dates, durations and the clock (Go's time layouts and zones). */
   dates: 'now ago date dateInZone date_in_zone dateModify date_modify mustDateModify must_date_modify duration durationRound ' +
     'htmlDate htmlDateInZone toDate mustToDate unixEpoch',

@@ -18,13 +18,14 @@ import { ESO_PEM } from './eso-pem.js';
 import { ESO_PKCS12 } from './eso-pkcs12.js';
 import { ESO_PKCS12_ENCODE } from './eso-pkcs12-encode.js';
 import { ESO_TRUSTSTORE } from './eso-truststore.js';
+import { ESO_RSA } from './eso-rsa.js';
 import { Bytes, stringMap, type Value } from './values.js';
 
 export { AllocationExceeded } from './alloc.js';
 export { ExecFailure, GoExecError, GoSyntaxError, Unsupported } from './errors.js';
 export { OutputTooLarge, type ExecLimits } from './exec.js';
 
-const FUNCS: FuncMap = new Map<string, GoFunc>(Object.entries({ ...SPRIG, ...SPRIG_MORE, ...SPRIG_REGEX, ...ESO_PEM, ...ESO_CERTS, ...ESO_JWK, ...ESO_PKCS12, ...ESO_PKCS12_ENCODE, ...ESO_TRUSTSTORE, ...BUILTINS }));
+const FUNCS: FuncMap = new Map<string, GoFunc>(Object.entries({ ...SPRIG, ...SPRIG_MORE, ...SPRIG_REGEX, ...ESO_PEM, ...ESO_CERTS, ...ESO_JWK, ...ESO_PKCS12, ...ESO_PKCS12_ENCODE, ...ESO_TRUSTSTORE, ...ESO_RSA, ...BUILTINS }));
 
 /** The functions this engine renders itself (docs/templates.md lists them). */
 export const TYPESCRIPT_FUNCTIONS: readonly string[] = [...FUNCS.keys()].sort();
