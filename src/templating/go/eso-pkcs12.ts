@@ -133,7 +133,8 @@ function decrypt(fn: string, alg: Der, data: Buffer, password: Buffer): Buffer {
   return plain.subarray(0, plain.length - pad);
 }
 
-function swap(b: Buffer): Buffer {
+/** UTF-16LE bytes as UTF-16BE (BMPString) and back. */
+export function swap(b: Buffer): Buffer {
   const c = Buffer.from(b);
   for (let j = 0; j + 1 < c.length; j += 2) [c[j], c[j + 1]] = [c[j + 1]!, c[j]!];
   return c;

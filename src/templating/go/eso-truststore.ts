@@ -12,7 +12,7 @@ import type { GoFunc } from './exec.js';
 import { certInfo, derAt, derChildren } from './der.js';
 import { byteString, pemDecode } from './eso-pem.js';
 import { archive, explicit0, int, octets, oid, pbes2, seq, set, tlv } from './eso-pkcs12-encode.js';
-import { OID } from './eso-pkcs12.js';
+import { OID, swap } from './eso-pkcs12.js';
 import type { Value } from './values.js';
 
 const OID_JAVA_TRUST_STORE = '6086480186f966adca7b0101';
@@ -54,9 +54,7 @@ export function goNameString(rawSubject: Buffer): string {
 
 function bmpName(s: string): Buffer {
   for (const c of s) if (c.codePointAt(0)! > 0xffff) throw new ExecFailure('error calling pemTruststoreToPKCS12: a subject outside the Basic Multilingual Plane');
-  const le = Buffer.from(s, 'utf16le');
-  for (let j = 0; j < le.length; j += 2) [le[j], le[j + 1]] = [le[j + 1]!, le[j]!];
-  return le;
+  return swap(Buffer.from(s, 'utf16le'));
 }
 
 /** The oracle's loop: PEM blocks, every one a certificate, until only white space is left. */
