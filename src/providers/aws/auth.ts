@@ -118,10 +118,12 @@ function webIdentityCredentials(s: StsClients, ctx: ProviderContext, spec: AWSPr
  *  closes its connection handler after its first answer. */
 async function podIdentityCredentials(ctx: ProviderContext, pi: { uri: string; tokenFile: string }): Promise<AwsCredentialIdentityProvider> {
   const { fromHttp } = await import('@aws-sdk/credential-provider-http');
+  // The SDK waits `timeout` between its own retries too: none here, the callers retry
+  // with backoff (as every SDK client of this provider, sdk.ts).
   const timeout = Math.min(ctx.timeoutMs, 5000);
   return async () => {
     try {
-      return await fromHttp({ awsContainerCredentialsFullUri: pi.uri, awsContainerAuthorizationTokenFile: pi.tokenFile, timeout, maxRetries: 1 })();
+      return await fromHttp({ awsContainerCredentialsFullUri: pi.uri, awsContainerAuthorizationTokenFile: pi.tokenFile, timeout, maxRetries: 0 })();
     } catch (err) {
       // The SDK's message names the status or the token file, never a credential.
       throw new ProviderError('AuthFailed', ctx.storeId, `EKS Pod Identity (${pi.uri}): ${(err as Error).message.split('\n')[0]}`, undefined, { cause: err });
