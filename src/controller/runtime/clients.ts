@@ -269,6 +269,7 @@ export class ClientCache {
           throw new ProviderError('AuthFailed', id, `cannot request a token for ServiceAccount "${sa.namespace}/${sa.name}" (${(err as Error).message})`);
         }
       }),
+      environmentIdentity: lendsIdentity(store, this.lending()),
       logger: this.opts.logger.child({ store: id, provider: providerName }),
       timeoutMs: this.opts.timeoutMs,
       addresses: this.egressPolicy(store),
