@@ -5,14 +5,14 @@
 // retrying can help. Messages are value-free by construction (src/externalsecret, the
 // providers and templating build them).
 import { EXTERNAL_SECRET_API_VERSION, type AnySecretStore, type ExternalSecret, type SecretStoreRef } from '../../api/types.js';
-import { storeIdOf } from '../../stores/id.js';
+import { storeId, storeIdOf } from '../../stores/id.js';
 import { storeKindOf } from '../../stores/use.js';
 import { fetchExternalSecret } from '../../externalsecret/fetch.js';
 import { TemplateSourceError } from '../../externalsecret/template-sources.js';
 import { ProviderError, type SecretsClient } from '../../providers/types.js';
 import { selectTemplateEngine, type RenderedTemplate } from '../../templating/index.js';
 import { RenderBusy, RenderFailed, type PooledRenderer } from '../../templating/pool/index.js';
-import { storeId, type ClientCache } from '../runtime/clients.js';
+import type { ClientCache } from '../runtime/clients.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { noStoreClient, type GeneratorReads, type Generators } from '../generatorstate/generators.js';
 import type { Generation } from '../generatorstate/state.js';

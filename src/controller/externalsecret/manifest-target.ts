@@ -11,9 +11,6 @@ import { CONFIG_MAPS, resourcePath } from '../../kube/paths.js';
 import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
 import { planSecret, type Desired, type Plan } from './secret.js';
 
-/** The one kind `spec.target.manifest` may name (ADR 0067). */
-export const MANIFEST_TARGETS = [{ apiVersion: 'v1', kind: 'ConfigMap' }] as const;
-
 export function isManifestTarget(es: ExternalSecret): boolean {
   return !!es.spec.target?.manifest;
 }
@@ -47,7 +44,7 @@ function asConfigMap(s: V1Secret): V1ConfigMap {
 }
 
 /** What to do about the target ConfigMap (`cur`: the live one, if any). */
-export function planConfigMap(d: Desired, es: ExternalSecret, cur: V1ConfigMap | undefined, esExists: (name: string) => boolean): Plan {
+function planConfigMap(d: Desired, es: ExternalSecret, cur: V1ConfigMap | undefined, esExists: (name: string) => boolean): Plan {
   return planSecret({ ...d, kind: 'ConfigMap', type: 'Opaque', immutable: false }, es, cur && asSecret(cur), esExists);
 }
 

@@ -9,6 +9,7 @@
 // over; one ESI does not manage only when its writer allows it (adoptedBy: ADR 0057).
 import type { V1OwnerReference, V1Secret } from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
+import { LAST_APPLIED } from '../../kube/list.js';
 import { EXTERNAL_SECRET_API_VERSION, KIND_EXTERNAL_SECRET, type CreationPolicy, type ExternalSecret } from '../../api/types.js';
 import {
   ADOPT_ANNOTATION,
@@ -46,9 +47,6 @@ export function contentHash(type: string, data: Record<string, string>, keys = O
   for (const k of [...keys].sort()) h.update(k).update('\0').update(data[k] ?? '').update('\0');
   return h.digest('hex').slice(0, 40);
 }
-
-/** kubectl's record of the applied manifest: not the ExternalSecret's metadata for a user. */
-const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
 /** The labels and annotations the Secret carries besides ESI's own: the template's (as
  *  rendered) or, without a template, the ExternalSecret's own, as ESO copies them. */
@@ -124,7 +122,7 @@ export type Plan =
 
 /** Whether another ExternalSecret claims `secret`: its controller ownerReference, or the
  *  annotation naming an ExternalSecret that still exists (`esExists`). */
-export function claimedByOther(secret: V1Secret, es: ExternalSecret, esExists: (name: string) => boolean): string | undefined {
+function claimedByOther(secret: V1Secret, es: ExternalSecret, esExists: (name: string) => boolean): string | undefined {
   const ctl = secret.metadata?.ownerReferences?.find((o) => o.controller && o.kind === 'ExternalSecret');
   if (ctl && ctl.uid !== es.metadata.uid) return `ExternalSecret "${ctl.name}"`;
   const annotated = secret.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION];
@@ -136,7 +134,7 @@ export function claimedByOther(secret: V1Secret, es: ExternalSecret, esExists: (
  *  not. Its writer allows it in one of two ways: the Secret's controller ownerReference is
  *  this very ExternalSecret (what ESO leaves when the ExternalSecret moves from ESO to ESI),
  *  or the Secret carries `esi.dev/adopt: <this ExternalSecret's name>`. */
-export function adoptedBy(secret: V1Secret, es: ExternalSecret): string | undefined {
+function adoptedBy(secret: V1Secret, es: ExternalSecret): string | undefined {
   const ctl = secret.metadata?.ownerReferences?.find((o) => o.controller);
   if (ctl && ctl.kind === KIND_EXTERNAL_SECRET && ctl.uid === es.metadata.uid) return 'its controller ownerReference is this ExternalSecret';
   if (secret.metadata?.annotations?.[ADOPT_ANNOTATION] === es.metadata.name) return `it carries ${ADOPT_ANNOTATION}: ${es.metadata.name}`;

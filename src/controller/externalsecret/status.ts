@@ -3,13 +3,14 @@
 // idle refresh writes nothing. lastTransitionTime moves only when the status flips.
 import { createHash } from 'node:crypto';
 import type { Condition, ExternalSecret, ExternalSecretStatus } from '../../api/types.js';
+import { LAST_APPLIED } from '../../kube/list.js';
 import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
 
 /** ESO's `syncedResourceVersion`: the generation and a hash of labels and annotations. */
 export function syncedResourceVersion(es: ExternalSecret): string {
   const h = createHash('sha256')
     .update(JSON.stringify(Object.entries(es.metadata.labels ?? {}).sort()))
-    .update(JSON.stringify(Object.entries(es.metadata.annotations ?? {}).filter(([k]) => k !== 'kubectl.kubernetes.io/last-applied-configuration').sort()))
+    .update(JSON.stringify(Object.entries(es.metadata.annotations ?? {}).filter(([k]) => k !== LAST_APPLIED).sort()))
     .digest('hex')
     .slice(0, 16);
   return `${es.metadata.generation ?? 0}-${h}`;

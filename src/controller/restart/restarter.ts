@@ -19,8 +19,6 @@ import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
 import type { EventRecorder, Regarding } from '../runtime/events.js';
 import { RESTARTED_AT_ANNOTATION, restartedAt, restartsFor, type WorkloadLike } from './match.js';
 
-export { dataChanged } from './match.js';
-
 export const DEFAULT_RESTART_MIN_INTERVAL_MS = 60_000;
 /** Namespace scans running at once. */
 const SCANS = 2;
