@@ -17,7 +17,7 @@ import { EventRecorder } from './runtime/events.js';
 import { Informers, slim, type Kind } from './runtime/informers.js';
 import { EXTERNAL_SECRET_ANNOTATION } from './runtime/labels.js';
 import { readyOf, recordExternalSecret, type ControllerMetrics } from './runtime/metrics.js';
-import { keyOf, queueKey } from './runtime/keys.js';
+import { keyOf, queueKey, type QueueKey } from './runtime/keys.js';
 import { WorkQueue, type Requeue } from './runtime/queue.js';
 import { PushRecords } from './pushsecret/record.js';
 import { PushSecretReconciler } from './pushsecret/reconcile.js';
@@ -104,8 +104,8 @@ export class Controller {
   /** The injected pods' agents (ADR 0070). */
   private readonly pods = new PodAgents();
   /** store id → ExternalSecret keys using it, and the reverse. */
-  private readonly dependents = new Map<string, Set<string>>();
-  private readonly usesStore = new Map<string, readonly string[]>();
+  private readonly dependents = new Map<string, Set<QueueKey>>();
+  private readonly usesStore = new Map<QueueKey, readonly string[]>();
 
   constructor(private readonly o: ControllerOptions) {
     const { metrics, logger, rest } = o;
@@ -200,7 +200,7 @@ export class Controller {
   }
 
   /** Records the stores `key` reads from (several with per-entry sourceRef.storeRef). */
-  private track(key: string, stores: readonly string[]): void {
+  private track(key: QueueKey, stores: readonly string[]): void {
     const prev = this.usesStore.get(key) ?? [];
     if (prev.length === stores.length && prev.every((s, i) => s === stores[i])) return;
     for (const p of prev) this.dependents.get(p)?.delete(key);
@@ -303,7 +303,7 @@ export class Controller {
   }
 
   /** Runs the reconcile the key names and returns when to run it again (the queue applies it). */
-  private async handle(key: string, requestedAt: number): Promise<Requeue> {
+  private async handle(key: QueueKey, requestedAt: number): Promise<Requeue> {
     const { kind, namespace, name } = keyOf(key);
     this.o.metrics.queueDepth.set(this.queue.depth);
     this.o.metrics.scheduled.set(this.schedule.size);

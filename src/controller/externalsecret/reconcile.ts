@@ -15,6 +15,7 @@ import type { Informers } from '../runtime/informers.js';
 import { EXTERNAL_SECRET_ANNOTATION, FORCE_SYNC_ANNOTATION } from '../runtime/labels.js';
 import { nextRefresh, phaseOf, refreshAfterRead, type RefreshSpec } from './refresh.js';
 import { refreshAllowed } from './sync-windows.js';
+import type { QueueKey } from '../runtime/keys.js';
 import type { Requeue } from '../runtime/queue.js';
 import { desiredSecret, editedByHand, planSecret, type Desired, type Plan } from './secret.js';
 import { isManifestTarget, writeConfigMap } from './manifest-target.js';
@@ -53,7 +54,7 @@ export interface EsDeps {
   /** The injected pods' agents, for ExternalSecrets only they serve (ADR 0070). */
   pods?: Pick<PodAgents, 'view'>;
   /** Called with the ids of the stores each ExternalSecret uses (dependents index). */
-  uses(esKey: string, stores: readonly string[]): void;
+  uses(esKey: QueueKey, stores: readonly string[]): void;
 }
 
 /** What the reconciler remembers between reconciles of one ExternalSecret (no values). */

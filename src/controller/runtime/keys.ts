@@ -23,7 +23,7 @@ export function queueKey(kind: KeyKind, namespace: string, name: string): QueueK
 }
 
 /** The object a key names. */
-export function keyOf(key: string): KeyOf {
+export function keyOf(key: QueueKey): KeyOf {
   const [kind, a = '', b = ''] = key.split('/');
   return CLUSTER_SCOPED.has(kind!) ? { kind: kind as KeyKind, namespace: '', name: a } : { kind: kind as KeyKind, namespace: a, name: b };
 }
