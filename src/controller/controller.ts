@@ -147,7 +147,9 @@ export class Controller {
       rest, generators, events, logger, controllerClass: o.classes[0] ?? '', gracePeriodMs: o.generatorGcGraceMs ?? DEFAULT_GC_GRACE_MS,
       cached: (ns, name) => this.informers.generatorState(ns, name), ledger: this.ledger,
     });
-    this.restarts = new Restarter({ rest, events, logger, minIntervalMs: o.restartMinIntervalMs ?? DEFAULT_RESTART_MIN_INTERVAL_MS });
+    this.restarts = new Restarter({
+      rest, events, logger, minIntervalMs: o.restartMinIntervalMs ?? DEFAULT_RESTART_MIN_INTERVAL_MS, queue: this.queue, schedule: this.schedule,
+    });
     this.es = new ExternalSecretReconciler({
       informers: this.informers, stores: this.stores, clients: this.clients, generators, states: this.states, rest, events, restarts: this.restarts,
       renderer: this.renderer, logger, jitterMaxMs: o.windowMs / 2, allowConfigMapTargets: o.allowConfigMapTargets ?? false, pods: this.pods,
@@ -310,6 +312,7 @@ export class Controller {
     if (kind === 'ces' || kind === 'cps') return (await this.cluster.reconcile(kind, name)).requeue;
     // Whatever the namespace's selection now: a lease this controller minted is its to revoke.
     if (kind === 'gs') return this.states.reconcile(namespace, name);
+    if (Restarter.owns(key)) return this.restarts.handle(key);
     if (kind !== 'css' && !this.inScope(namespace)) return {};
     // With a namespace selector a ClusterSecretStore is validated only for its users.
     if (kind === 'css' && this.o.namespaceSelector && !this.dependents.get(storeIdOf('ClusterSecretStore', name))?.size) return {};
