@@ -18,7 +18,8 @@ import type {
 import { RemoteRefError } from '../providers/errors.js';
 import { emptySecretMap, ProviderError, type CallOptions, type FindRef, type RemoteRef, type SecretMap, type SecretsClient } from '../providers/types.js';
 import { decodeMap, decodeValue } from './decode.js';
-import { convertKeys, isValidSecretKey } from './keys.js';
+import { convertKeys } from '../providers/key-conversion.js';
+import { isValidSecretKey } from './keys.js';
 import { applyRewrites, type KeyTransform } from './rewrite.js';
 
 /** Provider call options, plus the renderer of `rewrite[].transform` templates. */

@@ -35,7 +35,7 @@ export interface InjectionRequest {
   templates: { file: string; template: string }[];
   /** `esi.dev/dynamic-<name>` entries; absent in requests built without annotations. */
   dynamic?: DynamicRequest[];
-  /** `esi.dev/env`: ExternalSecret keys as environment variables (webhook/env.ts). */
+  /** `esi.dev/env`: ExternalSecret keys as environment variables (src/pod-contract/env.ts). */
   env: EnvRequest[] | undefined;
   mode: InjectionMode;
   mountPath: string;

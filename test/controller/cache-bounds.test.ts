@@ -1,4 +1,4 @@
-// The managed-Secret cache holds what the controller wrote (issue 21): anyone who may write
+// The managed-Secret cache holds what the controller wrote: anyone who may write
 // Secrets can put `esi.dev/managed=true` on any Secret, so a labelled Secret keeps its data
 // in the cache only when it names its ExternalSecret and matches ESI's data hash; for the
 // others the cache keeps metadata alone and lookups miss (the reconciler then reads the API).

@@ -144,7 +144,7 @@ t.test('Secret plan: create, no-op, repair, conflicts, Merge', async (t) => {
   t.same(Object.keys(merged.body.data).sort(), ['own', 'pw'], 'Merge keeps the other keys');
 });
 
-t.test('Secret plan: Merge drops the keys it merged before and no longer has; template finalizers (issue 25)', async (t) => {
+t.test('Secret plan: Merge drops the keys it merged before and no longer has; template finalizers', async (t) => {
   const es = { apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: { name: 'db', namespace: 'n', uid: 'u1' }, spec: { target: { creationPolicy: 'Merge' } } } as ExternalSecret;
   const enc = (s: string) => new TextEncoder().encode(s);
   const want = (data: Record<string, string>, spec: ExternalSecret['spec'] = es.spec) => desiredSecret({ ...es, spec }, { kind: 'SecretStore', name: 's' },
