@@ -15,6 +15,16 @@ export function isManifestTarget(es: ExternalSecret): boolean {
   return !!es.spec.target?.manifest;
 }
 
+/** The name of the object the ExternalSecret writes. */
+export function targetName(es: ExternalSecret): string {
+  return es.spec.target?.name ?? es.metadata.name!;
+}
+
+/** The kind of object the ExternalSecret writes: a Secret, or its manifest's ConfigMap. */
+export function targetKind(es: ExternalSecret): 'Secret' | 'ConfigMap' {
+  return isManifestTarget(es) ? 'ConfigMap' : 'Secret';
+}
+
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** A ConfigMap as the Secret planSecret reasons about: every value base64, type Opaque. */
