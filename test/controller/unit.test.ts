@@ -8,7 +8,8 @@ import { keyOf, queueKey } from '../../src/controller/runtime/keys.js';
 import { WorkQueue, type Requeue } from '../../src/controller/runtime/queue.js';
 import { jitterSpan, nextRefresh, phaseOf, refreshAfterRead } from '../../src/controller/externalsecret/refresh.js';
 import { Schedule } from '../../src/controller/runtime/schedule.js';
-import { desiredSecret, editedByHand, planSecret } from '../../src/controller/externalsecret/secret.js';
+import { desiredSecret, planSecret } from '../../src/controller/externalsecret/secret.js';
+import { editedByHand } from '../../src/controller/runtime/labels.js';
 import { until } from '../platform/until.js';
 
 t.test('Schedule: one timer, earliest first, rescheduling supersedes', async (t) => {

@@ -4,12 +4,11 @@
 // grid of ./refresh.ts. What is remembered between reconciles holds no value.
 import type { V1Secret } from '@kubernetes/client-node';
 import type { AnySecretStore, ExternalSecret } from '../../api/types.js';
-import { EXTERNAL_SECRET_ANNOTATION, FORCE_SYNC_ANNOTATION } from '../runtime/labels.js';
+import { EXTERNAL_SECRET_ANNOTATION, FORCE_SYNC_ANNOTATION, editedByHand } from '../runtime/labels.js';
 import type { Requeue } from '../runtime/queue.js';
 import { versionOf } from '../secretstore/reconcile.js';
 import { isManifestTarget } from './manifest-target.js';
 import { nextRefresh, phaseOf, refreshAfterRead, type RefreshSpec } from './refresh.js';
-import { editedByHand } from './secret.js';
 import { readyCondition, syncedResourceVersion } from './status.js';
 import { refreshAllowed } from './sync-windows.js';
 

@@ -63,6 +63,15 @@ interface SyncAt {
 /** What happened (metrics) and when to run again (the work queue, src/controller/runtime/queue.ts). */
 export type Outcome = { result: 'synced' | 'unchanged' | 'skipped' | 'error'; reason: string; requeue: Requeue };
 
+/** The Ready condition a reconcile outcome leaves on its object: true or false as written
+ *  to status, 'gone' when the object is deleted or served by another controller, undefined
+ *  when the reconcile wrote no status (it waits for a cache or a render slot). */
+export function readyOf(out: Outcome): boolean | 'gone' | undefined {
+  if (out.result === 'synced' || out.result === 'unchanged') return true;
+  if (out.result === 'error') return false;
+  return out.reason === 'Deleted' || out.reason === 'OtherClass' || out.reason === 'ClusterKindNotServed' ? 'gone' : undefined;
+}
+
 export class ExternalSecretReconciler {
   private readonly state = new Map<string, EsState>();
 

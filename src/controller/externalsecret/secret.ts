@@ -8,7 +8,6 @@
 // A Secret written by another ExternalSecret (ownerReference or annotation) is never taken
 // over; one ESI does not manage only when its writer allows it (adoptedBy: ADR 0057).
 import type { V1OwnerReference, V1Secret } from '@kubernetes/client-node';
-import { createHash } from 'node:crypto';
 import { LAST_APPLIED } from '../../kube/list.js';
 import { EXTERNAL_SECRET_API_VERSION, KIND_EXTERNAL_SECRET, type CreationPolicy, type ExternalSecret } from '../../api/types.js';
 import {
@@ -21,6 +20,7 @@ import {
   SOURCE_STORE_ANNOTATION,
   STORE_KIND_LABEL,
   STORE_LABEL,
+  contentHash,
   labelValue,
 } from '../runtime/labels.js';
 
@@ -39,13 +39,6 @@ export interface Desired {
   immutable: boolean;
   ownerReference?: V1OwnerReference;
   policy: CreationPolicy;
-}
-
-/** Hash of the managed content: type and the given keys' values (all keys by default). */
-export function contentHash(type: string, data: Record<string, string>, keys = Object.keys(data)): string {
-  const h = createHash('sha256').update(type).update('\0');
-  for (const k of [...keys].sort()) h.update(k).update('\0').update(data[k] ?? '').update('\0');
-  return h.digest('hex').slice(0, 40);
 }
 
 /** The labels and annotations the Secret carries besides ESI's own: the template's (as
@@ -208,16 +201,6 @@ export function matches(d: Desired, cur: V1Secret): boolean {
   // Merge keeps the Secret's other keys; the other policies own every key.
   if (d.policy === 'Merge') return !staleMergedKeys(d, cur).some((k) => k in data);
   return Object.keys(data).length === Object.keys(d.data).length;
-}
-
-/** A managed Secret whose content no longer matches its own data-hash was edited by hand. */
-export function editedByHand(cur: V1Secret): boolean {
-  const a = cur.metadata?.annotations ?? {};
-  const hash = a[DATA_HASH_ANNOTATION];
-  if (!hash) return false;
-  const merged = a[MERGED_KEYS_ANNOTATION];
-  const keys = merged !== undefined ? merged.split(',').filter(Boolean) : undefined;
-  return contentHash(cur.type ?? 'Opaque', cur.data ?? {}, keys) !== hash;
 }
 
 function body(d: Desired, base?: V1Secret): V1Secret {
