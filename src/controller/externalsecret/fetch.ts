@@ -120,7 +120,7 @@ export class ExternalSecretFetcher {
       }
       const ref = es.spec.secretStoreRef;
       const main = ref?.name ? byId.get(storeIdOf(storeKindOf(ref), ref.name, ns)) : undefined;
-      // Every store was looked up before the fetch (src/controller/externalsecret/stores.ts).
+      // Every store was looked up before the fetch (src/controller/externalsecret/spec.ts).
       const clientFor = (r: SecretStoreRef) => byId.get(storeIdOf(storeKindOf(r), r.name, ns)) ?? noStoreClient;
       return await fetchExternalSecret(main ?? noStoreClient, {
         name: es.metadata.name!, data: es.spec.data ?? [], dataFrom: es.spec.dataFrom ?? [],
