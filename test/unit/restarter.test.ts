@@ -9,6 +9,7 @@ import type { EventRecorder } from '../../src/controller/runtime/events.js';
 import { Restarter, type RestartOptions } from '../../src/controller/restart/restarter.js';
 import { WorkQueue } from '../../src/controller/runtime/queue.js';
 import { Schedule } from '../../src/controller/runtime/schedule.js';
+import { queueKey } from '../../src/controller/runtime/keys.js';
 import { RESTART_ON_CHANGE_ANNOTATION, RESTARTED_AT_ANNOTATION } from '../../src/controller/restart/match.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -140,4 +141,26 @@ t.test('many changes in one namespace at once: one scan of each kind for the lot
   await sleep(100);
   t.ok(a.lists.length <= 2, `${a.lists.length} Deployment lists for 50 changes (the first, and one for the rest)`);
   t.equal(a.patches.length, 1);
+});
+
+t.test('the work is keys of the work queue: a scan per namespace, a delayed restart per workload', async (t) => {
+  const a = api();
+  const queued: string[] = [];
+  const scheduled: string[] = [];
+  const r = new Restarter({
+    rest: a.rest, events: a.recorder, logger: pino({ level: 'silent' }), minIntervalMs: 60_000,
+    queue: { add: (k) => queued.push(k) }, schedule: { at: (k) => scheduled.push(k) },
+  });
+  t.teardown(() => r.stop());
+  r.secretChanged('app', 'db', ES);
+  r.secretChanged('app', 'db', ES);
+  t.same(queued, ['restart/app/'], 'one scan key for the namespace, nothing run yet');
+  t.ok(Restarter.owns(queueKey('restart', 'app', '')) && Restarter.owns(queueKey('Deployment', 'app', 'web')) && !Restarter.owns(queueKey('es', 'app', 'db')));
+  await r.handle(queueKey('restart', 'app', ''));
+  t.equal(a.patches.length, 1, 'the queue ran the scan: restarted');
+  r.secretChanged('app', 'db', ES);
+  await r.handle(queueKey('restart', 'app', ''));
+  t.same(scheduled, ['Deployment/app/web'], 'inside the interval: the delayed restart is a scheduled key, not a timer');
+  await r.handle(queueKey('Deployment', 'app', 'web'));
+  t.equal(a.patches.length, 2, 'the key coming due restarts it');
 });
