@@ -18,7 +18,7 @@ import { DEFAULT_MAX_GENERATOR_STATES, STATES_PER_ENTRY } from './generatorstate
 import { TokenBucket } from './runtime/queue.js';
 import { startProbeServer } from './runtime/server.js';
 
-export const DEFAULT_CLASS = 'esi';
+const DEFAULT_CLASS = 'esi';
 
 const HELP = `Usage: esi controller [options]
 

@@ -65,7 +65,6 @@ export interface ClientCacheOptions {
   loadProvider?: (name: string) => Promise<Provider>;
 }
 
-export { storeId } from '../../stores/id.js';
 
 const b64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
 
