@@ -16,7 +16,7 @@ import type { AnySecretStore, ExternalSecret } from '../../api/types.js';
 import { CHANGE_GENERATION_ANNOTATION, INJECTED_ANNOTATION, REFRESH_FLOOR_ANNOTATION } from '../../pod-contract/annotations.js';
 import { parseAnnotations } from '../../pod-contract/parse.js';
 import { storeIdOf } from '../../stores/id.js';
-import { TokenBucket } from '../queue.js';
+import { TokenBucket } from '../runtime/queue.js';
 import { budgetFloor, parseReadBudget, type BudgetPod } from './budget.js';
 import { podSources, READ_BUDGET_ANNOTATION, storeReads, type Source } from './reads.js';
 
