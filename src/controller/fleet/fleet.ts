@@ -198,8 +198,9 @@ export class Fleet {
       this.changeSeen.delete(key);
     } catch (err) {
       this.o.metrics?.patched(false);
-      this.o.logger.warn({ pod: key, err: (err as Error).message }, 'could not update the pod\'s fleet annotations; retrying at the next decision');
-      this.schedule();
+      this.o.logger.warn({ pod: key, err: (err as Error).message }, 'could not update the pod\'s fleet annotations; retrying in 5 s');
+      // A refused write (RBAC, admission) is retried later, not in a loop of decisions.
+      setTimeout(() => this.schedule(), 5_000).unref();
     } finally {
       this.inFlight.delete(key);
     }
