@@ -48,6 +48,10 @@ export class LazyGauge {
     if (this.real) this.real.set(seconds);
     else this.pending = seconds;
   }
+  set(value: number): void {
+    if (this.real) this.real.set(value);
+    else this.pending = value;
+  }
   bind(real: Gauge): void {
     this.real = real;
     if (this.pending !== undefined) real.set(this.pending);
@@ -98,6 +102,10 @@ export class AgentMetrics {
   readonly swaps = new LazyCounter();
   readonly providerCalls = new LazyCounter<'store'>();
   readonly notifications = new LazyCounter<'result'>();
+  /** The refresh floor the store's read budget set (0: none), and the change generations the
+   *  controller sent (docs/decisions/0082-fleet-budget-and-change-channel.md). */
+  readonly refreshFloor = new LazyGauge();
+  readonly changeNotices = new LazyCounter();
   /** Lease renewals of dynamic secrets (injector/leases.ts), by secret name and result. */
   readonly leaseRenewals = new LazyCounter<'secret' | 'result'>();
   /** Go templates rendered by the WebAssembly engine because the TypeScript one declined,
@@ -157,6 +165,8 @@ export class AgentMetrics {
         registers,
       }),
     );
+    this.refreshFloor.bind(new pc.Gauge({ name: 'esi_agent_refresh_floor_seconds', help: "The shortest refresh period the stores' read budget allows this pod (0: no floor).", registers }));
+    this.changeNotices.bind(new pc.Counter({ name: 'esi_agent_change_notices_total', help: 'Change generations received from the controller (each one a fetch at once).', registers }));
     this.leaseRenewals.bind(
       new pc.Counter({
         name: 'esi_agent_lease_renewals_total',

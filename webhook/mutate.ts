@@ -7,6 +7,7 @@ import { AGENT_CONTAINER, AGENT_INIT_CONTAINER, INJECTED_ANNOTATION, type Inject
 import type { Resolved, ResolvedStore } from './resolve.js';
 import { credentialRefProblems } from '../src/providers/spec-checks.js';
 import { agentEnv, envAgentMount, envClashes, envPodProblems, envVolume, withEnvRefs } from '../src/pod-contract/env.js';
+import { CHANNEL_DIR, CHANNEL_VOLUME, channelItems } from '../src/pod-contract/channel.js';
 
 export { AGENT_CONTAINER, AGENT_INIT_CONTAINER };
 export const SECRETS_VOLUME = 'esi-secrets';
@@ -107,7 +108,7 @@ function checkTargets(pod: V1Pod, request: InjectionRequest): string[] {
     }
   }
   const taken = new Set((spec?.volumes ?? []).map((v) => v.name));
-  for (const v of [SECRETS_VOLUME, TOKENS_VOLUME]) if (taken.has(v)) problems.push(`the pod already has a volume named "${v}", which ESI needs; rename it`);
+  for (const v of [SECRETS_VOLUME, TOKENS_VOLUME, CHANNEL_VOLUME]) if (taken.has(v)) problems.push(`the pod already has a volume named "${v}", which ESI needs; rename it`);
   if (request.onChange?.type === 'signal' && !spec?.shareProcessNamespace) {
     problems.push('esi.dev/on-change: signalling a process needs spec.shareProcessNamespace: true on the pod');
   }
@@ -235,6 +236,7 @@ export function agentConfig(pod: V1Pod, inputs: MutationInputs, mode: InjectionM
     ...(inputs.resolved.dynamicSecrets.length > 0 ? { dynamicSecrets: inputs.resolved.dynamicSecrets } : {}),
     ...(inputs.resolved.envVars ? { env: agentEnv(inputs.resolved.envVars) } : {}),
     ...(request.onChange ? { onChange: request.onChange } : {}),
+    ...(mode !== 'init-only' ? { channelDir: CHANNEL_DIR } : {}),
   };
 }
 
@@ -349,6 +351,9 @@ export function mutatePod(pod: V1Pod, inputs: MutationInputs): V1Pod {
   const envVars = inputs.resolved.envVars;
   // The env volume: the agent's alone; app containers get fileKeyRef entries instead.
   if (envVars) mounts.agentMounts.push(envAgentMount());
+  // The controller's refresh floor and change generation (docs/decisions/0082): a refreshing agent's only.
+  const channel = request.mode !== 'init-only';
+  if (channel) mounts.agentMounts.push({ name: CHANNEL_VOLUME, mountPath: CHANNEL_DIR, readOnly: true });
   const inits = [...(spec.initContainers ?? [])];
   const at = afterNativeSidecars(inits);
   const facts: PodFacts = { limitSet: 'esi.dev/agent-memory-limit' in (pod.metadata?.annotations ?? {}), securityContext: securityContext(pod, request, inputs.agent) };
@@ -372,6 +377,7 @@ export function mutatePod(pod: V1Pod, inputs: MutationInputs): V1Pod {
     ...(spec.volumes ?? []),
     { name: SECRETS_VOLUME, emptyDir: { medium: 'Memory', sizeLimit: request.volumeSizeLimit } },
     ...(envVars ? [envVolume()] : []),
+    ...(channel ? [{ name: CHANNEL_VOLUME, downwardAPI: { defaultMode: 0o444, items: channelItems() } }] : []),
     ...mounts.volumes,
   ];
   out.metadata = { ...out.metadata, annotations: { ...out.metadata?.annotations, [INJECTED_ANNOTATION]: request.mode } };

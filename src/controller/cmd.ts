@@ -17,6 +17,7 @@ import { controllerMetrics, resourceOf } from './runtime/metrics.js';
 import { DEFAULT_MAX_GENERATOR_STATES, STATES_PER_ENTRY } from './generatorstate/limits.js';
 import { TokenBucket } from './runtime/queue.js';
 import { startProbeServer } from './runtime/server.js';
+import { parseReadBudget } from './fleet/budget.js';
 
 const DEFAULT_CLASS = 'esi';
 
@@ -79,6 +80,14 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
                              holds at most ${STATES_PER_ENTRY}, docs/generators.md)
   --allow-generator-raw-results BOOL  let namespaced VaultDynamicSecrets use resultType Raw
                              and Auth; ClusterGenerators always may (default false)
+  --default-read-budget R    read budget of stores without esi.dev/read-budget, shared by
+                             their injected pods and the reconciler: "600/m", "10/s",
+                             "1000/h" (default none: pods refresh at their own intervals)
+  --pod-patch-qps N          pod annotation writes per second for refresh floors and change
+                             generations (default 50; docs/fleet.md)
+  --change-notifications B   watch the source Secrets (metadata only) of Kubernetes-provider
+                             stores annotated esi.dev/change-notifications: "true" and tell
+                             exactly the pods mounting a changed one (default false)
   --listen ADDR --port N     probes and metrics (default 0.0.0.0:8080)
 `;
 
@@ -109,6 +118,9 @@ const OPTIONS = {
   'egress-allow': { type: 'string', default: '' },
   'allow-configmap-targets': { type: 'string', default: 'false' },
   'restart-min-interval': { type: 'string', default: '60s' },
+  'default-read-budget': { type: 'string', default: '' },
+  'pod-patch-qps': { type: 'string', default: '50' },
+  'change-notifications': { type: 'string', default: 'false' },
   'generator-gc-grace-period': { type: 'string', default: '2m' },
   'max-generator-states': { type: 'string', default: String(DEFAULT_MAX_GENERATOR_STATES) },
   'allow-generator-raw-results': { type: 'string', default: 'false' },
@@ -184,7 +196,20 @@ function flags(v: Values) {
     generatorGcGraceMs: parseGoDuration(v['generator-gc-grace-period']!, '--generator-gc-grace-period'),
     maxGeneratorStates: positive('max-generator-states', v['max-generator-states']!),
     allowGeneratorRawResults: bool('allow-generator-raw-results', v['allow-generator-raw-results']!),
+    fleet: {
+      ...(v['default-read-budget'] ? { defaultBudget: readBudgetFlag(v['default-read-budget']) } : {}),
+      patchQps: positive('pod-patch-qps', v['pod-patch-qps']!),
+      notifications: bool('change-notifications', v['change-notifications']!),
+    },
   };
+}
+
+function readBudgetFlag(raw: string): number {
+  try {
+    return parseReadBudget(raw);
+  } catch (err) {
+    throw new Error(`--default-read-budget "${raw}" ${(err as Error).message}`, { cause: err });
+  }
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -227,7 +252,7 @@ export async function main(argv: string[]): Promise<number> {
     ...(process.env.POD_SERVICE_ACCOUNT ? { ownServiceAccount: { namespace, name: process.env.POD_SERVICE_ACCOUNT } } : {}),
     allowPrivateStoreAddresses: f.allowPrivateStoreAddresses, egressAllow: f.egressAllow, restartMinIntervalMs: f.restartMinIntervalMs,
     allowConfigMapTargets: f.allowConfigMapTargets, generatorGcGraceMs: f.generatorGcGraceMs,
-    maxGeneratorStates: f.maxGeneratorStates, allowGeneratorRawResults: f.allowGeneratorRawResults,
+    maxGeneratorStates: f.maxGeneratorStates, allowGeneratorRawResults: f.allowGeneratorRawResults, fleet: f.fleet,
   });
   const elect = f.elect;
   let started = false;

@@ -33,6 +33,7 @@ import { DEFAULT_MAX_GENERATOR_STATES, type StateLedger } from './generatorstate
 import { readyCondition } from './externalsecret/status.js';
 import type { ExternalSecret, GeneratorState } from '../api/types.js';
 import { storeIdOf } from '../stores/id.js';
+import { fleetParts, type FleetParts, type FleetSettings } from './fleet/wire.js';
 
 export interface ControllerOptions {
   kc: KubeConfig;
@@ -76,6 +77,8 @@ export interface ControllerOptions {
   maxGeneratorStates?: number;
   /** Let namespaced VaultDynamicSecrets use resultType Raw and Auth (--allow-generator-raw-results). */
   allowGeneratorRawResults?: boolean;
+  /** Read budgets and change notifications of the injected pods (docs/fleet.md). */
+  fleet?: FleetSettings;
 }
 
 const metaChanged = (a: KubernetesObject | undefined, b: KubernetesObject): boolean =>
@@ -83,6 +86,9 @@ const metaChanged = (a: KubernetesObject | undefined, b: KubernetesObject): bool
   a.metadata?.generation !== b.metadata?.generation ||
   JSON.stringify(a.metadata?.labels ?? {}) !== JSON.stringify(b.metadata?.labels ?? {}) ||
   JSON.stringify(a.metadata?.annotations ?? {}) !== JSON.stringify(b.metadata?.annotations ?? {});
+
+/** Kinds whose changes the fleet's decisions read (src/controller/fleet/). */
+const FLEET_INPUTS: ReadonlySet<Kind> = new Set(['externalsecrets', 'secretstores', 'clustersecretstores']);
 
 /** The kinds a cluster object provisions, and that cluster object's kind. */
 const OWNER_KINDS = { externalsecrets: CLUSTER_EXTERNAL_SECRET, pushsecrets: CLUSTER_PUSH_SECRET } as const;
@@ -102,6 +108,7 @@ export class Controller {
   private readonly ledger: StateLedger;
   /** The injected pods' agents (ADR 0070). */
   private readonly pods = new PodAgents();
+  private readonly fleet: FleetParts;
   /** store id → ExternalSecret keys using it, and the reverse. */
   private readonly dependents = new Map<string, Set<QueueKey>>();
   private readonly usesStore = new Map<QueueKey, readonly string[]>();
@@ -122,13 +129,21 @@ export class Controller {
       ...(o.ambientIdentityNamespaces ? { ambientIdentityNamespaces: o.ambientIdentityNamespaces } : {}),
       allowPrivateStoreAddresses: o.allowPrivateStoreAddresses ?? false,
       ...(o.egressAllow ? { egressAllow: o.egressAllow } : {}),
-      onProviderCall: (store) => metrics.providerCalls.inc({ store }),
+      onProviderCall: (store) => {
+        metrics.providerCalls.inc({ store });
+        this.fleet.reconcilerRead(store);
+      },
     });
     this.informers = new Informers(o.kc, rest, {
       add: (kind, obj) => this.onEvent(kind, obj, undefined, 'add'),
       update: (kind, obj, old) => this.onEvent(kind, obj, old, 'update'),
       delete: (kind, obj) => this.onEvent(kind, obj, undefined, 'delete'),
     }, { logger, namespaces: o.watchNamespaces, generatorStates: `${STATE_CONTROLLER_LABEL}=${o.classes[0] ?? ''}` });
+    this.fleet = fleetParts({
+      kc: o.kc, rest, logger, registry: metrics.registry, settings: o.fleet ?? { patchQps: 50, notifications: false },
+      externalSecret: (ns, name) => this.informers.externalSecret(ns, name),
+      store: (kind, ns, name) => (kind === 'ClusterSecretStore' ? this.informers.clusterSecretStore(name) : this.informers.secretStore(ns, name)),
+    });
     // Bounded by the reconcile workers: a render waits only while a reconcile does.
     this.renderer = new PooledRenderer({
       workers: o.renderWorkers, timeoutMs: o.renderTimeoutMs, maxQueued: o.workers * 4,
@@ -186,6 +201,7 @@ export class Controller {
   async stop(): Promise<void> {
     this.schedule.stop();
     this.restarts.stop();
+    this.fleet.stop();
     await this.queue.stop();
     await this.informers.stop();
     await this.clients.close();
@@ -227,6 +243,7 @@ export class Controller {
     const ns = obj.metadata?.namespace ?? '';
     const name = obj.metadata?.name ?? '';
     const changed = verb !== 'update' || metaChanged(old, obj);
+    if (changed && FLEET_INPUTS.has(kind)) this.fleet.changed();
     if (this.onClusterKinds(kind, obj, changed) || this.onStateKinds(kind, obj, verb)) return;
     if (kind === 'externalsecrets') {
       if (changed) this.queue.add(queueKey('es', ns, name));
@@ -248,6 +265,7 @@ export class Controller {
     if (kind === 'pods') {
       // Only an agent's transition or a changed mount queues its ExternalSecrets (coalesced by key).
       for (const es of this.pods.update(obj as V1Pod, verb)) this.queue.add(queueKey('es', ns, es));
+      this.fleet.observePod(obj as V1Pod, verb);
       return true;
     }
     if (kind !== 'generatorstates') return false;
