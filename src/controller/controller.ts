@@ -34,6 +34,7 @@ import { readyCondition } from './externalsecret/status.js';
 import type { ExternalSecret, GeneratorState } from '../api/types.js';
 import { storeIdOf } from '../stores/id.js';
 import { fleetParts, type FleetParts, type FleetSettings } from './fleet/wire.js';
+import { servesControllerClass } from '../stores/access.js';
 
 export interface ControllerOptions {
   kc: KubeConfig;
@@ -142,7 +143,11 @@ export class Controller {
     this.fleet = fleetParts({
       kc: o.kc, rest, logger, registry: metrics.registry, settings: o.fleet ?? { patchQps: 50, notifications: false },
       externalSecret: (ns, name) => this.informers.externalSecret(ns, name),
-      store: (kind, ns, name) => (kind === 'ClusterSecretStore' ? this.informers.clusterSecretStore(name) : this.informers.secretStore(ns, name)),
+      // Only stores of this controller's classes: another class's controller decides its pods.
+      store: (kind, ns, name) => {
+        const store = kind === 'ClusterSecretStore' ? this.informers.clusterSecretStore(name) : this.informers.secretStore(ns, name);
+        return store && servesControllerClass(store, o.classes) ? store : undefined;
+      },
     });
     // Bounded by the reconcile workers: a render waits only while a reconcile does.
     this.renderer = new PooledRenderer({
