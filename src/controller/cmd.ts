@@ -17,6 +17,11 @@ import { controllerMetrics, resourceOf } from './metrics.js';
 import { DEFAULT_MAX_GENERATOR_STATES, STATES_PER_ENTRY } from './generator-limits.js';
 import { TokenBucket } from './queue.js';
 import { startProbeServer } from './server.js';
+import { metricsTls, startSecureMetricsServer } from './metrics-server.js';
+import { MetricsAccessReview } from '../kube/access-review.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 
 export const DEFAULT_CLASS = 'esi';
 
@@ -78,7 +83,19 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
                              holds at most ${STATES_PER_ENTRY}, docs/generators.md)
   --allow-generator-raw-results BOOL  let namespaced VaultDynamicSecrets use resultType Raw
                              and Auth; ClusterGenerators always may (default false)
-  --listen ADDR --port N     probes and metrics (default 0.0.0.0:8080)
+  --listen ADDR --port N     probes, and metrics under --metrics-secure=false (default
+                             0.0.0.0:8080, plain HTTP)
+  --metrics-secure BOOL      serve /metrics over HTTPS on --metrics-port, only to a caller
+                             whose bearer token the apiserver accepts (TokenReview) and who
+                             may get the nonResourceURL /metrics (SubjectAccessReview);
+                             false: plain HTTP on --port, to anyone (default true,
+                             docs/metrics.md)
+  --metrics-port N           the HTTPS metrics port (default 8443)
+  --metrics-cert-file F --metrics-key-file F   its certificate (e.g. cert-manager's); without
+                             them the replicas keep one in the Secret below
+  --metrics-secret-name NAME  Secret (in --namespace) holding the metrics CA and certificate
+                             (default esi-controller-metrics-tls)
+  --metrics-service-name NAME  Service the certificate names (default esi-controller-metrics)
 `;
 
 const OPTIONS = {
@@ -113,6 +130,12 @@ const OPTIONS = {
   'allow-generator-raw-results': { type: 'string', default: 'false' },
   listen: { type: 'string', default: '0.0.0.0' },
   port: { type: 'string', default: '8080' },
+  'metrics-secure': { type: 'string', default: 'true' },
+  'metrics-port': { type: 'string', default: '8443' },
+  'metrics-cert-file': { type: 'string' },
+  'metrics-key-file': { type: 'string' },
+  'metrics-secret-name': { type: 'string', default: 'esi-controller-metrics-tls' },
+  'metrics-service-name': { type: 'string', default: 'esi-controller-metrics' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -152,6 +175,17 @@ function claimFlag(raw: string): 'true' | 'false' | 'auto' {
 
 type Values = ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS; strict: true }>>['values'];
 
+function metricsFlags(v: Values) {
+  if (!v['metrics-cert-file'] !== !v['metrics-key-file']) throw new Error('--metrics-cert-file and --metrics-key-file go together');
+  for (const f of ['metrics-secret-name', 'metrics-service-name'] as const) {
+    if (!isDnsLabel(v[f]!)) throw new Error(`--${f} "${v[f]}" must be a DNS label`);
+  }
+  return {
+    secure: bool('metrics-secure', v['metrics-secure']!), port: port('metrics-port', v['metrics-port']!),
+    certFile: v['metrics-cert-file'], keyFile: v['metrics-key-file'], secretName: v['metrics-secret-name']!, serviceName: v['metrics-service-name']!,
+  };
+}
+
 /** Every flag, checked before anything starts: a bad value is a usage error and an exit, never
  *  a half-started process (a probe server listening, a Lease never taken). */
 function flags(v: Values) {
@@ -172,6 +206,7 @@ function flags(v: Values) {
     renewDeadlineMs: parseGoDuration(v['renew-deadline']!, '--renew-deadline'),
     retryPeriodMs: parseGoDuration(v['retry-period']!, '--retry-period'),
     port: port('port', v.port!),
+    metrics: metricsFlags(v),
     renderWorkers: positive('render-workers', v['render-workers']!),
     allowAmbientIdentity: bool('allow-ambient-identity', v['allow-ambient-identity']!),
     ambientIdentityNamespaces: namespaceList('allow-ambient-identity-namespaces', v['allow-ambient-identity-namespaces']!),
@@ -183,6 +218,22 @@ function flags(v: Values) {
     generatorGcGraceMs: parseGoDuration(v['generator-gc-grace-period']!, '--generator-gc-grace-period'),
     maxGeneratorStates: positive('max-generator-states', v['max-generator-states']!),
     allowGeneratorRawResults: bool('allow-generator-raw-results', v['allow-generator-raw-results']!),
+  };
+}
+
+/** The authenticated HTTPS /metrics: its certificate, its reviews (a client of their own,
+ *  outside the write limiter: a scrape must not wait behind reconciles), its server. */
+async function secureMetrics(host: string, m: ReturnType<typeof metricsFlags>, o: { kc: KubeConfig; namespace: string; logger: Logger; registry: Registry }) {
+  const tls = await metricsTls(m, o);
+  const reviews = new KubeRest(o.kc, { timeoutMs: 10_000, maxSockets: 4 });
+  const server = await startSecureMetricsServer(host, m.port, { registry: o.registry, tls, access: new MetricsAccessReview(reviews), logger: o.logger });
+  o.logger.info({ port: m.port }, 'serving authenticated metrics over HTTPS');
+  return {
+    stop: async () => {
+      server.close();
+      await tls.stop();
+      reviews.close();
+    },
   };
 }
 
@@ -230,7 +281,8 @@ export async function main(argv: string[]): Promise<number> {
   });
   const elect = f.elect;
   let started = false;
-  const server = await startProbeServer(v.listen!, f.port, { registry: metrics.registry, ready: () => !elect || !started || controller.synced() });
+  const server = await startProbeServer(v.listen!, f.port, { registry: metrics.registry, metrics: !f.metrics.secure, ready: () => !elect || !started || controller.synced() });
+  const metricsServer = f.metrics.secure ? await secureMetrics(v.listen!, f.metrics, { kc, namespace, logger, registry: metrics.registry }) : undefined;
   const run = async () => {
     started = true;
     metrics.leader.set(1);
@@ -263,6 +315,7 @@ export async function main(argv: string[]): Promise<number> {
       await controller.stop();
       await leader?.stop();
       server.close();
+      await metricsServer?.stop();
       rest.close();
       logger.flush();
       resolve(0);
