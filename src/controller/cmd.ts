@@ -223,15 +223,20 @@ function flags(v: Values) {
 
 /** The authenticated HTTPS /metrics: its certificate, its reviews (a client of their own,
  *  outside the write limiter: a scrape must not wait behind reconciles), its server. */
-async function secureMetrics(host: string, m: ReturnType<typeof metricsFlags>, o: { kc: KubeConfig; namespace: string; logger: Logger; registry: Registry }) {
-  const tls = await metricsTls(m, o);
+function secureMetrics(host: string, m: ReturnType<typeof metricsFlags>, o: { kc: KubeConfig; namespace: string; logger: Logger; registry: Registry }) {
   const reviews = new KubeRest(o.kc, { timeoutMs: 10_000, maxSockets: 4 });
-  const server = await startSecureMetricsServer(host, m.port, { registry: o.registry, tls, access: new MetricsAccessReview(reviews), logger: o.logger });
-  o.logger.info({ port: m.port }, 'serving authenticated metrics over HTTPS');
+  const started = (async () => {
+    const tls = await metricsTls(m, o);
+    const server = await startSecureMetricsServer(host, m.port, { registry: o.registry, tls, access: new MetricsAccessReview(reviews), logger: o.logger });
+    o.logger.info({ port: m.port }, 'serving authenticated metrics over HTTPS');
+    return { tls, server };
+  })();
+  started.catch((err: unknown) => o.logger.error({ err: (err as Error).message, port: m.port }, 'authenticated metrics could not start; the controller runs without /metrics'));
   return {
     stop: async () => {
-      server.close();
-      await tls.stop();
+      const s = await started.catch(() => undefined);
+      s?.server.close();
+      await s?.tls.stop();
       reviews.close();
     },
   };
@@ -282,7 +287,9 @@ export async function main(argv: string[]): Promise<number> {
   const elect = f.elect;
   let started = false;
   const server = await startProbeServer(v.listen!, f.port, { registry: metrics.registry, metrics: !f.metrics.secure, ready: () => !elect || !started || controller.synced() });
-  const metricsServer = f.metrics.secure ? await secureMetrics(v.listen!, f.metrics, { kc, namespace, logger, registry: metrics.registry }) : undefined;
+  // Started beside the reconciler, not before it: a certificate that cannot be had yet (the
+  // Secret not writable) leaves metrics unserved and logged, never Secrets unreconciled.
+  const metricsServer = f.metrics.secure ? secureMetrics(v.listen!, f.metrics, { kc, namespace, logger, registry: metrics.registry }) : undefined;
   const run = async () => {
     started = true;
     metrics.leader.set(1);
