@@ -141,7 +141,7 @@ function suite(helm: Helm): void {
 
     // Every series an alert reads is one the product exports (or Prometheus' own).
     const exported = new Set(['controller', 'webhook', 'injector'].flatMap((f) => {
-      const file = { controller: 'src/controller/metrics.ts', webhook: 'webhook/metrics.ts', injector: 'injector/metrics.ts' }[f]!;
+      const file = { controller: 'src/controller/runtime/metrics.ts', webhook: 'webhook/metrics.ts', injector: 'injector/metrics.ts' }[f]!;
       return [...readFileSync(join(ROOT, file), 'utf8').matchAll(/name: '([a-z_]+)'/g)].map((m) => m[1]!);
     }));
     for (const r of rules) {
