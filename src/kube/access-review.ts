@@ -19,8 +19,6 @@ export interface AccessVerdict {
 }
 
 export interface AccessReviewOptions {
-  /** The non-resource path the caller must be allowed to `get` (default /metrics). */
-  path?: string;
   /** How long an allowed answer is reused (default 60 s). */
   allowTtlMs?: number;
   /** How long a refusal (401, 403) is reused (default 10 s). */
@@ -51,10 +49,12 @@ export class MetricsAccessReview {
   private readonly cache = new Map<string, Entry>();
   private inFlight = 0;
   private readonly o: Required<Omit<AccessReviewOptions, 'now'>> & { now: () => number };
+  /** The one path it guards; its messages spell it out (docs/troubleshooting.md quotes them). */
+  private readonly path = '/metrics';
 
   constructor(private readonly rest: KubeRest, opts: AccessReviewOptions = {}) {
     this.o = {
-      path: opts.path ?? '/metrics', allowTtlMs: opts.allowTtlMs ?? 60_000, denyTtlMs: opts.denyTtlMs ?? 10_000,
+      allowTtlMs: opts.allowTtlMs ?? 60_000, denyTtlMs: opts.denyTtlMs ?? 10_000,
       maxEntries: opts.maxEntries ?? 1024, maxInFlight: opts.maxInFlight ?? 16, now: opts.now ?? Date.now,
     };
   }
@@ -62,7 +62,7 @@ export class MetricsAccessReview {
   /** The verdict on a request's Authorization header. Never throws. */
   async check(authorization: string | undefined): Promise<AccessVerdict> {
     const m = /^Bearer +(\S+)\s*$/i.exec(authorization ?? '');
-    if (!m) return { status: 401, message: `Unauthorized: ${this.o.path} needs a bearer token (Authorization: Bearer <ServiceAccount token>)` };
+    if (!m) return { status: 401, message: 'Unauthorized: /metrics needs a bearer token (Authorization: Bearer <ServiceAccount token>)' };
     const token = m[1]!;
     if (token.length > MAX_TOKEN_LENGTH) return { status: 401, message: 'Unauthorized: the bearer token is not valid' };
     const key = createHash('sha256').update(token).digest('hex');
@@ -70,7 +70,7 @@ export class MetricsAccessReview {
     const hit = this.cache.get(key);
     if (hit && hit.expires > now) return hit.verdict;
     if (hit) this.cache.delete(key);
-    if (this.inFlight >= this.o.maxInFlight) return { status: 429, message: `Too Many Requests: too many ${this.o.path} authentications in flight; retry` };
+    if (this.inFlight >= this.o.maxInFlight) return { status: 429, message: 'Too Many Requests: too many /metrics authentications in flight; retry' };
     this.inFlight++;
     const verdict = this.review(token).finally(() => this.inFlight--);
     // Concurrent requests with the same token share this review; the entry's lifetime is
@@ -104,15 +104,15 @@ export class MetricsAccessReview {
         apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview',
         spec: {
           user: u.username, ...(u.uid ? { uid: u.uid } : {}), groups: u.groups ?? [], ...(u.extra ? { extra: u.extra } : {}),
-          nonResourceAttributes: { path: this.o.path, verb: 'get' },
+          nonResourceAttributes: { path: this.path, verb: 'get' },
         },
       });
       if (!sar.status?.allowed) {
-        return { status: 403, user: u.username, message: `Forbidden: user "${u.username}" may not get ${this.o.path} (bind it to a ClusterRole granting get on the nonResourceURL ${this.o.path})` };
+        return { status: 403, user: u.username, message: `Forbidden: user "${u.username}" may not get /metrics (bind it to a ClusterRole granting get on the nonResourceURL /metrics)` };
       }
       return { status: 200, user: u.username, message: 'ok' };
     } catch (err) {
-      return { status: 500, message: `${this.o.path} authentication failed: the apiserver did not answer the review (${(err as Error).message})` };
+      return { status: 500, message: `/metrics authentication failed: the apiserver did not answer the review (${(err as Error).message})` };
     }
   }
 }
