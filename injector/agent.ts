@@ -165,6 +165,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentHandle> {
   if (opts.signal?.aborted) abort.abort();
 
   const metrics = new AgentMetrics();
+  if (config.mode !== 'init-only') metrics.refreshSeconds = () => config.refreshSeconds;
   let cycle: () => Promise<void> = async () => undefined;
   const p = buildPipeline(opts, metrics, () => cycle().then(() => true, () => false));
   cycle = serial(makeCycle(config, p, logger));

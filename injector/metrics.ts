@@ -113,6 +113,9 @@ export class AgentMetrics {
   readonly goTemplateFallbacks = new LazyCounter<'kind'>();
   /** Seconds left on each dynamic secret's credential, read when scraped. */
   leaseTtls: () => ReadonlyMap<string, number> = () => new Map();
+  /** The refresh period of the sidecar modes (undefined: init-only), read when scraped; the
+   *  chart's stale-files alert compares the last success with it. */
+  refreshSeconds: () => number | undefined = () => undefined;
   private loading: Promise<Registry> | undefined;
 
   constructor(private readonly opts: { defaultMetrics?: boolean } = {}) {
@@ -190,6 +193,14 @@ export class AgentMetrics {
       collect() {
         this.reset();
         for (const [secret, left] of ttls()) this.set({ secret }, left);
+      },
+    });
+    const refresh = (): number | undefined => this.refreshSeconds();
+    new pc.Gauge({
+      name: 'esi_agent_refresh_interval_seconds', help: 'The configured refresh period (esi.dev/refresh-interval), without its jitter.', registers,
+      collect() {
+        const s = refresh();
+        if (s !== undefined) this.set(s);
       },
     });
     if (this.opts.defaultMetrics ?? true) processMetrics(pc, registers);

@@ -6,6 +6,7 @@ import { AGENT_CONFIG_ENV, AGENT_CONFIG_VERSION, type AgentConfig, type AgentSto
 import { AGENT_CONTAINER, AGENT_INIT_CONTAINER, INJECTED_ANNOTATION, type InjectionRequest } from '../src/pod-contract/annotations.js';
 import type { Resolved, ResolvedStore } from './resolve.js';
 import { credentialRefProblems } from '../src/providers/spec-checks.js';
+import { quantityValue } from '../src/pod-contract/values.js';
 import { agentEnv, envAgentMount, envClashes, envPodProblems, envVolume, withEnvRefs } from '../src/pod-contract/env.js';
 import { CHANNEL_DIR, CHANNEL_VOLUME, channelItems } from '../src/pod-contract/channel.js';
 
@@ -43,7 +44,17 @@ export interface AgentSettings {
    *  range) or the pod's own securityContext does; runAsNonRoot stays true either way
    *  (docs/decisions/0060-agent-user-left-to-the-platform.md). */
   runAsUser?: number | 'auto';
+  /** Chart-wide defaults of the agent's resources (`esi webhook --agent-cpu-request` …,
+   *  the chart's agent.resources); a pod's esi.dev/agent-* annotations win over them. */
+  resources?: AgentResources;
 }
+
+export interface AgentResources { cpuRequest?: string; memoryRequest?: string; memoryLimit?: string }
+
+/** The annotation of each resource a pod may set itself. */
+const RESOURCE_ANNOTATIONS = {
+  cpuRequest: 'esi.dev/agent-cpu-request', memoryRequest: 'esi.dev/agent-memory-request', memoryLimit: 'esi.dev/agent-memory-limit',
+} as const satisfies Record<keyof AgentResources, string>;
 
 export interface MutationInputs {
   namespace: string;
@@ -279,14 +290,25 @@ function usesGoTemplates(config: AgentConfig): boolean {
 
 /** Facts of the pod an agent container depends on, beyond the parsed request. */
 interface PodFacts {
-  /** The pod set esi.dev/agent-memory-limit itself. */
-  limitSet: boolean;
+  /** The resources the pod's own annotations set. */
+  annotated: Set<keyof AgentResources>;
   securityContext: V1SecurityContext;
+}
+
+/** The agent's resources: the pod's annotation, else the chart-wide default, else the
+ *  annotation's default. A Go-template agent without its own limit gets at least
+ *  GO_TEMPLATE_AGENT_MEMORY_LIMIT. */
+function agentResources(config: AgentConfig, request: InjectionRequest, defaults: AgentResources, annotated: Set<keyof AgentResources>) {
+  const pick = (k: keyof AgentResources) => (annotated.has(k) ? request[k] : defaults[k] ?? request[k]);
+  let memoryLimit = pick('memoryLimit');
+  if (!annotated.has('memoryLimit') && usesGoTemplates(config) && quantityValue(memoryLimit) < quantityValue(GO_TEMPLATE_AGENT_MEMORY_LIMIT)) {
+    memoryLimit = GO_TEMPLATE_AGENT_MEMORY_LIMIT;
+  }
+  return { requests: { cpu: pick('cpuRequest'), memory: pick('memoryRequest') }, limits: { memory: memoryLimit } };
 }
 
 // eslint-disable-next-line max-params -- the pod's facts are the pod's, not the parsed request's
 function agentContainer(name: string, config: AgentConfig, inputs: MutationInputs, mounts: V1VolumeMount[], facts: PodFacts): V1Container {
-  const { limitSet } = facts;
   const { request, agent } = inputs;
   const health = (path: string) => ({ httpGet: { path, port: request.agentPort } });
   const c: V1Container = {
@@ -298,10 +320,7 @@ function agentContainer(name: string, config: AgentConfig, inputs: MutationInput
       { name: AGENT_CONFIG_ENV, value: canonicalJson(config) },
       ...Object.entries(agent.env ?? {}).sort(([a], [b]) => a.localeCompare(b)).map(([name, value]) => ({ name, value })),
     ],
-    resources: {
-      requests: { cpu: request.cpuRequest, memory: request.memoryRequest },
-      limits: { memory: !limitSet && usesGoTemplates(config) ? GO_TEMPLATE_AGENT_MEMORY_LIMIT : request.memoryLimit },
-    },
+    resources: agentResources(config, request, agent.resources ?? {}, facts.annotated),
     securityContext: facts.securityContext,
     volumeMounts: [{ name: SECRETS_VOLUME, mountPath: request.mountPath }, ...mounts],
   };
@@ -356,7 +375,9 @@ export function mutatePod(pod: V1Pod, inputs: MutationInputs): V1Pod {
   if (channel) mounts.agentMounts.push({ name: CHANNEL_VOLUME, mountPath: CHANNEL_DIR, readOnly: true });
   const inits = [...(spec.initContainers ?? [])];
   const at = afterNativeSidecars(inits);
-  const facts: PodFacts = { limitSet: 'esi.dev/agent-memory-limit' in (pod.metadata?.annotations ?? {}), securityContext: securityContext(pod, request, inputs.agent) };
+  const own = pod.metadata?.annotations ?? {};
+  const annotated = new Set((Object.keys(RESOURCE_ANNOTATIONS) as (keyof AgentResources)[]).filter((k) => RESOURCE_ANNOTATIONS[k] in own));
+  const facts: PodFacts = { annotated, securityContext: securityContext(pod, request, inputs.agent) };
   const containerFor = (name: string, mode: InjectionMode) => agentContainer(name, agentConfig(out, inputs, mode, mounts.stores), inputs, mounts.agentMounts, facts);
   if (request.mode === 'sidecar') {
     inits.splice(at, 0, containerFor(AGENT_INIT_CONTAINER, 'init-only'));

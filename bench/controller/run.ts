@@ -102,7 +102,7 @@ async function main() {
     const api0 = cpuSeconds(apiPid);
     t = Date.now();
     const child = spawn(process.execPath, [...profile, 'bin/esi.js', 'controller', '--kubeconfig', cp.kubeconfigPath,
-      '--controller-class', CLASS, '--claim-unclassed=false', '--leader-elect=false', '--listen', '127.0.0.1', '--port', String(port),
+      '--controller-class', CLASS, '--claim-unclassed=false', '--leader-elect=false', '--listen', '127.0.0.1', '--port', String(port), '--metrics-secure=false',
       '--coalesce-window', v.window!, ...(v.workers ? ['--workers', v.workers] : [])], { cwd: ROOT, env: { ...process.env, ESI_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'inherit'] });
     await waitReady(port, child);
     let peak = 0;

@@ -18,6 +18,11 @@ import { DEFAULT_MAX_GENERATOR_STATES, STATES_PER_ENTRY } from './generatorstate
 import { TokenBucket } from './runtime/queue.js';
 import { startProbeServer } from './runtime/server.js';
 import { parseReadBudget } from './fleet/budget.js';
+import { metricsTls, startSecureMetricsServer } from './runtime/metrics-server.js';
+import { MetricsAccessReview } from '../kube/access-review.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 
 const DEFAULT_CLASS = 'esi';
 
@@ -88,7 +93,19 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
   --change-notifications B   watch the source Secrets (metadata only) of Kubernetes-provider
                              stores annotated esi.dev/change-notifications: "true" and tell
                              exactly the pods mounting a changed one (default false)
-  --listen ADDR --port N     probes and metrics (default 0.0.0.0:8080)
+  --listen ADDR --port N     probes, and metrics under --metrics-secure=false (default
+                             0.0.0.0:8080, plain HTTP)
+  --metrics-secure BOOL      serve /metrics over HTTPS on --metrics-port, only to a caller
+                             whose bearer token the apiserver accepts (TokenReview) and who
+                             may get the nonResourceURL /metrics (SubjectAccessReview);
+                             false: plain HTTP on --port, to anyone (default true,
+                             docs/metrics.md)
+  --metrics-port N           the HTTPS metrics port (default 8443)
+  --metrics-cert-file F --metrics-key-file F   its certificate (e.g. cert-manager's); without
+                             them the replicas keep one in the Secret below
+  --metrics-secret-name NAME  Secret (in --namespace) holding the metrics CA and certificate
+                             (default esi-controller-metrics-tls)
+  --metrics-service-name NAME  Service the certificate names (default esi-controller-metrics)
 `;
 
 const OPTIONS = {
@@ -126,6 +143,12 @@ const OPTIONS = {
   'allow-generator-raw-results': { type: 'string', default: 'false' },
   listen: { type: 'string', default: '0.0.0.0' },
   port: { type: 'string', default: '8080' },
+  'metrics-secure': { type: 'string', default: 'true' },
+  'metrics-port': { type: 'string', default: '8443' },
+  'metrics-cert-file': { type: 'string' },
+  'metrics-key-file': { type: 'string' },
+  'metrics-secret-name': { type: 'string', default: 'esi-controller-metrics-tls' },
+  'metrics-service-name': { type: 'string', default: 'esi-controller-metrics' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -165,6 +188,17 @@ function claimFlag(raw: string): 'true' | 'false' | 'auto' {
 
 type Values = ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS; strict: true }>>['values'];
 
+function metricsFlags(v: Values) {
+  if (!v['metrics-cert-file'] !== !v['metrics-key-file']) throw new Error('--metrics-cert-file and --metrics-key-file go together');
+  for (const f of ['metrics-secret-name', 'metrics-service-name'] as const) {
+    if (!isDnsLabel(v[f]!)) throw new Error(`--${f} "${v[f]}" must be a DNS label`);
+  }
+  return {
+    secure: bool('metrics-secure', v['metrics-secure']!), port: port('metrics-port', v['metrics-port']!),
+    certFile: v['metrics-cert-file'], keyFile: v['metrics-key-file'], secretName: v['metrics-secret-name']!, serviceName: v['metrics-service-name']!,
+  };
+}
+
 /** Every flag, checked before anything starts: a bad value is a usage error and an exit, never
  *  a half-started process (a probe server listening, a Lease never taken). */
 function flags(v: Values) {
@@ -185,6 +219,7 @@ function flags(v: Values) {
     renewDeadlineMs: parseGoDuration(v['renew-deadline']!, '--renew-deadline'),
     retryPeriodMs: parseGoDuration(v['retry-period']!, '--retry-period'),
     port: port('port', v.port!),
+    metrics: metricsFlags(v),
     renderWorkers: positive('render-workers', v['render-workers']!),
     allowAmbientIdentity: bool('allow-ambient-identity', v['allow-ambient-identity']!),
     ambientIdentityNamespaces: namespaceList('allow-ambient-identity-namespaces', v['allow-ambient-identity-namespaces']!),
@@ -210,6 +245,27 @@ function readBudgetFlag(raw: string): number {
   } catch (err) {
     throw new Error(`--default-read-budget "${raw}" ${(err as Error).message}`, { cause: err });
   }
+}
+
+/** The authenticated HTTPS /metrics: its certificate, its reviews (a client of their own,
+ *  outside the write limiter: a scrape must not wait behind reconciles), its server. */
+function secureMetrics(host: string, m: ReturnType<typeof metricsFlags>, o: { kc: KubeConfig; namespace: string; logger: Logger; registry: Registry }) {
+  const reviews = new KubeRest(o.kc, { timeoutMs: 10_000, maxSockets: 4 });
+  const started = (async () => {
+    const tls = await metricsTls(m, o);
+    const server = await startSecureMetricsServer(host, m.port, { registry: o.registry, tls, access: new MetricsAccessReview(reviews), logger: o.logger });
+    o.logger.info({ port: m.port }, 'serving authenticated metrics over HTTPS');
+    return { tls, server };
+  })();
+  started.catch((err: unknown) => o.logger.error({ err: (err as Error).message, port: m.port }, 'authenticated metrics could not start; the controller runs without /metrics'));
+  return {
+    stop: async () => {
+      const s = await started.catch(() => undefined);
+      s?.server.close();
+      await s?.tls.stop();
+      reviews.close();
+    },
+  };
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -256,7 +312,10 @@ export async function main(argv: string[]): Promise<number> {
   });
   const elect = f.elect;
   let started = false;
-  const server = await startProbeServer(v.listen!, f.port, { registry: metrics.registry, ready: () => !elect || !started || controller.synced() });
+  const server = await startProbeServer(v.listen!, f.port, { registry: metrics.registry, metrics: !f.metrics.secure, ready: () => !elect || !started || controller.synced() });
+  // Started beside the reconciler, not before it: a certificate that cannot be had yet (the
+  // Secret not writable) leaves metrics unserved and logged, never Secrets unreconciled.
+  const metricsServer = f.metrics.secure ? secureMetrics(v.listen!, f.metrics, { kc, namespace, logger, registry: metrics.registry }) : undefined;
   const run = async () => {
     started = true;
     metrics.leader.set(1);
@@ -289,6 +348,7 @@ export async function main(argv: string[]): Promise<number> {
       await controller.stop();
       await leader?.stop();
       server.close();
+      await metricsServer?.stop();
       rest.close();
       logger.flush();
       resolve(0);

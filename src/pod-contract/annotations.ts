@@ -245,17 +245,17 @@ export const ANNOTATIONS = [
   }),
   spec({
     name: 'esi.dev/agent-cpu-request', field: 'cpuRequest', type: 'quantity', default: '5m',
-    description: 'CPU request of the agent container.',
+    description: 'CPU request of the agent container; the default shown applies unless the operator sets another for every agent (`esi webhook --agent-cpu-request`, the chart\'s `agent.resources.requests.cpu`).',
     parse: (raw) => parseQuantity(raw, { min: 0.001, max: 4 }),
   }),
   spec({
     name: 'esi.dev/agent-memory-request', field: 'memoryRequest', type: 'quantity', default: '32Mi',
-    description: 'Memory request of the agent container.',
+    description: 'Memory request of the agent container; the default shown applies unless the operator sets another for every agent (`esi webhook --agent-memory-request`, the chart\'s `agent.resources.requests.memory`).',
     parse: (raw) => parseQuantity(raw, { min: 16 * 1024 ** 2, max: 4 * 1024 ** 3 }),
   }),
   spec({
     name: 'esi.dev/agent-memory-limit', field: 'memoryLimit', type: 'quantity', default: '96Mi',
-    description: 'Memory limit of the agent container.',
+    description: 'Memory limit of the agent container; the default shown applies unless the operator sets another for every agent (`esi webhook --agent-memory-limit`, the chart\'s `agent.resources.limits.memory`).',
     parse: (raw) => parseQuantity(raw, { min: 32 * 1024 ** 2, max: 8 * 1024 ** 3 }),
   }),
 ] as const satisfies readonly AnnotationSpec[];
