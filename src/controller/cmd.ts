@@ -230,7 +230,7 @@ export async function main(argv: string[]): Promise<number> {
   });
   const elect = f.elect;
   let started = false;
-  const server = await startProbeServer(v.listen!, f.port, { registry: metrics.registry, ready: () => !elect || !started || controller.synced() });
+  const server = await startProbeServer(v.listen!, f.port, { registry: metrics.exposition, ready: () => !elect || !started || controller.synced() });
   const run = async () => {
     started = true;
     metrics.leader.set(1);

@@ -1,10 +1,10 @@
 // /healthz (the process and its event loop answer), /readyz (caches listed — or standing
 // by for the Lease), /metrics (Prometheus text). Plain node:http: nothing else is served.
 import { createServer, type Server } from 'node:http';
-import type { Registry } from 'prom-client';
 
 export interface ProbeSources {
-  registry: Registry;
+  /** The exposition text and its content type (src/controller/metrics.ts). */
+  registry: { contentType: string; metrics(): Promise<string> };
   ready(): boolean;
 }
 
