@@ -153,7 +153,6 @@ async function laterSteps(live: Live, results: SyncResult[], machine: ReturnType
   }
   const changed = (Date.now() - t) / 1000;
   console.log(`changed value reached Secret ${target} in ${changed.toFixed(2)} s`);
-  const hostileRows = await hostileStep(rest, CLASS, port);
   const r = results.at(-1)!;
   const peak = live.peak();
   const cgroupPeak = cgroup.peakBytes() / 2 ** 20;
@@ -172,7 +171,13 @@ async function laterSteps(live: Live, results: SyncResult[], machine: ReturnType
     ['changed store value → its Secret', `${changed.toFixed(2)} s`, 'store change re-queues its ExternalSecrets'],
   ];
   console.log(`\n${textTable(['measure', 'value', 'budget'], rows)}`);
-  if (v['no-write']) return console.log(`\n${textTable(['measure', 'value', 'note'], hostileRows)}`);
+  // Written before the hostile step: its failure must not lose these figures.
+  if (!v['no-write']) writeController(results, rows, machine);
+  await writeHostile(await hostileStep(rest, CLASS, port), machine);
+}
+
+/** The "Controller" section of BENCHMARKS.md. */
+function writeController(results: SyncResult[], rows: string[][], machine: ReturnType<typeof machineInfo>): void {
   const [head, body] = sideBySide(results, chartLimit);
   writeSection(join(ROOT, 'BENCHMARKS.md'), 'Controller', `_Written by \`npm run bench:controller\` (bench/controller/run.ts); the runner replaces this whole section._
 
@@ -197,7 +202,6 @@ ${markdownTable(head, body)}
 
 ${markdownTable(['Measure', 'Value', 'Budget'], rows)}
 `);
-  await writeHostile(hostileRows, machine);
 }
 
 /** `--hostile-only`: the step alone, on an empty corpus. */
