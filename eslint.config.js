@@ -37,6 +37,13 @@ const EXTERNALSECRET = {
   message: 'src/providers is below src/externalsecret: move the shared piece into src/providers.',
 };
 
+// Inside the reconciler, runtime/ is the machinery every kind's folder uses (ADR 0081): it
+// imports none of them (runtime/*.ts reaches a kind's folder as `../<kind>/`).
+const CONTROLLER_KINDS = {
+  regex: '^\\.\\./(externalsecret|pushsecret|cluster|secretstore|generatorstate|restart)(/|$)',
+  message: "src/controller/runtime/ is used by the kinds' folders and imports none of them: move the shared piece into runtime/, or pass it in.",
+};
+
 // Sockets to an address a store or generator spec names are opened by src/egress/ only
 // (SECURITY.md, "The controller's network boundary"): product code elsewhere may not import
 // the means to dial. Servers (createServer) and types stay importable. Exempt below: the
@@ -122,6 +129,10 @@ export default tseslint.config(
     // The provider layer sits below the ExternalSecret layer that uses it.
     files: ['src/providers/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [UPPER_LAYERS, CLI, CONSUMERS, TEMPLATING, EXTERNALSECRET], paths: EGRESS_PATHS }] },
+  },
+  {
+    files: ['src/controller/runtime/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [UPPER_LAYERS, CLI, CONTROLLER_KINDS], paths: EGRESS_PATHS }] },
   },
   // The exempt files keep their layering without the egress paths.
   { files: ['src/egress/**/*.ts', 'src/kube/rest.ts', 'src/kube/table.ts'], rules: { 'no-restricted-imports': ['error', { patterns: [UPPER_LAYERS, CLI] }] } },

@@ -18,7 +18,7 @@ import { DEFAULT_MAX_GENERATOR_STATES, STATES_PER_ENTRY } from './generatorstate
 import { TokenBucket } from './runtime/queue.js';
 import { startProbeServer } from './runtime/server.js';
 
-export const DEFAULT_CLASS = 'esi';
+const DEFAULT_CLASS = 'esi';
 
 const HELP = `Usage: esi controller [options]
 
@@ -51,9 +51,10 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
                              ClusterPushSecret, ClusterGenerator); Roles in them suffice
                              (ADR 0064)
   --allow-ambient-identity BOOL  let ClusterSecretStores authenticate with the controller's
-                             own identity: its environment (Azure managed identity, GCP ADC)
-                             and its ServiceAccount token (Vault Kubernetes auth, AWS web
-                             identity); never SecretStores (default false, docs/controller.md)
+                             own identity: its environment (Azure managed and workload
+                             identity, GCP ADC, EKS Pod Identity) and its ServiceAccount
+                             token (Vault Kubernetes auth, AWS web identity); never
+                             SecretStores (default false, docs/controller.md)
   --allow-ambient-identity-namespaces NS[,NS]  lend it to the SecretStores of these
                              namespaces too: whoever writes one there acts as the controller
                              (default: none)

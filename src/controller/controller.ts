@@ -15,18 +15,17 @@ import { CLUSTER_EXTERNAL_SECRET, CLUSTER_PUSH_SECRET, ownerName } from './clust
 import { ClusterReconciler } from './cluster/reconcile.js';
 import { EventRecorder } from './runtime/events.js';
 import { Informers, slim, type Kind } from './runtime/informers.js';
-import { EXTERNAL_SECRET_ANNOTATION } from './runtime/labels.js';
-import { readyOf, recordExternalSecret, type ControllerMetrics } from './runtime/metrics.js';
-import { keyOf, queueKey } from './runtime/keys.js';
+import { EXTERNAL_SECRET_ANNOTATION, editedByHand } from './runtime/labels.js';
+import { recordExternalSecret, type ControllerMetrics } from './runtime/metrics.js';
+import { keyOf, queueKey, type QueueKey } from './runtime/keys.js';
 import { WorkQueue, type Requeue } from './runtime/queue.js';
 import { PushRecords } from './pushsecret/record.js';
 import { PushSecretReconciler } from './pushsecret/reconcile.js';
 import { pushSecretChanged } from './pushsecret/spec.js';
-import { ExternalSecretReconciler } from './externalsecret/reconcile.js';
+import { ExternalSecretReconciler, readyOf } from './externalsecret/reconcile.js';
 import { PodAgents } from './externalsecret/pod-agents.js';
 import { DEFAULT_RESTART_MIN_INTERVAL_MS, Restarter } from './restart/restarter.js';
 import { Schedule } from './runtime/schedule.js';
-import { editedByHand } from './externalsecret/secret.js';
 import { StoreReconciler } from './secretstore/reconcile.js';
 import { Generators } from './generatorstate/generators.js';
 import { DEFAULT_GC_GRACE_MS, GeneratorStates, STATE_CONTROLLER_LABEL, stateLedger, stateNeedsWork } from './generatorstate/state.js';
@@ -104,8 +103,8 @@ export class Controller {
   /** The injected pods' agents (ADR 0070). */
   private readonly pods = new PodAgents();
   /** store id → ExternalSecret keys using it, and the reverse. */
-  private readonly dependents = new Map<string, Set<string>>();
-  private readonly usesStore = new Map<string, readonly string[]>();
+  private readonly dependents = new Map<string, Set<QueueKey>>();
+  private readonly usesStore = new Map<QueueKey, readonly string[]>();
 
   constructor(private readonly o: ControllerOptions) {
     const { metrics, logger, rest } = o;
@@ -147,7 +146,9 @@ export class Controller {
       rest, generators, events, logger, controllerClass: o.classes[0] ?? '', gracePeriodMs: o.generatorGcGraceMs ?? DEFAULT_GC_GRACE_MS,
       cached: (ns, name) => this.informers.generatorState(ns, name), ledger: this.ledger,
     });
-    this.restarts = new Restarter({ rest, events, logger, minIntervalMs: o.restartMinIntervalMs ?? DEFAULT_RESTART_MIN_INTERVAL_MS });
+    this.restarts = new Restarter({
+      rest, events, logger, minIntervalMs: o.restartMinIntervalMs ?? DEFAULT_RESTART_MIN_INTERVAL_MS, queue: this.queue, schedule: this.schedule,
+    });
     this.es = new ExternalSecretReconciler({
       informers: this.informers, stores: this.stores, clients: this.clients, generators, states: this.states, rest, events, restarts: this.restarts,
       renderer: this.renderer, logger, jitterMaxMs: o.windowMs / 2, allowConfigMapTargets: o.allowConfigMapTargets ?? false, pods: this.pods,
@@ -196,7 +197,7 @@ export class Controller {
   }
 
   /** Records the stores `key` reads from (several with per-entry sourceRef.storeRef). */
-  private track(key: string, stores: readonly string[]): void {
+  private track(key: QueueKey, stores: readonly string[]): void {
     const prev = this.usesStore.get(key) ?? [];
     if (prev.length === stores.length && prev.every((s, i) => s === stores[i])) return;
     for (const p of prev) this.dependents.get(p)?.delete(key);
@@ -305,13 +306,14 @@ export class Controller {
   }
 
   /** Runs the reconcile the key names and returns when to run it again (the queue applies it). */
-  private async handle(key: string, requestedAt: number): Promise<Requeue> {
+  private async handle(key: QueueKey, requestedAt: number): Promise<Requeue> {
     const { kind, namespace, name } = keyOf(key);
     this.o.metrics.queueDepth.set(this.queue.depth);
     this.o.metrics.scheduled.set(this.schedule.size);
     if (kind === 'ces' || kind === 'cps') return (await this.cluster.reconcile(kind, name)).requeue;
     // Whatever the namespace's selection now: a lease this controller minted is its to revoke.
     if (kind === 'gs') return this.states.reconcile(namespace, name);
+    if (Restarter.owns(key)) return this.restarts.handle(key);
     if (kind !== 'css' && !this.inScope(namespace)) return {};
     // With a namespace selector a ClusterSecretStore is validated only for its users.
     if (kind === 'css' && this.o.namespaceSelector && !this.dependents.get(storeIdOf('ClusterSecretStore', name))?.size) return {};

@@ -123,7 +123,9 @@ t.test('static checks of spec.provider.aws', async (tt) => {
   } } };
   tt.same(validateSpec(ok), []);
   tt.same(validateSpec({ service: 'ParameterStore', region: 'us-east-1', role: 'arn:aws:iam::123456789012:role/app' }), [], 'web identity with a role');
-  tt.match(validateSpec({ service: 'SecretsManager', region: 'us-east-1' }).join(), /aws\.role is required for web identity.*eks\.amazonaws\.com\/role-arn/);
+  tt.match(validateSpec({ service: 'SecretsManager', region: 'us-east-1', auth: { jwt: {} } }).join(), /aws\.role is required for web identity.*eks\.amazonaws\.com\/role-arn/);
+  // Without any auth the controller may use its EKS Pod Identity: the role is checked when the client is built.
+  tt.same(validateSpec({ service: 'SecretsManager', region: 'us-east-1' }), [], 'no auth, no role: left to the client build');
   tt.match(validateSpec({ ...ok, service: 'S3' }).join(), /aws\.service must be one of SecretsManager, ParameterStore/);
   tt.match(validateSpec({ ...ok, region: '' }).join(), /aws\.region is required/);
   tt.match(validateSpec({ ...ok, region: 'Frankfurt' }).join(), /not an AWS region name/);

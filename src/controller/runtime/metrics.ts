@@ -5,7 +5,6 @@
 // and dashboards read them (docs/metrics.md).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { ObjectSeries } from './object-series.js';
-import type { Outcome } from '../externalsecret/reconcile.js';
 
 export function controllerMetrics() {
   const registry = new Registry();
@@ -60,15 +59,6 @@ export function controllerMetrics() {
 }
 
 export type ControllerMetrics = ReturnType<typeof controllerMetrics>;
-
-/** The Ready condition a reconcile outcome leaves on its object: true or false as written
- *  to status, 'gone' when the object is deleted or served by another controller, undefined
- *  when the reconcile wrote no status (it waits for a cache or a render slot). */
-export function readyOf(out: Outcome): boolean | 'gone' | undefined {
-  if (out.result === 'synced' || out.result === 'unchanged') return true;
-  if (out.result === 'error') return false;
-  return out.reason === 'Deleted' || out.reason === 'OtherClass' || out.reason === 'ClusterKindNotServed' ? 'gone' : undefined;
-}
 
 /** What one ExternalSecret reconcile says about its object, in ESO's per-object series:
  *  a sync call, an error, the Ready condition as a 1/0 pair (as ESO sets it), or, for an

@@ -11,6 +11,11 @@
 //   identity role from the ServiceAccount's `eks.amazonaws.com/role-arn` annotation;
 //   the agent cannot read ServiceAccounts, so the store names it in `role`.
 //
+// - no `auth` in the reconciler, when the operator lends the controller its identity
+//   (ctx.environmentIdentity) and the controller runs with EKS Pod Identity
+//   (POD_IDENTITY_ENV): the node agent's credentials, as ESO's default chain finds them;
+//   then `additionalRoles` and `role` are assumed in turn with AssumeRole, as ESO does.
+//
 // The STS client is imported only when a role is assumed. Temporary credentials are
 // cached and refreshed before they expire; the token is re-read on every refresh
 // (the kubelet rotates it).
@@ -27,7 +32,7 @@ import {
   type AwsCredentialIdentity,
   type AwsCredentialIdentityProvider,
 } from './sdk.js';
-import { endpointFromEnv, STS_AUDIENCE, usesWebIdentity } from './spec.js';
+import { endpointFromEnv, podIdentityFromEnv, ROLE_REQUIRED, STS_AUDIENCE, usesWebIdentity } from './spec.js';
 
 export interface Credentials {
   provider: AwsCredentialIdentityProvider;
@@ -107,6 +112,25 @@ function webIdentityCredentials(s: StsClients, ctx: ProviderContext, spec: AWSPr
   };
 }
 
+/** EKS Pod Identity: the SDK's container credentials from the endpoint and token file the
+ *  operator's environment names (never a store field: the SDK dials only loopback, the
+ *  EKS agent's link-local address or HTTPS). A fresh provider per fetch: the SDK's one
+ *  closes its connection handler after its first answer. */
+async function podIdentityCredentials(ctx: ProviderContext, pi: { uri: string; tokenFile: string }): Promise<AwsCredentialIdentityProvider> {
+  const { fromHttp } = await import('@aws-sdk/credential-provider-http');
+  // The SDK waits `timeout` between its own retries too: none here, the callers retry
+  // with backoff (as every SDK client of this provider, sdk.ts).
+  const timeout = Math.min(ctx.timeoutMs, 5000);
+  return async () => {
+    try {
+      return await fromHttp({ awsContainerCredentialsFullUri: pi.uri, awsContainerAuthorizationTokenFile: pi.tokenFile, timeout, maxRetries: 0 })();
+    } catch (err) {
+      // The SDK's message names the status or the token file, never a credential.
+      throw new ProviderError('AuthFailed', ctx.storeId, `EKS Pod Identity (${pi.uri}): ${(err as Error).message.split('\n')[0]}`, undefined, { cause: err });
+    }
+  };
+}
+
 function assumeRole(store: { s: StsClients; ctx: ProviderContext; spec: AWSProvider }, step: Step, previous: AwsCredentialIdentityProvider): AwsCredentialIdentityProvider {
   const { s, ctx, spec } = store;
   const client = s.make(previous);
@@ -125,18 +149,22 @@ function assumeRole(store: { s: StsClients; ctx: ProviderContext; spec: AWSProvi
 }
 
 export async function buildCredentials(ctx: ProviderContext, spec: AWSProvider): Promise<Credentials> {
-  const webIdentity = usesWebIdentity(spec);
+  const podIdentity = !spec.auth && ctx.environmentIdentity === true ? podIdentityFromEnv() : undefined;
+  const webIdentity = usesWebIdentity(spec) && !podIdentity;
   if (webIdentity && !spec.role) {
-    throw new ProviderError('InvalidSpec', ctx.storeId, 'aws.role is required for web identity (the role the pod\'s token is exchanged for)');
+    const pi = ctx.environmentIdentity ? ' (or run the controller with EKS Pod Identity, which needs no role)' : '';
+    throw new ProviderError('InvalidSpec', ctx.storeId, `${ROLE_REQUIRED}${pi}`);
   }
   if (webIdentity && (spec.externalID || spec.sessionTags?.length || spec.transitiveTagKeys?.length)) {
     ctx.logger.warn('aws.externalID, sessionTags and transitiveTagKeys apply to AssumeRole with static keys; ignored with web identity');
   }
   const steps = roleSteps(spec, webIdentity);
-  const s = webIdentity || steps.length > 0 ? new StsClients(await import('@aws-sdk/client-sts'), ctx, spec) : undefined;
+  const s = webIdentity || podIdentity || steps.length > 0 ? new StsClients(await import('@aws-sdk/client-sts'), ctx, spec) : undefined;
 
   let current: AwsCredentialIdentityProvider;
-  if (webIdentity) {
+  if (podIdentity) {
+    current = await podIdentityCredentials(ctx, podIdentity);
+  } else if (webIdentity) {
     current = webIdentityCredentials(s!, ctx, spec);
   } else {
     const keys = staticKeys(ctx, spec);

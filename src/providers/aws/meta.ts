@@ -21,8 +21,9 @@ export const meta: ProviderMeta = {
     ambient: (spec) => typeof spec === 'object' && spec !== null && usesWebIdentity(spec as AWSProvider),
     audience: () => STS_AUDIENCE,
   },
-  // Web identity without a serviceAccountRef exchanges the token of whatever runs the client.
+  // Web identity without a serviceAccountRef exchanges the token of whatever runs the client;
+  // in the controller, no auth may use its EKS Pod Identity instead (auth.ts).
   ambientIdentity: (spec) => typeof spec === 'object' && spec !== null && usesWebIdentity(spec as AWSProvider) && field(spec, 'auth.jwt.serviceAccountRef') === undefined
-    ? { field: field(spec, 'auth') ? 'aws.auth.jwt.serviceAccountRef' : 'aws.auth', source: 'the service-account token of the process running the client (STS web identity)', kind: 'token' }
+    ? { field: field(spec, 'auth') ? 'aws.auth.jwt.serviceAccountRef' : 'aws.auth', source: 'the service-account token of the process running the client (STS web identity) or, without auth, its EKS Pod Identity', kind: 'token' }
     : undefined,
 };

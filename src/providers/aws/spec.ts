@@ -34,6 +34,16 @@ export function endpointFromEnv(service: keyof typeof ENDPOINT_ENV, env: NodeJS.
   return undefined;
 }
 
+/** EKS Pod Identity, as the EKS Pod Identity webhook sets it in the containers of a pod
+ *  whose ServiceAccount has an association: the node agent's credentials endpoint and the
+ *  projected token it wants (the SDKs' container credentials). Both, or none. */
+export const POD_IDENTITY_ENV = { uri: 'AWS_CONTAINER_CREDENTIALS_FULL_URI', tokenFile: 'AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE' } as const;
+
+export function podIdentityFromEnv(env: NodeJS.ProcessEnv = process.env): { uri: string; tokenFile: string } | undefined {
+  const uri = env[POD_IDENTITY_ENV.uri]?.trim();
+  const tokenFile = env[POD_IDENTITY_ENV.tokenFile]?.trim();
+  return uri && tokenFile ? { uri, tokenFile } : undefined;
+}
 
 const ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]+$/;
 const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
@@ -110,6 +120,11 @@ function roleChainProblems(p: Record<string, unknown>): string[] {
   return problems;
 }
 
+/** Why a web-identity store needs `role` (static check and client build). */
+export const ROLE_REQUIRED =
+  'aws.role is required for web identity (auth.jwt or no auth): ESI assumes that role with the pod\'s own ' +
+  'service-account token and cannot read the ServiceAccount\'s eks.amazonaws.com/role-arn annotation';
+
 /** Whether the store authenticates with the workload's token (STS web identity). */
 export function usesWebIdentity(p: AWSProvider): boolean {
   return !p.auth || !p.auth.secretRef;
@@ -127,11 +142,10 @@ export function validateSpec(spec: unknown): string[] {
   if (spec.secretsManager !== undefined && spec.service === 'ParameterStore') {
     problems.push('aws.secretsManager applies to service SecretsManager only');
   }
-  if (problems.length === 0 && usesWebIdentity(spec as unknown as AWSProvider) && !spec.role) {
-    problems.push(
-      'aws.role is required for web identity (auth.jwt or no auth): ESI assumes that role with the pod\'s own ' +
-        'service-account token and cannot read the ServiceAccount\'s eks.amazonaws.com/role-arn annotation',
-    );
+  // Without any `auth`, the controller may use its EKS Pod Identity, where no role is
+  // needed (auth.ts): then `role` is checked when the client is built.
+  if (problems.length === 0 && spec.auth !== undefined && usesWebIdentity(spec as unknown as AWSProvider) && !spec.role) {
+    problems.push(ROLE_REQUIRED);
   }
   return problems;
 }

@@ -45,6 +45,9 @@ export const ENV = {
   allowedVaultHosts: 'ESI_AZUREKV_ALLOWED_VAULT_HOSTS',
   /** The Azure SDK's own override of the Entra ID authority host. */
   authorityHost: 'AZURE_AUTHORITY_HOST',
+  /** The projected token the Azure workload-identity webhook mounts into a labelled pod
+   *  (with AZURE_CLIENT_ID and AZURE_TENANT_ID): the controller's own federated token. */
+  federatedTokenFile: 'AZURE_FEDERATED_TOKEN_FILE',
 } as const;
 
 
