@@ -22,7 +22,7 @@ import { metricsTls, startSecureMetricsServer } from './runtime/metrics-server.j
 import { MetricsAccessReview } from '../kube/access-review.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
+import type { Exposition } from './runtime/metrics-server.js';
 
 const DEFAULT_CLASS = 'esi';
 
@@ -249,7 +249,7 @@ function readBudgetFlag(raw: string): number {
 
 /** The authenticated HTTPS /metrics: its certificate, its reviews (a client of their own,
  *  outside the write limiter: a scrape must not wait behind reconciles), its server. */
-function secureMetrics(host: string, m: ReturnType<typeof metricsFlags>, o: { kc: KubeConfig; namespace: string; logger: Logger; registry: Registry }) {
+function secureMetrics(host: string, m: ReturnType<typeof metricsFlags>, o: { kc: KubeConfig; namespace: string; logger: Logger; registry: Exposition }) {
   const reviews = new KubeRest(o.kc, { timeoutMs: 10_000, maxSockets: 4 });
   const started = (async () => {
     const tls = await metricsTls(m, o);
@@ -312,10 +312,10 @@ export async function main(argv: string[]): Promise<number> {
   });
   const elect = f.elect;
   let started = false;
-  const server = await startProbeServer(v.listen!, f.port, { registry: metrics.registry, metrics: !f.metrics.secure, ready: () => !elect || !started || controller.synced() });
+  const server = await startProbeServer(v.listen!, f.port, { registry: metrics.exposition, metrics: !f.metrics.secure, ready: () => !elect || !started || controller.synced() });
   // Started beside the reconciler, not before it: a certificate that cannot be had yet (the
   // Secret not writable) leaves metrics unserved and logged, never Secrets unreconciled.
-  const metricsServer = f.metrics.secure ? secureMetrics(v.listen!, f.metrics, { kc, namespace, logger, registry: metrics.registry }) : undefined;
+  const metricsServer = f.metrics.secure ? secureMetrics(v.listen!, f.metrics, { kc, namespace, logger, registry: metrics.exposition }) : undefined;
   const run = async () => {
     started = true;
     metrics.leader.set(1);

@@ -9,8 +9,8 @@ import type { AnySecretStore } from '../api/types.js';
 import type { KubeRest } from '../kube/rest.js';
 import { TemplateEngine } from '../templating/index.js';
 import { PooledRenderer } from '../templating/pool/index.js';
-import { warmEngine } from '../templating/go/runner.js';
 import { ClientCache } from './runtime/clients.js';
+import { carriesTemplate, goEngineStarted } from './runtime/go-engine.js';
 import { CLUSTER_EXTERNAL_SECRET, CLUSTER_PUSH_SECRET, ownerName } from './cluster/kinds.js';
 import { ClusterReconciler } from './cluster/reconcile.js';
 import { EventRecorder } from './runtime/events.js';
@@ -192,10 +192,6 @@ export class Controller {
 
   async start(): Promise<void> {
     await this.informers.start();
-    // The spec check parses Go templates on this thread: start that engine without blocking
-    // (a synchronous start holds the event loop for a second or more on a loaded machine).
-    // Without a built engine the first Go template says so itself.
-    await warmEngine().catch(() => undefined);
     this.queue.start();
   }
 
@@ -326,6 +322,12 @@ export class Controller {
     if (owner && (verb === 'delete' || editedByHand(obj))) this.queue.add(queueKey('es', obj.metadata?.namespace ?? '', owner));
   }
 
+  /** This thread's Go engine starts (without blocking) for the first object with a template. */
+  private async goEngineFor(kind: string, ns: string, name: string): Promise<void> {
+    const obj = kind === 'es' ? this.informers.externalSecret(ns, name) : kind === 'ps' ? this.informers.pushSecret(ns, name) : undefined;
+    if (carriesTemplate(obj?.spec)) await goEngineStarted();
+  }
+
   /** Runs the reconcile the key names and returns when to run it again (the queue applies it). */
   private async handle(key: QueueKey, requestedAt: number): Promise<Requeue> {
     const { kind, namespace, name } = keyOf(key);
@@ -338,6 +340,7 @@ export class Controller {
     if (kind !== 'css' && !this.inScope(namespace)) return {};
     // With a namespace selector a ClusterSecretStore is validated only for its users.
     if (kind === 'css' && this.o.namespaceSelector && !this.dependents.get(storeIdOf('ClusterSecretStore', name))?.size) return {};
+    await this.goEngineFor(kind, namespace, name);
     if (kind === 'es') {
       const end = this.o.metrics.syncDuration.startTimer();
       try {

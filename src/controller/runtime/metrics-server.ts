@@ -6,7 +6,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { createServer, type Server } from 'node:https';
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
 import { fileTlsSource, selfManagedTlsSource, type TlsSource } from '../../../certs/index.js';
 import type { MetricsAccessReview } from '../../kube/access-review.js';
 
@@ -25,8 +24,11 @@ export function metricsTls(f: MetricsTlsFlags, o: { kc: KubeConfig; namespace: s
   });
 }
 
+/** The exposition text and its content type (src/controller/runtime/metrics.ts). */
+export interface Exposition { contentType: string; metrics(): Promise<string> }
+
 export interface SecureMetricsSources {
-  registry: Registry;
+  registry: Exposition;
   tls: TlsSource;
   access: MetricsAccessReview;
   logger: Logger;

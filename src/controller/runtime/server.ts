@@ -3,10 +3,10 @@
 // metrics (--metrics-secure=false; otherwise metrics-server.ts serves them, authenticated).
 // Plain node:http: nothing else is served.
 import { createServer, type Server } from 'node:http';
-import type { Registry } from 'prom-client';
 
 export interface ProbeSources {
-  registry: Registry;
+  /** The exposition text and its content type (src/controller/runtime/metrics.ts). */
+  registry: { contentType: string; metrics(): Promise<string> };
   ready(): boolean;
   /** Serve /metrics here, unauthenticated (default true). */
   metrics?: boolean;
