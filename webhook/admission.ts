@@ -2,15 +2,15 @@
 // parse annotations → resolve against the caches → check the pod → mutate → diff.
 import type { V1Pod } from '@kubernetes/client-node';
 import fastJsonPatch from 'fast-json-patch';
-import { INJECT_LABEL } from './annotations.js';
+import { INJECT_LABEL } from '../src/pod-contract/annotations.js';
 import { AGENT_CONFIG_ENV } from '../src/agent-config/types.js';
 import { configVerdict } from './config-verdict.js';
 import { checkCredentials, checkPod, checkResolved, isAgent, isInjected, mutatePod, placeAfterNativeSidecars, type AgentSettings } from './mutate.js';
 import { agentForNamespace, podSecurityProblems } from './namespace-policy.js';
-import { joinProblems, parseAnnotations, quoteShort } from './parse.js';
+import { joinProblems, parseAnnotations, quoteShort } from '../src/pod-contract/parse.js';
 import { podShapeProblems } from './pod-shape.js';
 import { resolve, type ObjectLookup, type Resolved, type ResolveOptions } from './resolve.js';
-import { envClusterProblem, type ClusterVersion } from './env.js';
+import { envClusterProblem, type ClusterVersion } from '../src/pod-contract/env.js';
 import { isObject } from '../src/json-object.js';
 
 export type JsonPatchOp = fastJsonPatch.Operation;

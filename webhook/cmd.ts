@@ -4,7 +4,7 @@ import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
 import { fileTlsSource, selfManagedTlsSource, type TlsSource } from '../certs/index.js';
 import { checkFlags, loadKubeConfig, oneOf, ownNamespace, port, positive } from '../src/flags.js';
-import type { ClusterVersion } from './env.js';
+import type { ClusterVersion } from '../src/pod-contract/env.js';
 import { KubeRest } from '../src/kube/rest.js';
 import { createLogger, logSettings, type Logger } from '../src/log.js';
 import { WatchCaches } from './cache.js';
@@ -68,7 +68,7 @@ const OPTIONS = {
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
 
-/** The apiserver's version (esi.dev/env needs 1.35+, webhook/env.ts); undefined, and a
+/** The apiserver's version (esi.dev/env needs 1.35+, src/pod-contract/env.ts); undefined, and a
  *  warning, when it cannot be read: admission then leaves the check to the apiserver. */
 async function clusterVersionOf(kc: KubeConfig, logger: Logger): Promise<ClusterVersion | undefined> {
   // Plain JSON through KubeRest: the generated VersionApi would load every generated model

@@ -1,7 +1,7 @@
 // Prometheus metrics of the webhook, in their own registry (no global state).
 import cluster from 'node:cluster';
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { workersMetricsText } from './workers.js';
+import { workersMetricsText } from './worker-metrics.js';
 
 /** `synced`: whether the caches have listed, read at every collection (so each worker of
  *  `--workers` reports its own state to the primary's sum, not the last probe it answered). */

@@ -3,10 +3,10 @@
 import type { V1Container, V1Pod, V1PodSpec, V1SecurityContext, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
 import { AGENT_CONFIG_ENV, AGENT_CONFIG_VERSION, type AgentConfig, type AgentStore, type InjectionMode } from '../src/agent-config/types.js';
-import { AGENT_CONTAINER, AGENT_INIT_CONTAINER, INJECTED_ANNOTATION, type InjectionRequest } from './annotations.js';
+import { AGENT_CONTAINER, AGENT_INIT_CONTAINER, INJECTED_ANNOTATION, type InjectionRequest } from '../src/pod-contract/annotations.js';
 import type { Resolved, ResolvedStore } from './resolve.js';
 import { credentialRefProblems } from '../src/providers/spec-checks.js';
-import { agentEnv, envAgentMount, envClashes, envPodProblems, envVolume, withEnvRefs } from './env.js';
+import { agentEnv, envAgentMount, envClashes, envPodProblems, envVolume, withEnvRefs } from '../src/pod-contract/env.js';
 
 export { AGENT_CONTAINER, AGENT_INIT_CONTAINER };
 export const SECRETS_VOLUME = 'esi-secrets';

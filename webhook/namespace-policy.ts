@@ -3,7 +3,7 @@
 // docs/decisions/0002-admission-reads-only-caches.md): a namespace not in the cache
 // changes nothing, and the operator's setting (--agent-run-as-user) alone applies.
 import type { V1Namespace, V1Pod } from '@kubernetes/client-node';
-import type { InjectionRequest } from './annotations.js';
+import type { InjectionRequest } from '../src/pod-contract/annotations.js';
 import { signalNeedsKill, type AgentSettings } from './mutate.js';
 
 /** Set by OpenShift on every namespace: the UIDs its restricted-v2 SCC assigns there,

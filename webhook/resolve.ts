@@ -4,12 +4,13 @@
 import type { AgentDynamicSecret, AgentSecret } from '../src/agent-config/types.js';
 import { storeKey } from '../src/agent-config/types.js';
 import type { AnySecretStore, ExternalSecret, SecretStoreProvider } from '../src/api/types.js';
-import { admissionWarning, podIdentity, referencedObjects, servesControllerClass, storeSpecProblems, type CredentialRef } from '../src/stores/access.js';
+import { admissionWarning, podIdentity, referencedObjects, servesControllerClass, storeSpecProblems } from '../src/stores/access.js';
+import type { CredentialRef } from '../src/providers/types.js';
 import { classNotServed, crossNamespaceCredentials, describeStoreRef, lookupStore, namespaceRefusal, storeNotFound, type StoreLookup } from '../src/stores/use.js';
 import { selectTemplateEngine, type TemplateEngineChoice } from '../src/templating/eso.js';
 import { describeSpecProblem, externalSecretSpecProblems } from '../src/externalsecret/checks.js';
-import type { InjectionRequest } from './annotations.js';
-import { resolveEnv } from './env.js';
+import type { InjectionRequest } from '../src/pod-contract/annotations.js';
+import { resolveEnv } from '../src/pod-contract/env.js';
 import type { AgentEnv } from '../src/agent-config/types.js';
 
 export interface ObjectLookup extends StoreLookup {
@@ -39,7 +40,7 @@ export interface Resolved {
   /** `esi.dev/dynamic-<name>` entries (docs/dynamic-secrets.md). */
   dynamicSecrets: AgentDynamicSecret[];
   stores: Map<string, ResolvedStore>;
-  /** `esi.dev/env` variables (webhook/env.ts); absent without the annotation. */
+  /** `esi.dev/env` variables (src/pod-contract/env.ts); absent without the annotation. */
   envVars?: AgentEnv['vars'];
 }
 

@@ -6,7 +6,7 @@ import type { Server } from 'node:https';
 import type { Logger } from 'pino';
 import type { TlsSource } from '../certs/index.js';
 import { admit, type AdmitContext, type AdmitResult } from './admission.js';
-import type { ClusterVersion } from './env.js';
+import type { ClusterVersion } from '../src/pod-contract/env.js';
 import type { WebhookMetrics } from './metrics.js';
 import type { ObjectLookup, ResolveOptions } from './resolve.js';
 import type { AgentSettings } from './mutate.js';

@@ -8,6 +8,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { parseArgs } from 'node:util';
 import { UsageError } from '../src/usage.js';
 import { createLogger } from '../src/log.js';
+import { METRICS_ANSWER, METRICS_REQUEST, type MetricsMessage } from './worker-metrics.js';
 
 /** Bounded: each worker is a full webhook with its own watches on the apiserver. */
 export const MAX_WORKERS = 8;
@@ -30,10 +31,6 @@ export async function main(argv: string[]): Promise<number> {
   if (cluster.isWorker) process.disconnect();
   return code;
 }
-
-const METRICS_REQUEST = 'esi:metrics-request';
-const METRICS_ANSWER = 'esi:metrics-answer';
-interface MetricsMessage { type: string; id: number; text?: string; error?: string }
 
 /** Starts the workers and waits for them. A worker that exits on its own stops the others
  *  and the primary exits 1, so the kubelet restarts the pod rather than it serving with
@@ -79,24 +76,3 @@ async function primary(n: number): Promise<number> {
     process.once('SIGINT', () => shutdown('SIGINT'));
   });
 }
-
-/** In a worker: the text of every worker's metrics, summed by the primary (prom-client's
- *  AggregatorRegistry), so a scrape that reaches any worker sees the pod's counters. */
-export async function workersMetricsText(): Promise<string> {
-  const id = nextId++;
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => done(new Error('the webhook primary did not answer the metrics request within 5 s')), 5000);
-    const onMessage = (msg: MetricsMessage) => {
-      if (msg?.type === METRICS_ANSWER && msg.id === id) done(msg.error === undefined ? undefined : new Error(msg.error), msg.text);
-    };
-    function done(err: Error | undefined, text?: string) {
-      clearTimeout(timer);
-      process.off('message', onMessage);
-      if (err) reject(err);
-      else resolve(text ?? '');
-    }
-    process.on('message', onMessage);
-    process.send!({ type: METRICS_REQUEST, id });
-  });
-}
-let nextId = 0;

@@ -5,7 +5,7 @@
 // alone exactly as the pods created from it would be.
 import type { V1Pod } from '@kubernetes/client-node';
 import { isObject, type Json } from '../src/json-object.js';
-import { quoteShort } from './parse.js';
+import { quoteShort } from '../src/pod-contract/parse.js';
 
 /** Where each workload kind keeps its pod template. */
 const TEMPLATE_PATHS: Record<string, readonly string[]> = {

@@ -126,7 +126,7 @@ function annotationsFor(rng: Rng, shape: Shape, secrets: string[]): Record<strin
   }
   if (shape === 'deployment') ann['esi.dev/containers'] = 'app,worker';
   if (shape === 'adversarial') {
-    // Two templates at the per-template limit fill the per-pod limit (webhook/parse.ts).
+    // Two templates at the per-template limit fill the per-pod limit (src/pod-contract/parse.ts).
     ann['esi.dev/template-a.conf'] = adversarialTemplate(secrets[0]!, 32 * 1024 - 64);
     ann['esi.dev/template-b.conf'] = adversarialTemplate(secrets[1]!, 32 * 1024 - 64);
   }

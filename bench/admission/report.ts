@@ -4,7 +4,7 @@ import { machineMarkdown, type MachineInfo } from '../lib/machine.js';
 import { markdownTable, textTable } from '../lib/markdown.js';
 import { MIX } from './corpus.js';
 
-/** Design budget (issue 3): p99 under 5 ms at 500 req/s. */
+/** Design budget: p99 under 5 ms at 500 req/s. */
 export const BUDGET = { rate: 500, p99Ms: 5 };
 
 export interface PhaseReport {

@@ -1,5 +1,4 @@
-// `npm run bench:agent:gotemplate`: what one ESO Go template costs an agent (issue 26's first
-// row). The init-only agent (compiled JS, `node bin/esi.js agent`, fake store) is run A/B/C
+// `npm run bench:agent:gotemplate`: what one ESO Go template costs an agent. The init-only agent (compiled JS, `node bin/esi.js agent`, fake store) is run A/B/C
 // interleaved: without a template; with one ESO-style Go template rendered by the TypeScript
 // engine (src/templating/gotext/, the default); and the same with ESI_GO_TEMPLATE_ENGINE=wasm
 // (the WebAssembly Go engine, what every Go template cost before). Wall time (spawn → exit)
@@ -128,7 +127,7 @@ ${machineMarkdown(machine)}
 
 ${markdownTable(headers, rows)}
 
-Goal (issue 26): ≤ 1.2× on wall time and on RSS for the agent with one Go template.
+Goal: ≤ 1.2× on wall time and on RSS for the agent with one Go template.
 `;
   if (!opts['no-write']) writeFileSync(join(ROOT, 'docs', 'performance', 'go-templates-agent.md'), body);
 }

@@ -1,4 +1,4 @@
-// The Go-template rows of `npm run bench:peers`'s agent phase (issue 26): ESI's agent without
+// The Go-template rows of `npm run bench:peers`'s agent phase: ESI's agent without
 // a template, ESI's agent with one ESO-style Go template (ExternalSecret `target.template`,
 // engineVersion v2) and OpenBao Agent rendering the same output with its own consul-template
 // template, all reading the same 3 KV v2 secrets as agents.ts's rows from the same server.

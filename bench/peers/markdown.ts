@@ -9,7 +9,7 @@ import type { Step, StepRun, WebhookResults } from './webhooks.js';
 export const BUDGETS = {
   cpuPerRequest: { max: 0.8 }, p50: { max: 1.0 }, saturation: { min: 1.2 }, rssUnderLoad: { max: 1.5 },
   agentAnon: { max: 1.0 }, agentCpu: { max: 1.0 }, agentStart: { max: 1.0 },
-  /** ESI's agent with one ESO Go template over the same agent without (issue 26). */
+  /** ESI's agent with one ESO Go template over the same agent without. */
   goTemplateCost: { max: 1.2 },
 } satisfies Record<string, Budget>;
 

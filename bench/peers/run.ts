@@ -127,7 +127,7 @@ function section(machine: ReturnType<typeof machineInfo>, w: WebhookResults | un
       '(a file per key), ESI with `target.template` (engineVersion v2, one `config.yaml` built with quote, printf, b64enc, if, range,',
       'splitList, trim and upper, the shape of bench/agent/gotemplate.ts), and OpenBao Agent rendering the same `config.yaml` with its own',
       'consul-template functions (printf "%q", base64Encode, toUpper, split, trimSpace). Run after the rows above, with those agents stopped;',
-      'start → file and steady figures measured as above, the three side by side. Goal (issue 26): ESI with / without ≤ 1.2× on start and RSS.',
+      'start → file and steady figures measured as above, the three side by side. Goal: ESI with / without ≤ 1.2× on start and RSS.',
       '', goTemplateMarkdown(a.goTemplate));
   }
   if (quick) parts.push('', '_Quick run: short phases, not for comparison._');

@@ -3,7 +3,7 @@
 // /dev/termination-log by default), which ExternalSecret failed, on which store, and the error
 // class: the same value-free text it logs (docs/decisions/0007-no-values-in-errors.md). The
 // kubelet puts it in the pod's status, which the controller reads for ExternalSecrets only the
-// agents serve (src/controller/pod-agents.ts,
+// agents serve (src/controller/externalsecret/pod-agents.ts,
 // docs/decisions/0070-status-of-webhook-served-externalsecrets.md). Pods get no API right for
 // this: the kubelet reports it.
 import { writeFile } from 'node:fs/promises';

@@ -121,7 +121,7 @@ export const CLUSTER_GENERATOR_FIELDS: Record<GeneratorKind, keyof ClusterGenera
 };
 
 /** ESO keeps here what a stateful generator produced, for later clean-up. ESI's reconciler
- *  keeps the leases VaultDynamicSecret mints here (src/controller/generator-state.ts). */
+ *  keeps the leases VaultDynamicSecret mints here (src/controller/generatorstate/state.ts). */
 export interface GeneratorState {
   apiVersion: typeof GENERATORS_API_VERSION;
   kind: 'GeneratorState';

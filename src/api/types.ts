@@ -368,7 +368,7 @@ export interface PushSecretSpec {
   /** `None` when omitted: remote secrets outlive the PushSecret. */
   deletionPolicy?: PushSecretDeletionPolicy;
   template?: ExternalSecretTemplate;
-  /** Bulk pushes: keys of the source picked by pattern, each to one store (src/controller/push/data-to.ts). */
+  /** Bulk pushes: keys of the source picked by pattern, each to one store (src/controller/pushsecret/data-to.ts). */
   dataTo?: PushSecretDataTo[];
 }
 

@@ -10,13 +10,13 @@ import { NAMESPACES, resourcePath } from '../kube/paths.js';
 import { KubeRest } from '../kube/rest.js';
 import { createLogger, logSettings } from '../log.js';
 import { Controller } from './controller.js';
-import { decideClaimUnclassed } from './coexist.js';
+import { decideClaimUnclassed } from './runtime/coexist.js';
 import { parseGoDuration } from '../duration.js';
-import { LeaderElector } from './leader.js';
-import { controllerMetrics, resourceOf } from './metrics.js';
-import { DEFAULT_MAX_GENERATOR_STATES, STATES_PER_ENTRY } from './generator-limits.js';
-import { TokenBucket } from './queue.js';
-import { startProbeServer } from './server.js';
+import { LeaderElector } from './runtime/leader.js';
+import { controllerMetrics, resourceOf } from './runtime/metrics.js';
+import { DEFAULT_MAX_GENERATOR_STATES, STATES_PER_ENTRY } from './generatorstate/limits.js';
+import { TokenBucket } from './runtime/queue.js';
+import { startProbeServer } from './runtime/server.js';
 
 export const DEFAULT_CLASS = 'esi';
 

@@ -1,7 +1,7 @@
 // The reconciler assembled: informers feed the work queue (status-only updates are
 // ignored: only generation, label and annotation changes count), the timer heap feeds
 // refreshes and retries, workers run store and ExternalSecret reconciles. Reconcilers return
-// when to run again; the queue alone retries and schedules (./queue.ts; keys: ./keys.ts).
+// when to run again; the queue alone retries and schedules (./runtime/queue.ts; keys: ./runtime/keys.ts).
 import type { EgressAllowList } from '../egress/policy.js';
 import type { KubeConfig, KubernetesObject, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -10,28 +10,28 @@ import type { KubeRest } from '../kube/rest.js';
 import { TemplateEngine } from '../templating/index.js';
 import { PooledRenderer } from '../templating/pool/index.js';
 import { warmEngine } from '../templating/go/runner.js';
-import { ClientCache } from './clients.js';
+import { ClientCache } from './runtime/clients.js';
 import { CLUSTER_EXTERNAL_SECRET, CLUSTER_PUSH_SECRET, ownerName } from './cluster/kinds.js';
 import { ClusterReconciler } from './cluster/reconcile.js';
-import { EventRecorder } from './events.js';
-import { Informers, slim, type Kind } from './informers.js';
-import { EXTERNAL_SECRET_ANNOTATION } from './labels.js';
-import { readyOf, recordExternalSecret, type ControllerMetrics } from './metrics.js';
-import { keyOf, queueKey } from './keys.js';
-import { WorkQueue, type Requeue } from './queue.js';
-import { PushRecords } from './push/record.js';
-import { PushSecretReconciler } from './push/reconcile.js';
-import { pushSecretChanged } from './push/spec.js';
-import { ExternalSecretReconciler } from './reconcile-es.js';
-import { PodAgents } from './pod-agents.js';
-import { DEFAULT_RESTART_MIN_INTERVAL_MS, Restarter } from './restart.js';
-import { Schedule } from './schedule.js';
-import { editedByHand } from './secret.js';
-import { StoreReconciler } from './stores.js';
-import { Generators } from './generators.js';
-import { DEFAULT_GC_GRACE_MS, GeneratorStates, STATE_CONTROLLER_LABEL, stateLedger, stateNeedsWork } from './generator-state.js';
-import { DEFAULT_MAX_GENERATOR_STATES, type StateLedger } from './generator-limits.js';
-import { readyCondition } from './status.js';
+import { EventRecorder } from './runtime/events.js';
+import { Informers, slim, type Kind } from './runtime/informers.js';
+import { EXTERNAL_SECRET_ANNOTATION } from './runtime/labels.js';
+import { readyOf, recordExternalSecret, type ControllerMetrics } from './runtime/metrics.js';
+import { keyOf, queueKey } from './runtime/keys.js';
+import { WorkQueue, type Requeue } from './runtime/queue.js';
+import { PushRecords } from './pushsecret/record.js';
+import { PushSecretReconciler } from './pushsecret/reconcile.js';
+import { pushSecretChanged } from './pushsecret/spec.js';
+import { ExternalSecretReconciler } from './externalsecret/reconcile.js';
+import { PodAgents } from './externalsecret/pod-agents.js';
+import { DEFAULT_RESTART_MIN_INTERVAL_MS, Restarter } from './restart/restarter.js';
+import { Schedule } from './runtime/schedule.js';
+import { editedByHand } from './externalsecret/secret.js';
+import { StoreReconciler } from './secretstore/reconcile.js';
+import { Generators } from './generatorstate/generators.js';
+import { DEFAULT_GC_GRACE_MS, GeneratorStates, STATE_CONTROLLER_LABEL, stateLedger, stateNeedsWork } from './generatorstate/state.js';
+import { DEFAULT_MAX_GENERATOR_STATES, type StateLedger } from './generatorstate/limits.js';
+import { readyCondition } from './externalsecret/status.js';
 import type { ExternalSecret, GeneratorState } from '../api/types.js';
 import { storeIdOf } from '../stores/id.js';
 
@@ -289,7 +289,7 @@ export class Controller {
   }
 
   /** A namespace going away releases the deleted PushSecrets its deletion left without a
-   *  credential (push/abandon.ts): those waiting in backoff are tried now. */
+   *  credential (pushsecret/abandon.ts): those waiting in backoff are tried now. */
   private onNamespaceDeleting(obj: KubernetesObject): void {
     const name = obj.metadata?.name ?? '';
     if (!obj.metadata?.deletionTimestamp) return;

@@ -12,7 +12,7 @@ import type { ExternalSecret } from '../api/types.js';
 import { loadTemplateSources, templateSourceRefs, type SourceKind } from '../externalsecret/template-sources.js';
 import { stopEngine } from '../templating/go/runner.js';
 import { renderExternalSecretTemplate, selectTemplateEngine, TemplateEngine } from '../templating/index.js';
-import { desiredSecret, planSecret } from './secret.js';
+import { desiredSecret, planSecret } from './externalsecret/secret.js';
 
 const HELP = `Usage: esi template -f FILE [-f FILE…] [--data FILE] [--set KEY=VALUE…] [-o yaml|json]
 

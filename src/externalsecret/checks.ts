@@ -170,7 +170,7 @@ export function externalSecretSpecProblems(spec: ExternalSecretSpec | undefined,
   const data = s.data ?? [];
   const dataFrom = s.dataFrom ?? [];
   if (!data.length && !dataFrom.length) add('spec', `has neither spec.data nor spec.dataFrom; nothing to ${consumer === 'agent' ? 'mount' : 'sync'}`);
-  // The reconciler serves syncWindows (src/controller/sync-windows.ts); an injected agent
+  // The reconciler serves syncWindows (src/controller/externalsecret/sync-windows.ts); an injected agent
   // refreshes all of a pod's files on one interval and does not.
   if (s.syncWindows && consumer === 'agent') add('spec.syncWindows', 'is not supported in pods (the agent refreshes on spec.refreshInterval and the esi.dev/refresh-interval annotation); ESI\'s reconciler serves it. Remove it to mount this ExternalSecret');
   if (data.length > MAX_DATA_ENTRIES) add('spec.data', `has ${data.length} entries; ESI allows at most ${MAX_DATA_ENTRIES}`);

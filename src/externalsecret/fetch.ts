@@ -18,7 +18,8 @@ import type {
 import { RemoteRefError } from '../providers/errors.js';
 import { emptySecretMap, ProviderError, type CallOptions, type FindRef, type RemoteRef, type SecretMap, type SecretsClient } from '../providers/types.js';
 import { decodeMap, decodeValue } from './decode.js';
-import { convertKeys, isValidSecretKey } from './keys.js';
+import { convertKeys } from '../providers/key-conversion.js';
+import { isValidSecretKey } from './keys.js';
 import { applyRewrites, type KeyTransform } from './rewrite.js';
 
 /** Provider call options, plus the renderer of `rewrite[].transform` templates. */
@@ -27,10 +28,10 @@ export interface FetchOptions extends CallOptions {
   /** Set (by the reconciler, for deletionPolicy Delete and Merge): an entry whose remote
    *  secret is gone is skipped, and told here, instead of failing the whole ExternalSecret.
    *  ESO does the same (its MissingProviderSecret event); the caller decides what an empty
-   *  result means (src/controller/reconcile-es.ts). */
+   *  result means (src/controller/externalsecret/reconcile.ts). */
   onMissing?: (entry: string) => void;
   /** Runs the generator a `dataFrom[].sourceRef.generatorRef` names, `index` being the entry's
-   *  (the reconciler: src/controller/generators.ts); without it such an entry is refused. */
+   *  (the reconciler: src/controller/generatorstate/generators.ts); without it such an entry is refused. */
   generate?: (ref: GeneratorRef, index: number) => Promise<SecretMap>;
   /** The client of the store an entry's `sourceRef.storeRef` names (the reconciler, ADR
    *  0066); without it such an entry is refused (the agent reads one store). */

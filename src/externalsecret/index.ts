@@ -3,6 +3,5 @@
 export { decodeMap, decodeValue } from './decode.js';
 export { describeData, describeFrom, ExternalSecretError, fetchExternalSecret, toRemoteRef, type ExternalSecretSource, type FetchOptions } from './fetch.js';
 export { describeSpecProblem, externalSecretSpecProblems, MAX_DATA_ENTRIES, MAX_DATA_FROM_ENTRIES, MAX_REWRITES, type Consumer, type SpecProblem } from './checks.js';
-export { convertKey, convertKeys, isValidSecretKey } from './keys.js';
+export { isValidSecretKey } from './keys.js';
 export { applyRewrites, expandGoTemplate, type KeyTransform } from './rewrite.js';
-export { compileGoRegexp } from '../providers/regexp.js';

@@ -1,7 +1,6 @@
 // ESO's key rules for the keys an ExternalSecret produces: `conversionStrategy` and
 // what a valid Secret data key (and so an agent file name) is.
 // Key conversion lives with the providers, which apply it too (src/providers/key-conversion.ts).
-export { convertKey, convertKeys } from '../providers/key-conversion.js';
 
 /** A valid Secret data key (and therefore a valid file name for the agent). */
 export function isValidSecretKey(key: string): boolean {

@@ -1,7 +1,7 @@
 // ESO's generators (generators.external-secrets.io) as functions from a spec to a key →
 // bytes map: Password, UUID and Fake here, ECRAuthorizationToken and VaultDynamicSecret
 // through the calls the consumer passes in (it decides whose credentials they use:
-// src/controller/generators.ts). Every call produces new values; nothing is kept
+// src/controller/generatorstate/generators.ts). Every call produces new values; nothing is kept
 // (ESO's semantics: docs/generators.md). Errors never hold a value.
 import { randomUUID } from 'node:crypto';
 import type { ECRAuthorizationTokenSpec, FakeSpec, GeneratorKind, PasswordSpec, VaultDynamicSecretSpec } from '../api/generators.js';

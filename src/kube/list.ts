@@ -1,5 +1,5 @@
 // What the watch-backed caches of the webhook (webhook/cache.ts) and the reconciler
-// (src/controller/informers.ts) do alike: list in pages, and drop from each object what no
+// (src/controller/runtime/informers.ts) do alike: list in pages, and drop from each object what no
 // reader needs before the cache stores it (docs/decisions/0026-webhook-cache-holds-what-admission-reads.md,
 // docs/decisions/0036-reconciler-at-scale.md).
 import type { KubernetesObject } from '@kubernetes/client-node';

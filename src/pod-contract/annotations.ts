@@ -16,7 +16,7 @@ export const INJECTED_ANNOTATION = 'esi.dev/injected';
 export const TEMPLATE_PREFIX = 'esi.dev/template-';
 export const DYNAMIC_PREFIX = 'esi.dev/dynamic-';
 /** The agent's container names in an injected pod (webhook/mutate.ts; read back by
- *  src/controller/pod-agents.ts): a native sidecar or init container, or sidecar mode's pair. */
+ *  src/controller/externalsecret/pod-agents.ts): a native sidecar or init container, or sidecar mode's pair. */
 export const AGENT_CONTAINER = 'esi-agent';
 export const AGENT_INIT_CONTAINER = 'esi-agent-init';
 
@@ -35,7 +35,7 @@ export interface InjectionRequest {
   templates: { file: string; template: string }[];
   /** `esi.dev/dynamic-<name>` entries; absent in requests built without annotations. */
   dynamic?: DynamicRequest[];
-  /** `esi.dev/env`: ExternalSecret keys as environment variables (webhook/env.ts). */
+  /** `esi.dev/env`: ExternalSecret keys as environment variables (src/pod-contract/env.ts). */
   env: EnvRequest[] | undefined;
   mode: InjectionMode;
   mountPath: string;

@@ -61,7 +61,7 @@ export function honourCallerDeadline<C extends SecretsClient>(client: C, storeId
 /** Every store call of `client` bounded by `ms`: the caller's own deadline when it passes one
  *  that is sooner, else a fresh one per call. A store that accepts a connection and never
  *  answers then fails the call with `Timeout` instead of holding the caller forever (the
- *  reconciler's workers: src/controller/clients.ts). */
+ *  reconciler's workers: src/controller/runtime/clients.ts). */
 export function withDeadline<C extends SecretsClient>(client: C, storeId: string, ms: number): C {
   const bounded = wrapClient(client, (name, args) => {
     const at = OPTIONS_AT[name];

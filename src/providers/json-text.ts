@@ -1,6 +1,5 @@
-// JSON numbers kept as written, for every secret value a provider parses (issue 25,
-// "JSON numbers are re-printed"). ESO's Go code never round-trips a number through a
-// float where a Secret can see it: gjson and json.RawMessage hand back the source text,
+// JSON numbers kept as written, for every secret value a provider parses. ESO's Go code never round-trips a number
+// through a float where a Secret can see it: gjson and json.RawMessage hand back the source text,
 // Vault's client decodes with UseNumber. JavaScript's JSON.parse would turn
 // `12345678901234567890` into 12345678901234567000, `1.50` into 1.5 and `1e3` into 1000.
 //

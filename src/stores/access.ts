@@ -55,8 +55,6 @@ export function servesControllerClass(store: AnySecretStore, classes: string[] |
   return classes.includes(store.spec.controller ?? '');
 }
 
-export type { CredentialRef, ServiceAccountRef, StoreReferences } from '../providers/types.js';
-
 /** Every Secret/ConfigMap key and ServiceAccount the store's provider spec references,
  *  as that provider declares them (its meta's `references`). None for an unknown provider. */
 export function referencedObjects(provider: SecretStoreProvider): StoreReferences {

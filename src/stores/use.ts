@@ -2,8 +2,8 @@
 // messages name a store, and the rules of using it from a namespace, with one message set
 // (not found, a class this instance does not serve, a namespace the store does not admit,
 // references to another namespace). The webhook (webhook/resolve.ts), the ExternalSecret
-// reconciler (src/controller/reconcile-es.ts) and the PushSecret reconciler
-// (src/controller/push/) all say the same thing for the same rule.
+// reconciler (src/controller/externalsecret/reconcile.ts) and the PushSecret reconciler
+// (src/controller/pushsecret/) all say the same thing for the same rule.
 import type { V1Namespace } from '@kubernetes/client-node';
 import type { AnySecretStore, ClusterSecretStore, SecretStore, SecretStoreProvider } from '../api/types.js';
 import { clusterStoreAdmits, referencedObjects } from './access.js';

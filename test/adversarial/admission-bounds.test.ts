@@ -4,7 +4,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import t from 'tap';
 import { admit } from '../../webhook/admission.js';
-import { MAX_DENIAL_LENGTH } from '../../webhook/parse.js';
+import { MAX_DENIAL_LENGTH } from '../../src/pod-contract/parse.js';
 import { admitContext, NS, labelledPod } from './world.js';
 
 const deny = (pod: V1Pod): string => {

@@ -1,4 +1,4 @@
-// Bounded work for any input the tenant controls (issue 21): `refreshInterval: 1ms` used to be
+// Bounded work for any input the tenant controls: `refreshInterval: 1ms` used to be
 // a hot loop of reconciles; the reconciler now raises any interval to its floor of 1s
 // (docs/controller.md, "Refresh"), so the tenant gets at most about one reconcile a second.
 // Also: deletionPolicy Merge cannot strip a Secret another ExternalSecret manages, and a

@@ -11,7 +11,7 @@ import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { GENERATORS_GROUP, type GeneratorState } from '../../src/api/types.js';
-import { STATES_PER_ENTRY } from '../../src/controller/generator-limits.js';
+import { STATES_PER_ENTRY } from '../../src/controller/generatorstate/limits.js';
 import { controllerEnv, decoded, getES, GROUP, ready, startController, until } from '../controller/fixture.js';
 import { createTenant, type Tenant } from '../helpers/tenant.js';
 import { startRevokeRefusingProxy } from '../helpers/revoke-refusing-proxy.js';

@@ -1,4 +1,4 @@
-// Identity lending (issue 21, High 2): a tenant's SecretStore that names no credential must
+// Identity lending: a tenant's SecretStore that names no credential must
 // not be read with the controller's own cloud identity. The controller process gets an
 // Azure managed identity (the IMDS stand-in of test/platform/backends/entra-standin.ts knows
 // it and may read the vault) and GCP ambient access (the emulator, which asks for no

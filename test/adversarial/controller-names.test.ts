@@ -1,4 +1,4 @@
-// Names are names (issue 21, SECURITY.md "The controller"): a tenant with every right in its
+// Names are names (SECURITY.md "The controller"): a tenant with every right in its
 // own namespace and none elsewhere writes names that climb out of it (`../../<ns>/secrets/x`)
 // into every name field the reconciler turns into an API call. On the old code the
 // controller resolved them with its own cluster-wide rights: it copied another namespace's

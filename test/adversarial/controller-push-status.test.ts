@@ -1,4 +1,4 @@
-// Status forgery (issue 21, High 4) and credential errors read as "deleted" (Medium): a
+// Status forgery and credential errors read as "deleted": a
 // PushSecret's status is the tenant's to write (the status subresource), so it must not be
 // what the controller believes it wrote. Two tenants (test/helpers/tenant.ts) push into a
 // platform store shared through ClusterSecretStores (the gRPC reference plugin, which keeps

@@ -1,4 +1,4 @@
-// Template bombs against the reconciler (issue 21, "Rendering never blocks reconciling";
+// Template bombs against the reconciler ("Rendering never blocks reconciling";
 // docs/decisions/0051-render-pool.md), on the real apiserver with tenant RBAC: a hostile
 // tenant creates 20 ExternalSecrets whose Go template loops and one handlebars bomb, next to
 // a victim tenant's ordinary ExternalSecrets. Asserted as a user sees it: the victim's Secrets
@@ -22,7 +22,7 @@ const HB_BOMB = '{{#each @root}}'.repeat(12) + 'x' + '{{/each}}'.repeat(12);
 // Every refusal a user accepts for a template that would not finish: the render deadline
 // (TemplateTimeout), or a bound of the engine itself (TemplateError: the output limit, the
 // time budget, the render thread's heap). Which trips first depends on the machine's speed
-// (issue 39: the handlebars bomb hit the 1 MiB output limit before its 1 s deadline on a
+// (the handlebars bomb once hit the 1 MiB output limit before its 1 s deadline on a
 // loaded machine); each is correct. Any other reason (a template refused for what it says,
 // a store error) is no limit and fails the test.
 const LIMIT_REFUSAL = /exceeds the limit of \d+ characters|exceeds the size limit|exceeds the time limit|took longer than \d+ ms|render thread stopped \(out of memory/;

@@ -4,7 +4,7 @@
 // failure reproduces with its seed and index.
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Rng } from '../../bench/lib/rng.js';
-import { ANNOTATIONS, TEMPLATE_PREFIX } from '../../webhook/annotations.js';
+import { ANNOTATIONS, TEMPLATE_PREFIX } from '../../src/pod-contract/annotations.js';
 import { GOOD_SECRETS, NS } from './world.js';
 
 /** Pieces of handlebars, paths and values known to hurt parsers, writers and checks. */

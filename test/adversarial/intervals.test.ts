@@ -3,7 +3,7 @@
 import pino from 'pino';
 import t from 'tap';
 import { MAX_TIMER_MS, runLoop } from '../../injector/loop.js';
-import { parseAnnotations } from '../../webhook/parse.js';
+import { parseAnnotations } from '../../src/pod-contract/parse.js';
 
 const logger = pino({ level: 'silent' });
 

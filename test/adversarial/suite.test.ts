@@ -15,7 +15,7 @@ import { agentConfigProblem } from '../../src/agent-config/check.js';
 import { checkTemplateSyntax } from '../../src/templating/syntax.js';
 import { admit } from '../../webhook/admission.js';
 import { webhookMetrics } from '../../webhook/metrics.js';
-import { MAX_DENIAL_LENGTH, parseAnnotations } from '../../webhook/parse.js';
+import { MAX_DENIAL_LENGTH, parseAnnotations } from '../../src/pod-contract/parse.js';
 import { buildServer, type AdmissionReview } from '../../webhook/server.js';
 import { fuzzPod } from './fuzz.js';
 import { admitContext, CANARY } from './world.js';

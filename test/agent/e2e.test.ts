@@ -1,4 +1,4 @@
-// Issue 4 end to end on the real control plane: a pod created through the API is
+// Injection end to end on the real control plane: a pod created through the API is
 // injected by the running webhook; the agent then runs locally with the environment the
 // webhook gave its container (container paths mapped to a temp dir, the service-account
 // token from the apiserver's TokenRequest) and reads Kubernetes Secrets with the pod's

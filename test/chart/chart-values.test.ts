@@ -1,4 +1,4 @@
-// Chart values and text an operator checks before installing (issues 36 and 39): the
+// Chart values and text an operator checks before installing: the
 // controller's own ServiceAccount annotations (IRSA, GKE Workload Identity) and pod
 // labels/annotations, the webhook PodDisruptionBudget that must not block drains with one
 // replica, `global.*` (honoured where it means something, accepted in an umbrella chart),

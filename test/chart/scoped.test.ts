@@ -93,8 +93,8 @@ async function suite(helm: Helm): Promise<void> {
     // A ClusterSecretStore is a cluster kind: not served in scoped mode, even of the controller's
     // own class and used from a listed namespace. It exists, of this test's class: a store
     // missing from the API is reported as StoreNotFound by whichever controller sees the
-    // ExternalSecret (es-stores.ts), and the other test files' controllers, sharing this
-    // control plane and watching every namespace, did so (issue 39).
+    // ExternalSecret (externalsecret/stores.ts), and the other test files' controllers, sharing this
+    // control plane and watching every namespace, did so.
     const css = `css-${run}`;
     await create(env, undefined, 'clustersecretstores', fakeStore(css, env.cls, [{ key: 'db', value: 'pw-cluster' }], 'ClusterSecretStore'));
     t.teardown(() => env.custom.deleteClusterCustomObject({ group: 'external-secrets.io', version: 'v1', plural: 'clustersecretstores', name: css }).catch(() => undefined));

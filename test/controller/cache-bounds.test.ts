@@ -1,12 +1,12 @@
-// The managed-Secret cache holds what the controller wrote (issue 21): anyone who may write
+// The managed-Secret cache holds what the controller wrote: anyone who may write
 // Secrets can put `esi.dev/managed=true` on any Secret, so a labelled Secret keeps its data
 // in the cache only when it names its ExternalSecret and matches ESI's data hash; for the
 // others the cache keeps metadata alone and lookups miss (the reconciler then reads the API).
 import t from 'tap';
 import type { V1Secret } from '@kubernetes/client-node';
-import { slim } from '../../src/controller/informers.js';
-import { DATA_HASH_ANNOTATION, EXTERNAL_SECRET_ANNOTATION, MANAGED_LABEL } from '../../src/controller/labels.js';
-import { contentHash } from '../../src/controller/secret.js';
+import { slim } from '../../src/controller/runtime/informers.js';
+import { DATA_HASH_ANNOTATION, EXTERNAL_SECRET_ANNOTATION, MANAGED_LABEL } from '../../src/controller/runtime/labels.js';
+import { contentHash } from '../../src/controller/externalsecret/secret.js';
 
 const big = Buffer.alloc(900 * 1024, 'x').toString('base64');
 const secret = (annotations: Record<string, string>, data: Record<string, string>): V1Secret => ({

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import t from 'tap';
 import { installCrds, loadCrds } from '../../src/api/crds.js';
-import { Informers } from '../../src/controller/informers.js';
+import { Informers } from '../../src/controller/runtime/informers.js';
 import { restartDelay } from '../../src/kube/informer.js';
 import { KubeRest } from '../../src/kube/rest.js';
 import { startControlPlane } from '../platform/control-plane-process.js';

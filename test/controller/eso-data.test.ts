@@ -1,4 +1,4 @@
-// Issue 25, "data changed or lost", against the real apiserver and the real `esi controller`:
+// Data that must not change or be lost, against the real apiserver and the real `esi controller`:
 // JSON numbers reach the Secret as written; deletionPolicy Delete / Merge skip a remote entry
 // that is gone and act only when nothing is left (Ready=True, as ESO); creationPolicy Merge
 // without a target Secret is Ready=True (SecretMissing); template.metadata.finalizers are set.

@@ -5,7 +5,7 @@
 // / Extract from structured data", "Rewriting Keys in DataFrom", "Decoding Strategy",
 // "Advanced Templating v2", "Secret Ownership and Deletion"; property paths are gjson's
 // documented syntax). Expected values are written by hand from those rules, never copied from
-// ESI's output. Issue 25 lists the classes this table covers.
+// ESI's output. The table covers every class of difference found against ESO.
 
 const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64');
 // Go's URLEncoding, which ESO decodes with, is the padded alphabet.

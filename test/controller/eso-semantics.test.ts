@@ -1,4 +1,4 @@
-// The ESO-semantics harness (issue 25): every scenario of ./eso-semantics.cases.ts — one
+// The ESO-semantics harness: every scenario of ./eso-semantics.cases.ts — one
 // ExternalSecret each, over one fake store — applied at once on the real apiserver to the real
 // `esi controller`, as a tenant would, and each checked through the API as its user would: the
 // Ready condition, then the Secret's data, type and labels (or that there is no Secret).

@@ -1,14 +1,14 @@
-// The bounds of src/controller/generator-limits.ts and the generator reads of
-// src/controller/generators.ts with a recording API, for what the platform test
+// The bounds of src/controller/generatorstate/limits.ts and the generator reads of
+// src/controller/generatorstate/generators.ts with a recording API, for what the platform test
 // (test/adversarial/controller-generator-bounds.test.ts) cannot pin exactly: states created but not yet in the watch
 // count, a reservation holds its place until its sync ends, the controller-wide cap, the
 // snapshot bound, one read per generator per sync, scoped mode and Raw refused before any read
 // or mint.
 import t from 'tap';
 import type { GeneratorState } from '../../src/api/types.js';
-import type { ClientCache } from '../../src/controller/clients.js';
-import { DEFAULT_MAX_GENERATOR_STATES, StateLedger, STATES_PER_ENTRY, StateLimit } from '../../src/controller/generator-limits.js';
-import { generatorSnapshot, Generators, MAX_SNAPSHOT_BYTES, type ResolvedGenerator } from '../../src/controller/generators.js';
+import type { ClientCache } from '../../src/controller/runtime/clients.js';
+import { DEFAULT_MAX_GENERATOR_STATES, StateLedger, STATES_PER_ENTRY, StateLimit } from '../../src/controller/generatorstate/limits.js';
+import { generatorSnapshot, Generators, MAX_SNAPSHOT_BYTES, type ResolvedGenerator } from '../../src/controller/generatorstate/generators.js';
 import { GeneratorError } from '../../src/generators/errors.js';
 import type { KubeRest } from '../../src/kube/rest.js';
 

@@ -1,4 +1,4 @@
-// The GeneratorState garbage collection's decisions (src/controller/generator-state.ts) with a
+// The GeneratorState garbage collection's decisions (src/controller/generatorstate/state.ts) with a
 // recording API and store, for the branches the platform test cannot provoke: a store that does
 // not answer (retried while the lease lasts, released once it has ended), a policy that forbids
 // the revocation (released at once, with a Warning Event), ESO's finalizer left in place. The
@@ -6,9 +6,9 @@
 import t from 'tap';
 import pino from 'pino';
 import type { GeneratorState } from '../../src/api/types.js';
-import { GeneratorStates, stateLedger, STATE_FINALIZER } from '../../src/controller/generator-state.js';
-import type { EventRecorder } from '../../src/controller/events.js';
-import type { Generators } from '../../src/controller/generators.js';
+import { GeneratorStates, stateLedger, STATE_FINALIZER } from '../../src/controller/generatorstate/state.js';
+import type { EventRecorder } from '../../src/controller/runtime/events.js';
+import type { Generators } from '../../src/controller/generatorstate/generators.js';
 import type { KubeRest } from '../../src/kube/rest.js';
 import { ProviderError } from '../../src/providers/types.js';
 

@@ -1,4 +1,4 @@
-// A store that never answers must not hold the reconciler's workers (issue 24): every
+// A store that never answers must not hold the reconciler's workers: every
 // provider call runs under --provider-timeout, with the caller's options passed through the
 // client cache. With two workers and two ExternalSecrets on the hung store, a third on a
 // working store still syncs, and the hung ones fail with a Timeout naming the store.

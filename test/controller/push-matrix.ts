@@ -1,4 +1,4 @@
-// The same PushSecret scenario against every backend (issue 11's "Done when" list), each
+// The same PushSecret scenario against every backend, each
 // read back directly from the backend by the calling test file: label-selected source
 // Secrets (one remote entry per Secret, `{{ .Name }}`) pushed as properties into one JSON
 // secret and as whole Secrets, to stores selected by label; an update reaches the store

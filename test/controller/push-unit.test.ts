@@ -6,10 +6,10 @@ import t from 'tap';
 import type { AnySecretStore, PushSecret } from '../../src/api/types.js';
 import { FakeClient } from '../../src/providers/fake/index.js';
 import type { PushOptions, PushRemoteRef, SecretsClient } from '../../src/providers/types.js';
-import { KeyedMutex, NotOwned, pushEntry, sameMetadata } from '../../src/controller/push/remote.js';
-import { entryKey, forSource, pushSpec, selectorQuery } from '../../src/controller/push/spec.js';
-import { loopProblems, storeProblems } from '../../src/controller/push/targets.js';
-import { entryValue, MissingKey, reverseUnicode, sameValue } from '../../src/controller/push/values.js';
+import { KeyedMutex, NotOwned, pushEntry, sameMetadata } from '../../src/controller/pushsecret/remote.js';
+import { entryKey, forSource, pushSpec, selectorQuery } from '../../src/controller/pushsecret/spec.js';
+import { loopProblems, storeProblems } from '../../src/controller/pushsecret/targets.js';
+import { entryValue, MissingKey, reverseUnicode, sameValue } from '../../src/controller/pushsecret/values.js';
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const text = (b: Uint8Array) => Buffer.from(b).toString('utf8');

@@ -1,11 +1,11 @@
-// The user metadata of a managed Secret (src/controller/secret.ts): the template's labels and
+// The user metadata of a managed Secret (src/controller/externalsecret/secret.ts): the template's labels and
 // annotations, or without a template the ExternalSecret's own (as ESO copies them, minus
 // kubectl's last-applied record); keys a later spec no longer wants are removed, keys
 // someone else set are kept, and an unchanged spec plans no write.
 import type { V1Secret } from '@kubernetes/client-node';
 import t from 'tap';
 import type { ExternalSecret } from '../../src/api/types.js';
-import { desiredSecret, planSecret } from '../../src/controller/secret.js';
+import { desiredSecret, planSecret } from '../../src/controller/externalsecret/secret.js';
 
 const store = { kind: 'SecretStore', name: 's' };
 const data = { pw: new TextEncoder().encode('x') };

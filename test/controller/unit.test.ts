@@ -4,11 +4,11 @@ import type { V1Secret } from '@kubernetes/client-node';
 import t from 'tap';
 import type { ExternalSecret } from '../../src/api/types.js';
 import { parseGoDuration } from '../../src/duration.js';
-import { keyOf, queueKey } from '../../src/controller/keys.js';
-import { WorkQueue, type Requeue } from '../../src/controller/queue.js';
-import { jitterSpan, nextRefresh, phaseOf, refreshAfterRead } from '../../src/controller/refresh.js';
-import { Schedule } from '../../src/controller/schedule.js';
-import { desiredSecret, editedByHand, planSecret } from '../../src/controller/secret.js';
+import { keyOf, queueKey } from '../../src/controller/runtime/keys.js';
+import { WorkQueue, type Requeue } from '../../src/controller/runtime/queue.js';
+import { jitterSpan, nextRefresh, phaseOf, refreshAfterRead } from '../../src/controller/externalsecret/refresh.js';
+import { Schedule } from '../../src/controller/runtime/schedule.js';
+import { desiredSecret, editedByHand, planSecret } from '../../src/controller/externalsecret/secret.js';
 import { until } from '../platform/until.js';
 
 t.test('Schedule: one timer, earliest first, rescheduling supersedes', async (t) => {
@@ -144,7 +144,7 @@ t.test('Secret plan: create, no-op, repair, conflicts, Merge', async (t) => {
   t.same(Object.keys(merged.body.data).sort(), ['own', 'pw'], 'Merge keeps the other keys');
 });
 
-t.test('Secret plan: Merge drops the keys it merged before and no longer has; template finalizers (issue 25)', async (t) => {
+t.test('Secret plan: Merge drops the keys it merged before and no longer has; template finalizers', async (t) => {
   const es = { apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: { name: 'db', namespace: 'n', uid: 'u1' }, spec: { target: { creationPolicy: 'Merge' } } } as ExternalSecret;
   const enc = (s: string) => new TextEncoder().encode(s);
   const want = (data: Record<string, string>, spec: ExternalSecret['spec'] = es.spec) => desiredSecret({ ...es, spec }, { kind: 'SecretStore', name: 's' },

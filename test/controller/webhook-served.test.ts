@@ -22,7 +22,7 @@ import { fakeStore, GROUP, ready, startController, until, type Env } from './fix
 const CANARY = 'ctl-webhook-served-canary-8d3f';
 // A control plane of its own: every controller writes the pod-derived status of another class's
 // ExternalSecret (ADR 0070), with its own "why", so the other test files' controllers on the
-// shared plane rewrote these (issue 39: "this controller does not serve its store's class"
+// shared plane rewrote these ("this controller does not serve its store's class"
 // over this one's message, and a third status write in the bounded-writes count).
 const cp = await startControlPlane(await mkdtemp(join(tmpdir(), 'esi-webhook-served-')));
 t.teardown(() => cp.stop());

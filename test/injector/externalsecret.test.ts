@@ -7,7 +7,8 @@ import { transformKeys } from '../../src/templating/go/index.js';
 import pino from 'pino';
 import type { AgentSecret } from '../../src/agent-config/types.js';
 import { provider } from '../../src/providers/fake/index.js';
-import { applyRewrites, convertKey, decodeValue, expandGoTemplate, fetchExternalSecret } from '../../src/externalsecret/index.js';
+import { applyRewrites, decodeValue, expandGoTemplate, fetchExternalSecret } from '../../src/externalsecret/index.js';
+import { convertKey } from '../../src/providers/key-conversion.js';
 import { extractProperty } from '../../src/providers/json-path.js';
 import type { SecretsClient } from '../../src/providers/types.js';
 
@@ -147,7 +148,7 @@ async function fakeWith(data: { key: string; value: string }[]): Promise<Secrets
   });
 }
 
-// Both were refused before (issue 25): ESI now serves them as ESO documents them.
+// Both were refused before: ESI now serves them as ESO documents them.
 t.test('rewrite merge (ESO): Extract and JSON strategies, priority, conflicts', async (tt) => {
   const client = await fakeWith([
     { key: 'cfg/a', value: '{"user":"a","port":5432,"opts":{"z":1,"b":"<x>"}}' },

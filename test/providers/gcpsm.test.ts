@@ -8,7 +8,8 @@ import { generateKeyPairSync, createVerify } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import t from 'tap';
 import { newGcpsmClient, provider, validateSpec } from '../../src/providers/gcpsm/index.js';
-import { keyFileClient, federationPlan } from '../../src/providers/gcpsm/auth.js';
+import { keyFileClient } from '../../src/providers/gcpsm/auth.js';
+import { federationPlan } from '../../src/providers/gcpsm/spec.js';
 import { toProviderError } from '../../src/providers/errors.js';
 import { classifyGcpsm, Code, withRetries } from '../../src/providers/gcpsm/errors.js';
 import { type SecretsClient } from '../../src/providers/types.js';
@@ -114,7 +115,7 @@ t.test(`gcpsm (${emu.name}): push: property merge, no-op when unchanged, refused
   tt.notMatch(err.message, /not json/, 'the current value is not quoted');
 });
 
-t.test(`gcpsm (${emu.name}): JSON numbers keep the text they were written with (issue 25)`, async (tt) => {
+t.test(`gcpsm (${emu.name}): JSON numbers keep the text they were written with`, async (tt) => {
   const c = await client();
   const key = `num${Date.now().toString(36)}`;
   await seed(key, '{"id": 12345678901234567890, "price": 1.50, "big": 1e3}');

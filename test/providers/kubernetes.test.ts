@@ -87,7 +87,7 @@ t.test('read: whole data as JSON, data keys, JSON paths inside a key, binary val
   tt.equal((await caught(c.getSecret({ key: 'Not_A_Name' }))).code, 'InvalidSpec');
 });
 
-t.test('JSON numbers inside a data key keep the text they were written with (issue 25)', async (tt) => {
+t.test('JSON numbers inside a data key keep the text they were written with', async (tt) => {
   // JSON.parse would give 12345678901234567000, 1.5 and 1000.
   await seedSecret('nums', { 'cfg.json': '{"id": 12345678901234567890, "price": 1.50, "big": 1e3, "n": {"ids": [12345678901234567891]}}' });
   const c = await client();

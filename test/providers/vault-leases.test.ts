@@ -97,7 +97,7 @@ t.test('PKI: a POST with parameters; expiresAt is the certificate\'s notAfter', 
   t.equal(g.lease, undefined, 'PKI issues no lease by default (the certificate\'s validity is what counts)');
 });
 
-t.test('the token that minted live leases is not revoked by a re-login or by close (issue 22 trap)', async (t) => {
+t.test('the token that minted live leases is not revoked by a re-login or by close', async (t) => {
   const baseline = await tokenCount(f.vault);
   const c = await newClient();
   const g = await c.leases.generate({ path: 'database/creds/app' });

@@ -65,7 +65,7 @@ async function kvCases(tt: Test, kv: Kv): Promise<void> {
     isError(t2, await caught(c.getSecretMap({ key: k('db'), property: 'username' })), 'Unknown', { match: /not a JSON object/ });
   });
 
-  await tt.test('JSON numbers keep the text Vault answers with (issue 25): map, property, path, extract, JSON fields, pushes', async (t2) => {
+  await tt.test('JSON numbers keep the text Vault answers with: map, property, path, extract, JSON fields, pushes', async (t2) => {
     // Seeded as raw JSON text. KV v1 keeps a number's text; KV v2 (OpenBao) answers with its
     // float (12345678901234567000, 1.5, 1000): that text is lost before any client reads it, so
     // ESI passes on what Vault answers. A JSON document in a string field is kept by both.

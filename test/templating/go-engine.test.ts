@@ -63,7 +63,7 @@ t.test('ESO helpers: PKCS#12, PEM filters, JWK', async (t) => {
   }
 });
 
-// ESO's helper set is not upstream Sprig (issue 25): before, these were "not defined"
+// ESO's helper set is not upstream Sprig: before, these were "not defined"
 // (hexdec, certSANs, rsaDecrypt, pemTruststoreToPKCS12*), getHostByName was served, and
 // filterPEM failed for an absent type and matched the type case-sensitively.
 t.test("ESO's own helpers: hexdec, certSANs, rsaDecrypt, pemTruststoreToPKCS12, filterPEM as ESO", async (t) => {

@@ -1,5 +1,5 @@
 // Values stay out of template errors in the encodings a template applies before failing
-// (issue 21): the real Go engine renders `fail` of the base64, URL and JSON forms of a
+//: the real Go engine renders `fail` of the base64, URL and JSON forms of a
 // canary, and the TemplateError (what reaches status, Events and logs) carries none of them.
 import t from 'tap';
 import { renderGoTemplates } from '../../src/templating/go/index.js';

@@ -1,5 +1,5 @@
 // Every repository path that the docs (every *.md), the README and the code comments name
-// must exist (issue 24, item 5): a pointer to a moved or deleted file is how a newcomer gets
+// must exist: a pointer to a moved or deleted file is how a newcomer gets
 // lost. No cluster needed. What counts as a path, pragmatically:
 // - a Markdown link target without a scheme, resolved from the linking file's folder;
 // - a word that starts with a top-level folder of the repository (`src/…`, `docs/…`, also
@@ -171,4 +171,39 @@ t.test('docs/decisions/README.md lists every record once and says which numbers 
     .replace(/(\d{4})–(\d{4})/g, (_, a: string, b: string) => Array.from({ length: Number(b) - Number(a) + 1 }, (_x, i) => String(Number(a) + i).padStart(4, '0')).join(' '));
   t.same([...said.matchAll(/\d{4}/g)].map((m) => Number(m[0])), unused, 'the unused numbers, said once');
   t.match(index, new RegExp(`the next record is ${String(numbers.at(-1)! + 1).padStart(4, '0')}`));
+});
+
+// A pointer at a numbered issue of a tracker this repository does not hold tells a reader
+// nothing: the reason is written where it applies, or in a docs/ page or decision record.
+t.test('no file cites a numbered issue of an outside tracker', async (t) => {
+  const cite = new RegExp('\\bissues? #?' + '\\d+', 'i');
+  const hits: string[] = [];
+  for (const file of FILES) {
+    if (!/\.(ts|js|go|sh|md|ya?ml|tpl|txt)$/.test(file)) continue;
+    const lines = readFileSync(join(ROOT, file), 'utf8').split('\n');
+    lines.forEach((line, i) => { if (cite.test(line)) hits.push(`${file}:${i + 1}: ${line.trim().slice(0, 100)}`); });
+  }
+  t.same(hits, [], 'say the reason instead of citing an issue number');
+});
+
+// A document that names a constant (`UPPER_SNAKE`) or a function (`name()`) defined in this
+// repository's code points a reader at the rule; if nothing but its definition uses it, the
+// rule lives elsewhere and the pointer misleads. Names the code does not define (environment
+// variables of Node or an SDK, POSIX flags) are outside this check.
+t.test('every constant or function a document names is used by the code, not only defined', async (t) => {
+  const code = FILES.filter((f) => CODE_DIRS.some((d) => f.startsWith(`${d}/`)) && CODE_FILE.test(f))
+    .map((f) => readFileSync(join(ROOT, f), 'utf8')).join('\n');
+  const unused: string[] = [];
+  let named = 0;
+  for (const file of FILES.filter((f) => f.endsWith('.md'))) {
+    for (const m of readFileSync(join(ROOT, file), 'utf8').matchAll(/`([A-Za-z_][A-Za-z0-9_]*)(\(\))?`/g)) {
+      const [, name, call] = m as unknown as [string, string, string | undefined];
+      if (!/^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$/.test(name) && !(call && /^[a-z][A-Za-z0-9]+$/.test(name))) continue;
+      if (!new RegExp(`(const|let|function|class|func)\\s+${name}\\b`).test(code)) continue;
+      named++;
+      if ((code.match(new RegExp(`\\b${name}\\b`, 'g')) ?? []).length < 2) unused.push(`${file}: ${name}`);
+    }
+  }
+  t.ok(named > 10, `${named} names of code checked`);
+  t.same([...new Set(unused)], [], 'named in a document, defined in the code, used nowhere');
 });

@@ -2,15 +2,15 @@
 // cluster: every spelling that leaves the secrets engines is refused — by the rule itself, by
 // the webhook's annotation parser, by the agent configuration's check, and by the vault
 // provider's leases.generate before any request, which is what the reconciler's
-// VaultDynamicSecret runs (src/controller/generators.ts), with InvalidSpec in the message the
+// VaultDynamicSecret runs (src/controller/generatorstate/generators.ts), with InvalidSpec in the message the
 // ExternalSecret's status carries. The admission and platform sides: test/webhook/denials.test.ts.
 import t from 'tap';
 import { dynamicPath, dynamicPathProblem } from '../../src/providers/vault/paths.js';
 import { parseDynamic } from '../../src/pod-contract/annotations.js';
 import { VaultLeases } from '../../src/providers/vault/leases.js';
 import { ProviderError } from '../../src/providers/types.js';
-import { Generators } from '../../src/controller/generators.js';
-import type { ClientCache } from '../../src/controller/clients.js';
+import { Generators } from '../../src/controller/generatorstate/generators.js';
+import type { ClientCache } from '../../src/controller/runtime/clients.js';
 import { fetchExternalSecret } from '../../src/externalsecret/fetch.js';
 import type { KubeRest } from '../../src/kube/rest.js';
 

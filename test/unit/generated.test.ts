@@ -1,4 +1,4 @@
-// The one freshness test of generated code (issue 24, item 6): every file `npm run generate`
+// The one freshness test of generated code: every file `npm run generate`
 // writes (scripts/generate.ts: the agent-config validator, the cluster-scoped CRDs, the pod
 // annotations reference) is committed exactly as its generator produces it now. A change to a
 // source (the agent-config schema, the namespaced CRDs, the annotation table) without

@@ -1,9 +1,9 @@
-// What an injected pod's agent says, as the controller reads it (src/controller/pod-agents.ts,
+// What an injected pod's agent says, as the controller reads it (src/controller/externalsecret/pod-agents.ts,
 // ADR 0070), and the agent's termination message (src/agent-config/termination.ts): value-free,
 // bounded, and only the agent's own JSON is ever shown.
 import t from 'tap';
 import type { V1Pod } from '@kubernetes/client-node';
-import { agentState, mountedExternalSecrets, PodAgents } from '../../src/controller/pod-agents.js';
+import { agentState, mountedExternalSecrets, PodAgents } from '../../src/controller/externalsecret/pod-agents.js';
 import { parseTerminationMessage, terminationMessage } from '../../src/agent-config/termination.js';
 
 const pod = (name: string, mode: string, status: V1Pod['status'], ann: Record<string, string> = { 'esi.dev/secrets': 'db,api' }): V1Pod => ({

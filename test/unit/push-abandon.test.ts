@@ -1,13 +1,13 @@
-// When a deleted PushSecret lets go of entries it could not delete (src/controller/push/abandon.ts),
+// When a deleted PushSecret lets go of entries it could not delete (src/controller/pushsecret/abandon.ts),
 // without a cluster: only in a namespace being deleted, and only when that deletion removed what
 // the store authenticates with; what is left is counted and named, never valued. The same on
 // the real apiserver with its namespace controller: test/adversarial/controller-namespace-deletion.test.ts.
 import t from 'tap';
 import pino from 'pino';
-import { leftBehind, namespaceLetGo } from '../../src/controller/push/abandon.js';
+import { leftBehind, namespaceLetGo } from '../../src/controller/pushsecret/abandon.js';
 import type { AnySecretStore, PushSecret } from '../../src/api/types.js';
-import type { Informers } from '../../src/controller/informers.js';
-import type { EventRecorder } from '../../src/controller/events.js';
+import type { Informers } from '../../src/controller/runtime/informers.js';
+import type { EventRecorder } from '../../src/controller/runtime/events.js';
 import { KubeError, type KubeRest } from '../../src/kube/rest.js';
 import { ProviderError } from '../../src/providers/types.js';
 

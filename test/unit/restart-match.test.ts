@@ -1,11 +1,11 @@
-// Which workloads restart for which Secret (src/controller/restart-match.ts): the opt-in
+// Which workloads restart for which Secret (src/controller/restart/match.ts): the opt-in
 // annotation's two forms, every place a pod template can reference a Secret, and what counts
 // as a change of a Secret's data. On the real apiserver: test/controller/restart.test.ts.
 import t from 'tap';
 import type { V1PodSpec } from '@kubernetes/client-node';
 import {
   dataChanged, MAX_NAMED_SECRETS, parseOptIn, referencedSecrets, RESTART_ON_CHANGE_ANNOTATION, restartedAt, restartsFor,
-} from '../../src/controller/restart-match.js';
+} from '../../src/controller/restart/match.js';
 
 const POD: V1PodSpec = {
   volumes: [

@@ -1,13 +1,13 @@
-// The restart bounds of src/controller/restart.ts with an API double (the end-to-end proof on
+// The restart bounds of src/controller/restart/restarter.ts with an API double (the end-to-end proof on
 // the real apiserver is test/controller/restart.test.ts): changes inside the minimum interval
 // coalesce into one delayed restart; a failed restart is retried a bounded number of times;
 // a delayed restart re-reads the workload and skips one that opted out meanwhile.
 import t from 'tap';
 import pino from 'pino';
 import type { KubeRest } from '../../src/kube/rest.js';
-import type { EventRecorder } from '../../src/controller/events.js';
-import { Restarter } from '../../src/controller/restart.js';
-import { RESTART_ON_CHANGE_ANNOTATION, RESTARTED_AT_ANNOTATION } from '../../src/controller/restart-match.js';
+import type { EventRecorder } from '../../src/controller/runtime/events.js';
+import { Restarter } from '../../src/controller/restart/restarter.js';
+import { RESTART_ON_CHANGE_ANNOTATION, RESTARTED_AT_ANNOTATION } from '../../src/controller/restart/match.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ES = { apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', name: 'db', namespace: 'app' };

@@ -7,7 +7,7 @@ import type { AnySecretStore } from '../../src/api/types.js';
 import { crossNamespaceRefs, describeStore, lookupStore, namespaceRefusal, storeNotFound } from '../../src/stores/use.js';
 import { ManifestLookup } from '../../webhook/inject-cmd.js';
 import { resolve } from '../../webhook/resolve.js';
-import type { InjectionRequest } from '../../webhook/annotations.js';
+import type { InjectionRequest } from '../../src/pod-contract/annotations.js';
 
 const NS = 'team-a';
 const vault = (tokenSecretRef: Record<string, string>) => ({ vault: { server: 'https://v:8200', auth: { tokenSecretRef } } });

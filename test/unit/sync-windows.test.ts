@@ -1,8 +1,8 @@
-// spec.syncWindows (src/controller/sync-windows.ts): ESO's allow/deny windows over periodic
+// spec.syncWindows (src/controller/externalsecret/sync-windows.ts): ESO's allow/deny windows over periodic
 // refreshes, evaluated in UTC; the moment a blocked refresh may run; bad windows left out and
 // named; bounded for any input.
 import t from 'tap';
-import { MAX_SYNC_WINDOWS, refreshAllowed, syncWindowGate } from '../../src/controller/sync-windows.js';
+import { MAX_SYNC_WINDOWS, refreshAllowed, syncWindowGate } from '../../src/controller/externalsecret/sync-windows.js';
 
 const at = (iso: string) => Date.parse(iso);
 // 2026-11-27 is a Friday, 2026-11-28 a Saturday.

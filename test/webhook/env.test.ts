@@ -4,9 +4,9 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import t from 'tap';
 import { admit, type AdmitContext } from '../../webhook/admission.js';
-import { ENV_DIR, ENV_FILE, ENV_VOLUME } from '../../webhook/env.js';
+import { ENV_DIR, ENV_FILE, ENV_VOLUME } from '../../src/pod-contract/env.js';
 import { ManifestLookup } from '../../webhook/inject-cmd.js';
-import { parseAnnotations } from '../../webhook/parse.js';
+import { parseAnnotations } from '../../src/pod-contract/parse.js';
 import { AGENT_CONFIG_ENV, type AgentConfig } from '../../src/agent-config/types.js';
 
 const NS = 'team-a';

@@ -5,7 +5,7 @@
 import t, { type Test } from 'tap';
 import { ManifestLookup } from '../../webhook/inject-cmd.js';
 import { resolve } from '../../webhook/resolve.js';
-import type { InjectionRequest } from '../../webhook/annotations.js';
+import type { InjectionRequest } from '../../src/pod-contract/annotations.js';
 import { stopEngine } from '../../src/templating/go/runner.js';
 
 t.teardown(stopEngine);
@@ -76,7 +76,7 @@ t.test('served features resolve, with the engine the agent will use', async (t) 
   const hb = verdict({ data, target: { template: { data: { conf: 'k={{k}}' } } } }, { 'esi.dev/template-engine': 'handlebars' });
   t.ok(hb.ok, 'handlebars opt-in');
   if (hb.ok) t.equal(hb.resolved.secrets[0]?.templateEngine, 'handlebars');
-  // Refused before ESI served them (issue 25), as ESO documents them.
+  // Refused before ESI served them, as ESO documents them.
   const merge = verdict({ dataFrom: [{ extract: { key: 'k' }, rewrite: [{ merge: { into: 'all', strategy: 'JSON' } }] }] });
   t.ok(merge.ok, 'rewrite merge');
   const nul = verdict({ data: [{ secretKey: 'k', remoteRef: { key: 'k', nullBytePolicy: 'Fail' } }], dataFrom: [{ find: { path: 'p', nullBytePolicy: 'Fail' } }] });

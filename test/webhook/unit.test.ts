@@ -4,8 +4,8 @@ import type { V1Pod } from '@kubernetes/client-node';
 import t from 'tap';
 import { admit, type AdmitContext } from '../../webhook/admission.js';
 import { ManifestLookup } from '../../webhook/inject-cmd.js';
-import { parseAnnotations } from '../../webhook/parse.js';
-import { parseDuration, parseQuantity } from '../../webhook/values.js';
+import { parseAnnotations } from '../../src/pod-contract/parse.js';
+import { parseDuration, parseQuantity } from '../../src/pod-contract/values.js';
 
 const NS = 'team-a';
 const objects = [

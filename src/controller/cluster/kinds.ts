@@ -6,7 +6,7 @@ import type { KubernetesObject, V1LabelSelector, V1Namespace } from '@kubernetes
 import { API_GROUP, EXTERNAL_SECRET_API_VERSION, PUSH_SECRET_API_VERSION } from '../../api/types.js';
 import type { ClusterExternalSecret, ClusterPushSecret, NamespaceFailure, TemplatedObjectMetadata } from '../../api/cluster-types.js';
 import { matchesLabelSelector } from '../../stores/access.js';
-import { labelValue } from '../labels.js';
+import { labelValue } from '../runtime/labels.js';
 import { storeRefsOf } from '../../externalsecret/store-refs.js';
 import { resourceOf, resourcePath, type PathOptions } from '../../kube/paths.js';
 

@@ -16,13 +16,13 @@ import type { AnySecretStore, Condition } from '../../api/types.js';
 import type { NamespaceFailure } from '../../api/cluster-types.js';
 import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
 import { matchesLabelSelector } from '../../stores/access.js';
-import { refreshIntervalMs } from '../refresh.js';
-import type { EventRecorder } from '../events.js';
-import type { Informers } from '../informers.js';
-import { queueKey, type QueueKey } from '../keys.js';
-import type { Requeue } from '../queue.js';
-import { bounded, patchStatus, withReady } from '../status.js';
-import type { StoreReconciler } from '../stores.js';
+import { refreshIntervalMs } from '../externalsecret/refresh.js';
+import type { EventRecorder } from '../runtime/events.js';
+import type { Informers } from '../runtime/informers.js';
+import { queueKey, type QueueKey } from '../runtime/keys.js';
+import type { Requeue } from '../runtime/queue.js';
+import { bounded, patchStatus, withReady } from '../externalsecret/status.js';
+import type { StoreReconciler } from '../secretstore/reconcile.js';
 import {
   CLUSTER_EXTERNAL_SECRET, CLUSTER_PUSH_SECRET, kindPath, desiredChild, ownedBy, selectedNamespaces, upToDate,
   type ClusterKind, type ClusterObject,
@@ -38,7 +38,7 @@ export interface ClusterDeps {
   inScope(ns: string): boolean;
 }
 
-/** What happened (metrics) and when to run again (the work queue, src/controller/queue.ts). */
+/** What happened (metrics) and when to run again (the work queue, src/controller/runtime/queue.ts). */
 export type ClusterOutcome = { result: 'synced' | 'unchanged' | 'skipped' | 'error'; reason: string; requeue: Requeue };
 
 /** ESO's default: the namespace selection is re-evaluated every minute. */

@@ -1,7 +1,7 @@
 // ECR GetAuthorizationToken with a store-shaped AWS configuration (region, role, auth):
 // what ESO's ECRAuthorizationToken generator calls. The credentials are built by auth.ts
 // from the caller's ProviderContext, so the consumer's rules apply unchanged (the reconciler
-// reads credential Secrets only from the tenant's namespace: src/controller/clients.ts).
+// reads credential Secrets only from the tenant's namespace: src/controller/runtime/clients.ts).
 // `scope: public` calls ECR Public's own API (a different service: `ecr-public`), which AWS
 // serves in us-east-1 only (docs/generators.md).
 import type { AWSProvider } from '../../api/types.js';

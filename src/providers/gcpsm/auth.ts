@@ -15,8 +15,6 @@ export const CLOUD_PLATFORM_SCOPE = 'https://www.googleapis.com/auth/cloud-platf
 export const STS_TOKEN_URL = 'https://sts.googleapis.com/v1/token';
 export const JWT_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:jwt';
 
-export { federationPlan, type FederationPlan } from './spec.js';
-
 /** Test seams only (never read from the spec or the environment). */
 export interface AuthOverrides {
   /** The STS endpoint (a local stand-in in tests). */

@@ -1,0 +1,57 @@
+// Status of ExternalSecrets and stores: a Ready condition whose reason and message say
+// what happened (store, key, cause; never a value), written only when it changes — an
+// idle refresh writes nothing. lastTransitionTime moves only when the status flips.
+import { createHash } from 'node:crypto';
+import type { Condition, ExternalSecret, ExternalSecretStatus } from '../../api/types.js';
+import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
+
+/** ESO's `syncedResourceVersion`: the generation and a hash of labels and annotations. */
+export function syncedResourceVersion(es: ExternalSecret): string {
+  const h = createHash('sha256')
+    .update(JSON.stringify(Object.entries(es.metadata.labels ?? {}).sort()))
+    .update(JSON.stringify(Object.entries(es.metadata.annotations ?? {}).filter(([k]) => k !== 'kubectl.kubernetes.io/last-applied-configuration').sort()))
+    .digest('hex')
+    .slice(0, 16);
+  return `${es.metadata.generation ?? 0}-${h}`;
+}
+
+export function readyCondition(conditions: Condition[] | undefined): Condition | undefined {
+  return conditions?.find((c) => c.type === 'Ready');
+}
+
+/** The conditions with Ready set; the previous transition time is kept when the status stays. */
+export function withReady(conditions: Condition[] | undefined, status: Condition['status'], reason: string, message: string): Condition[] {
+  const prev = readyCondition(conditions);
+  const ready: Condition = {
+    type: 'Ready', status, reason, message,
+    lastTransitionTime: prev && prev.status === status && prev.lastTransitionTime ? prev.lastTransitionTime : new Date().toISOString(),
+  };
+  return [...(conditions ?? []).filter((c) => c.type !== 'Ready'), ready];
+}
+
+/** Whether two statuses differ in what ESI writes (conditions, refresh, binding). */
+export function statusDiffers(a: ExternalSecretStatus | undefined, b: ExternalSecretStatus): boolean {
+  const ra = readyCondition(a?.conditions);
+  const rb = readyCondition(b.conditions);
+  if (ra?.status !== rb?.status || ra?.reason !== rb?.reason || ra?.message !== rb?.message) return true;
+  if (a?.syncedResourceVersion !== b.syncedResourceVersion) return true;
+  if (a?.binding?.name !== b.binding?.name) return true;
+  return a?.refreshTime !== b.refreshTime;
+}
+
+/** Messages are user-facing and stored in etcd: bounded. */
+export function bounded(message: string, max = 1024): string {
+  return message.length <= max ? message : `${message.slice(0, max - 1)}…`;
+}
+
+/** Writes `status` through the `/status` subresource at `path` as a merge patch (lists are
+ *  replaced whole, so an emptied list must be sent as []); false when the object is gone. */
+export async function patchStatus(rest: KubeRest, path: string, status: object): Promise<boolean> {
+  try {
+    await rest.patch(path, { status });
+    return true;
+  } catch (err) {
+    if (isKubeStatus(err, 404)) return false;
+    throw err;
+  }
+}

@@ -1,2 +1,0 @@
-// Moved to src/pod-contract/annotations.ts: the controller reads pods with the same parser (ADR 0070).
-export * from '../src/pod-contract/annotations.js';
