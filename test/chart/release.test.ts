@@ -2,10 +2,12 @@
 // builds are the ones a default `helm install` runs, from the Dockerfiles that exist, with the
 // one version package.json and Chart.yaml name; a chart packaged from the repository renders
 // pods with exactly those image references.
+import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import t from 'tap';
 import { parse } from 'yaml';
 import type { deploymentOf } from './helm.js';
@@ -22,6 +24,7 @@ const values = parse(readFileSync(join(ROOT, 'charts/esi/values.yaml'), 'utf8'))
 const chart = parse(readFileSync(join(ROOT, 'charts/esi/Chart.yaml'), 'utf8')) as { version: string; appVersion: string };
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
 const built = workflow.jobs.images!.strategy!.matrix.include;
+const exec = promisify(execFile);
 
 t.test('one version: package.json, the chart version and appVersion', async (t) => {
   t.equal(chart.version, pkg.version);
@@ -59,6 +62,20 @@ t.test('the images the workflow builds are the chart defaults, from Dockerfiles 
   t.match(chartSteps[check], /linux\/amd64 linux\/arm64/, '... for both platforms');
   t.match(chartSteps[check], /cosign verify/, '... and signed');
   t.match(chartSteps[push], /cosign sign --yes "\$\{CHART_REPO#oci:\/\/\}\/esi@\$digest"/, 'the chart is signed too');
+});
+
+t.test('the version job reads the pins the tests use', async (t) => {
+  // The version job's own commands, run here: they must find what the platform scripts pin.
+  const run = workflow.jobs.version!.steps.find((s) => s.id === 'v')!.run!;
+  const pin = (name: string) => /^ *pin\(\) \{ (.*); \}$/m.exec(run)![1]!.replace('$1', name);
+  t.match(run, /^ *pin\(\) \{ sed -n "s\/\^\$1=\/\/p" test\/platform\/versions\.env; \}$/m);
+  for (const [name, want] of [['NODE_VERSION', /^\d+\.\d+\.\d+$/], ['GO_VERSION', /^\d+\.\d+\.\d+$/]] as const) {
+    const { stdout } = await exec('sh', ['-c', pin(name)], { cwd: ROOT });
+    t.match(stdout.trim(), want, `${name}: ${stdout.trim()}`);
+  }
+  const helmLine = /^ *echo "helm=\$\((.*)\)"$/m.exec(run)![1]!;
+  const { stdout: helm } = await exec('sh', ['-c', helmLine], { cwd: ROOT });
+  t.equal(helm.trim(), /HELM_VERSION=\$\{HELM_VERSION:-(\S+)\}/.exec(readFileSync(join(ROOT, 'test/platform/build-helm.sh'), 'utf8'))![1], `helm ${helm.trim()}, as test/platform/build-helm.sh builds it`);
 });
 
 t.test('the test job runs where the test platform works', async (t) => {
