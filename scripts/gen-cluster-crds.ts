@@ -1,7 +1,8 @@
-// The ClusterExternalSecret and ClusterPushSecret CRDs of charts/esi/files/crds/, from ESI's own
-// ExternalSecret and PushSecret CRDs: each cluster kind embeds the namespaced spec as a
-// template (spec.externalSecretSpec / spec.pushSecretSpec), so the schema is written once and
-// the copies cannot drift. Written by `npm run generate` (scripts/generate.ts);
+// The ClusterExternalSecret, ClusterPushSecret and ClusterSecretStore CRDs of
+// charts/esi/files/crds/, from ESI's own namespaced CRDs, so each schema is written once and the
+// copies cannot drift: the first two embed the namespaced spec as a template
+// (spec.externalSecretSpec / spec.pushSecretSpec); a ClusterSecretStore has the SecretStore's
+// schema, cluster-scoped, with the rules only a cluster kind needs (buildClusterStore). Written by `npm run generate` (scripts/generate.ts);
 // test/unit/generated.test.ts fails when the files are stale.
 import { readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
@@ -201,6 +202,38 @@ function build(k: ClusterKind, namespaced: Node): Node {
   };
 }
 
+const STORE_FROM = 'external-secrets.io_secretstores.yaml';
+const CLUSTER_STORE_FILE = 'external-secrets.io_clustersecretstores.yaml';
+
+/** The ClusterSecretStore CRD: the SecretStore's, cluster-scoped. Its fields are the same
+ *  (ESO's API shares them, `conditions` included); what differs is the scope, the names, two
+ *  descriptions, and that a cross-namespace reference must name its namespace. */
+function buildClusterStore(store: Node): Node {
+  const crd = structuredClone(store);
+  const spec = crd.spec as Node;
+  (crd.metadata as Node).name = 'clustersecretstores.external-secrets.io';
+  spec.names = { ...(spec.names as Node), kind: 'ClusterSecretStore', listKind: 'ClusterSecretStoreList', plural: 'clustersecretstores', singular: 'clustersecretstore', shortNames: ['css'] };
+  spec.scope = 'Cluster';
+  for (const version of spec.versions as Node[]) {
+    const schema = (version.schema as Node).openAPIV3Schema as Node;
+    schema.description = 'ClusterSecretStore is a SecretStore usable from every namespace its conditions allow.';
+    const storeSpec = (schema.properties as Node).spec as Node;
+    ((storeSpec.properties as Node).conditions as Node).description = 'Namespaces allowed to use this store: a namespace matching any condition may; all namespaces when omitted.';
+    storeSpec['x-kubernetes-validations'] = [{
+      rule: '!has(self.provider.grpc) || !has(self.provider.grpc.tlsSecretRef) || has(self.provider.grpc.tlsSecretRef.namespace)',
+      message: 'spec.provider.grpc.tlsSecretRef.namespace is required on a ClusterSecretStore',
+    }];
+  }
+  return crd;
+}
+
+/** The source file's own header comments after its first line (what it says about the
+ *  schema holds for the generated kind too). */
+function headerNotes(text: string): string {
+  const lines = text.slice(0, text.indexOf('\n---\n')).split('\n').slice(1);
+  return lines.filter((l) => !l.startsWith('# ESI installs this CRD') && !l.startsWith('# Field names follow')).map((l) => `${l}\n`).join('');
+}
+
 /** The generated files' text, by file name. */
 export async function generate(dir: string = crdDirectory()): Promise<Map<string, string>> {
   const out = new Map<string, string>();
@@ -209,6 +242,10 @@ export async function generate(dir: string = crdDirectory()): Promise<Map<string
     const crd = build(k, parse(text) as Node);
     out.set(k.file, HEADER(k.file, k.from) + stringify(crd, { lineWidth: 0 }));
   }
+  const store = await readFile(join(dir, STORE_FROM), 'utf8');
+  const header = HEADER(CLUSTER_STORE_FILE, STORE_FROM);
+  const at = header.indexOf('# ESI installs this CRD');
+  out.set(CLUSTER_STORE_FILE, header.slice(0, at) + headerNotes(store) + header.slice(at) + stringify(buildClusterStore(parse(store) as Node), { lineWidth: 0 }));
   return out;
 }
 

@@ -42,6 +42,13 @@ export class References implements StoreReferences {
     return this;
   }
 
+  /** A `{name, key?, namespace?}` Secret key selector whose key defaults to `defaultKey`. */
+  secretKeyOr(path: string, defaultKey: string): this {
+    const r = this.at(path);
+    if (r) this.credentials.push({ path: r.path, kind: 'Secret', name: r.name, key: str(r.ref.key) ?? defaultKey, ...(r.namespace ? { namespace: r.namespace } : {}) });
+    return this;
+  }
+
   /** A whole Secret (every key mounted). */
   secret(path: string): this {
     const r = this.at(path);

@@ -81,8 +81,8 @@ export function caProviderProblems(field: string, v: unknown): string[] {
  *  only, with a host, and no userinfo, query or fragment — the client appends its API path,
  *  so a `?` or `#` would hand the spec the rest of every request URL. A path prefix is kept
  *  (a server behind a path-routing proxy). */
-export function serverUrlProblems(field: string, v: unknown, schemes: readonly string[] = ['https:', 'http:']): string[] {
-  if (typeof v !== 'string' || v.trim() === '') return [`${field} must be a URL, e.g. https://server.example.com:8200`];
+export function serverUrlProblems(field: string, v: unknown, schemes: readonly string[] = ['https:', 'http:'], example = 'https://server.example.com:8200'): string[] {
+  if (typeof v !== 'string' || v.trim() === '') return [`${field} must be a URL, e.g. ${example}`];
   let u: URL;
   try {
     u = new URL(v);

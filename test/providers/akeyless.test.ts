@@ -127,7 +127,7 @@ t.test('failures: status and name, never a value, the access key or a token', as
 t.test('validateSpec, references, pod identity', async (t) => {
   t.same(meta.validateSpec(spec()), []);
   t.same(meta.validateSpec(k8sSpec()), []);
-  t.match(meta.validateSpec(spec({ akeylessGWApiURL: 'ftp://x' })).join(), /akeylessGWApiURL must be an http/);
+  t.match(meta.validateSpec(spec({ akeylessGWApiURL: 'ftp://x' })).join(), /akeylessGWApiURL must use https:\/\/ or http:\/\//);
   t.match(meta.validateSpec(spec({ authSecretRef: {} })).join(), /authSecretRef must set secretRef/);
   t.match(meta.validateSpec(k8sSpec({ accessID: '' })).join(), /kubernetesAuth.accessID must be a non-empty string/);
   t.match(meta.validateSpec(spec({ authSecretRef: { secretRef: { accessID: { name: 'a' } } } })).join(), /accessID.key must be a non-empty string[^]*accessType must be an object/);

@@ -80,7 +80,7 @@ t.test('failures: code and status, never a value or the token', async (t) => {
 
 t.test('validateSpec and references', async (t) => {
   t.same(meta.validateSpec(spec()), []);
-  t.match(meta.validateSpec(spec({ bitwardenServerSDKURL: 'http://sdk:9998' })).join(), /must be an https:\/\/ URL/);
+  t.match(meta.validateSpec(spec({ bitwardenServerSDKURL: 'http://sdk:9998' })).join(), /bitwardenServerSDKURL must use https:\/\/, got "http:"/);
   t.match(meta.validateSpec(spec({ projectID: '' })).join(), /projectID/);
   t.same(meta.references(spec({ caBundle: undefined, caProvider: { type: 'Secret', name: 'bw-ca', key: 'ca.crt' } })).credentials.map((c) => `${c.kind}/${c.name}/${c.key}`), ['Secret/bitwarden-access-token/token', 'Secret/bw-ca/ca.crt']);
 });

@@ -128,11 +128,11 @@ t.test('an expired token: a 401, then one new authentication', async (t) => {
 t.test('validateSpec and references', async (t) => {
   t.same(meta.validateSpec(spec()), []);
   t.same(meta.validateSpec(jwtSpec({ secretRef: { name: 'my-jwt-secret', key: 'token' } })), []);
-  t.match(meta.validateSpec(spec({ url: '' })).join(), /conjur.url must be the URL/);
+  t.match(meta.validateSpec(spec({ url: '' })).join(), /conjur.url must be a URL, e.g. https:\/\/conjur.example.com/);
   t.match(meta.validateSpec(spec({ auth: {} })).join(), /exactly one of apikey or jwt/);
   t.match(meta.validateSpec(spec({ auth: { cert: { account: 'a', serviceID: 's', clientCertRef: { name: 'c' }, clientKeyRef: { name: 'k' } } } })).join(), /conjur.auth.cert is not supported by ESI/);
   t.match(meta.validateSpec(jwtSpec({})).join(), /conjur.auth.jwt must set secretRef or serviceAccountRef/);
-  t.match(meta.validateSpec(spec({ auth: { apikey: { account: '', userRef: { name: 'u' }, apiKeyRef: { name: 'a', key: 'k' } } } })).join(), /apikey.account must be a non-empty string[^]*userRef.key must be a non-empty string/);
+  t.match(meta.validateSpec(spec({ auth: { apikey: { account: '', userRef: { name: 'u' }, apiKeyRef: { name: 'a', key: 'k' } } } })).join(), /userRef.key must be a non-empty string[^]*apikey.account must be a non-empty string/);
   t.same(meta.references(spec()).credentials.map((c) => `${c.path}=${c.name}/${c.key}`), ['conjur.auth.apikey.userRef=user/conjur-hostid', 'conjur.auth.apikey.apiKeyRef=apikey/conjur-apikey']);
   t.same(meta.references(jwtSpec({ secretRef: { name: 'my-jwt-secret' } })).credentials, [{ path: 'conjur.auth.jwt.secretRef', kind: 'Secret', name: 'my-jwt-secret', key: 'token' }]);
   t.same(meta.references(jwtSpec({ serviceAccountRef: { name: 'my-sa' } })).serviceAccounts, [{ path: 'conjur.auth.jwt.serviceAccountRef', name: 'my-sa' }]);

@@ -117,7 +117,7 @@ t.test('validateSpec and references', async (t) => {
   t.same(meta.validateSpec(spec()), []);
   t.match(meta.validateSpec({ ...spec(), vaults: { a: 1, b: 1 } }).join(), /unique/);
   t.match(meta.validateSpec({ ...spec(), vaults: {} }).join(), /at least one vault/);
-  t.match(meta.validateSpec({ ...spec(), connectHost: 'onepassword-connect' }).join(), /not a valid URL/);
-  t.match(meta.validateSpec({ ...spec(), auth: { secretRef: {} } }).join(), /connectTokenSecretRef needs name and key/);
+  t.match(meta.validateSpec({ ...spec(), connectHost: 'onepassword-connect' }).join(), /onepassword.connectHost "onepassword-connect" is not a URL/);
+  t.match(meta.validateSpec({ ...spec(), auth: { secretRef: {} } }).join(), /connectTokenSecretRef must be an object with name and key/);
   t.same(meta.references(spec()).credentials, [{ path: 'onepassword.auth.secretRef.connectTokenSecretRef', kind: 'Secret', name: 'onepassword-connect-token-staging', key: 'token' }]);
 });

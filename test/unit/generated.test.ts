@@ -11,6 +11,7 @@ const files = await generatedFiles();
 t.same([...files.keys()].sort(), [
   'charts/esi/files/crds/external-secrets.io_clusterexternalsecrets.yaml',
   'charts/esi/files/crds/external-secrets.io_clusterpushsecrets.yaml',
+  'charts/esi/files/crds/external-secrets.io_clustersecretstores.yaml',
   ...['clustergenerators', 'ecrauthorizationtokens', 'fakes', 'generatorstates', 'passwords', 'uuids', 'vaultdynamicsecrets'].map((p) => `charts/esi/files/crds/generators.external-secrets.io_${p}.yaml`),
   'docs/annotations.md',
   'src/agent-config/validator.generated.ts',

@@ -19,6 +19,14 @@ const BASE: Record<string, Spec> = {
   aws: { service: 'SecretsManager', region: 'eu-central-1', auth: { secretRef: { accessKeyIDSecretRef: sel('aws', 'id'), secretAccessKeySecretRef: sel('aws', 'secret') } } },
   azurekv: { vaultUrl: 'https://x.vault.azure.net', tenantId: 't', authSecretRef: { clientId: sel('az', 'id'), clientSecret: sel('az', 'secret') } },
   gcpsm: { projectID: 'p', auth: { secretRef: { secretAccessKeySecretRef: sel('gcp', 'key') } } },
+  // The stores whose reference fields are declared in a field table (src/providers/fields.ts).
+  onepassword: { connectHost: 'https://connect.example:8080', vaults: { v: 1 }, auth: { secretRef: { connectTokenSecretRef: sel('op', 'token') } } },
+  bitwardensecretsmanager: { organizationID: 'o', projectID: 'p', auth: { secretRef: { credentials: sel('bw', 'token') } } },
+  doppler: { auth: { secretRef: { dopplerToken: { name: 'dp' } } } },
+  akeyless: { akeylessGWApiURL: 'https://api.akeyless.io', authSecretRef: { secretRef: { accessID: sel('ak', 'id'), accessType: sel('ak', 'type') } } },
+  infisical: { auth: { universalAuthCredentials: { clientId: sel('inf', 'id'), clientSecret: sel('inf', 'secret') } }, secretsScope: { projectSlug: 'p', environmentSlug: 'dev' } },
+  conjur: { url: 'https://conjur.example', auth: { apikey: { account: 'a', userRef: sel('cj', 'user'), apiKeyRef: sel('cj', 'key') } } },
+  webhook: { url: 'https://hook.example/get?key={{ .remoteRef.key }}', result: { jsonPath: '$.value' } },
 };
 
 /** Spec with the Secret key selector of each provider replaced by `ref`, and its path. */
@@ -29,6 +37,11 @@ const WITH_SECRET_REF: Record<string, [(ref: unknown) => Spec, string]> = {
   aws: [(ref) => ({ ...BASE.aws, auth: { secretRef: { accessKeyIDSecretRef: ref, secretAccessKeySecretRef: sel('aws', 'secret') } } }), 'aws.auth.secretRef.accessKeyIDSecretRef'],
   azurekv: [(ref) => ({ ...BASE.azurekv, authSecretRef: { clientId: ref, clientSecret: sel('az', 'secret') } }), 'azurekv.authSecretRef.clientId'],
   gcpsm: [(ref) => ({ projectID: 'p', auth: { secretRef: { secretAccessKeySecretRef: ref } } }), 'gcpsm.auth.secretRef.secretAccessKeySecretRef'],
+  onepassword: [(ref) => ({ ...BASE.onepassword, auth: { secretRef: { connectTokenSecretRef: ref } } }), 'onepassword.auth.secretRef.connectTokenSecretRef'],
+  bitwardensecretsmanager: [(ref) => ({ ...BASE.bitwardensecretsmanager, auth: { secretRef: { credentials: ref } } }), 'bitwardensecretsmanager.auth.secretRef.credentials'],
+  akeyless: [(ref) => ({ ...BASE.akeyless, authSecretRef: { secretRef: { accessID: ref, accessType: sel('ak', 'type') } } }), 'akeyless.authSecretRef.secretRef.accessID'],
+  infisical: [(ref) => ({ ...BASE.infisical, auth: { universalAuthCredentials: { clientId: ref, clientSecret: sel('inf', 'secret') } } }), 'infisical.auth.universalAuthCredentials.clientId'],
+  conjur: [(ref) => ({ ...BASE.conjur, auth: { apikey: { account: 'a', userRef: ref, apiKeyRef: sel('cj', 'key') } } }), 'conjur.auth.apikey.userRef'],
 };
 
 /** Spec with each provider's ServiceAccount selector set to `ref`, and its path. */
@@ -38,6 +51,8 @@ const WITH_SA: Record<string, [(ref: unknown) => Spec, string]> = {
   aws: [(ref) => ({ service: 'SecretsManager', region: 'eu-central-1', role: 'arn:aws:iam::123456789012:role/r', auth: { jwt: { serviceAccountRef: ref } } }), 'aws.auth.jwt.serviceAccountRef'],
   azurekv: [(ref) => ({ vaultUrl: 'https://x.vault.azure.net', tenantId: 't', authType: 'WorkloadIdentity', serviceAccountRef: ref }), 'azurekv.serviceAccountRef'],
   gcpsm: [(ref) => ({ projectID: 'p', auth: { workloadIdentity: { clusterLocation: 'l', clusterName: 'c', serviceAccountRef: ref } } }), 'gcpsm.auth.workloadIdentity.serviceAccountRef'],
+  akeyless: [(ref) => ({ ...BASE.akeyless, authSecretRef: { kubernetesAuth: { accessID: 'a', k8sConfName: 'c', serviceAccountRef: ref } } }), 'akeyless.authSecretRef.kubernetesAuth.serviceAccountRef'],
+  conjur: [(ref) => ({ ...BASE.conjur, auth: { jwt: { account: 'a', serviceID: 's', serviceAccountRef: ref } } }), 'conjur.auth.jwt.serviceAccountRef'],
 };
 
 /** Where each provider with a server CA keeps it. */
@@ -45,6 +60,7 @@ const CA_AT: Record<string, [(ca: Spec) => Spec, string]> = {
   vault: [(ca) => vault(ca), 'vault'],
   openBao: [(ca) => ({ ...BASE.openBao, ...ca }), 'openBao'],
   kubernetes: [(ca) => ({ ...BASE.kubernetes, server: { url: 'https://k8s.example:6443', ...ca } }), 'kubernetes.server'],
+  ...Object.fromEntries(['bitwardensecretsmanager', 'akeyless', 'infisical', 'conjur', 'webhook'].map((p): [string, [(ca: Spec) => Spec, string]] => [p, [(ca) => ({ ...BASE[p], ...ca }), p]])),
 };
 
 const problems = (provider: string, spec: Spec) => storeSpecProblems({ [provider]: spec } as SecretStoreProvider);

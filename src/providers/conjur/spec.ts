@@ -1,6 +1,5 @@
 // Static checks of `spec.provider.conjur` (ESO's CyberArk Conjur store). No I/O.
-import { References } from '../refs.js';
-import { caBundleProblems, caProviderProblems, secretKeyProblems, serviceAccountProblems } from '../spec-checks.js';
+import { fieldProblems, fieldReferences, type FieldRule } from '../fields.js';
 import type { StoreReferences } from '../types.js';
 import { isObject, type Json } from '../../json-object.js';
 
@@ -11,14 +10,20 @@ export const DEFAULT_JWT_KEY = 'token';
 /** The auth kinds ESO's CRD offers; ESI serves apikey and jwt. */
 const AUTH_KINDS = ['apikey', 'jwt', 'cert'] as const;
 
+export const FIELDS: readonly FieldRule[] = [
+  { path: 'url', kind: 'url', required: 'always', example: 'https://conjur.example.com (the Conjur appliance)' },
+  { path: 'caBundle', kind: 'caBundle' },
+  { path: 'caProvider', kind: 'caProvider' },
+  { path: 'auth.apikey.userRef', kind: 'secretKey', required: 'withParent' },
+  { path: 'auth.apikey.apiKeyRef', kind: 'secretKey', required: 'withParent' },
+  { path: 'auth.jwt.secretRef', kind: 'secretKey', defaultKey: DEFAULT_JWT_KEY },
+  { path: 'auth.jwt.serviceAccountRef', kind: 'serviceAccount' },
+];
+
 function apikeyProblems(a: unknown): string[] {
   const at = 'conjur.auth.apikey';
   if (!isObject(a)) return [`${at} must be an object`];
-  return [
-    ...(nonEmpty(a.account) ? [] : [`${at}.account must be a non-empty string (the Conjur account)`]),
-    ...secretKeyProblems(`${at}.userRef`, a.userRef),
-    ...secretKeyProblems(`${at}.apiKeyRef`, a.apiKeyRef),
-  ];
+  return nonEmpty(a.account) ? [] : [`${at}.account must be a non-empty string (the Conjur account)`];
 }
 
 function jwtProblems(j: unknown): string[] {
@@ -29,24 +34,12 @@ function jwtProblems(j: unknown): string[] {
   if (!nonEmpty(j.serviceID)) out.push(`${at}.serviceID must be a non-empty string (the authn-jwt service ID)`);
   if (j.hostId !== undefined && typeof j.hostId !== 'string') out.push(`${at}.hostId must be a string`);
   if (j.secretRef == null && j.serviceAccountRef == null) out.push(`${at} must set secretRef or serviceAccountRef`);
-  if (j.secretRef != null) out.push(...secretKeyProblems(`${at}.secretRef`, j.secretRef, { key: false }));
-  if (j.serviceAccountRef != null) out.push(...serviceAccountProblems(`${at}.serviceAccountRef`, j.serviceAccountRef));
   return out;
 }
 
 export function validateSpec(spec: unknown): string[] {
   if (!isObject(spec)) return ['conjur must be an object'];
-  const out: string[] = [];
-  if (!nonEmpty(spec.url)) {
-    out.push('conjur.url must be the URL of the Conjur appliance');
-  } else {
-    try {
-      const u = new URL(spec.url);
-      if (u.protocol !== 'https:' && u.protocol !== 'http:') out.push('conjur.url must be an http:// or https:// URL');
-    } catch {
-      out.push('conjur.url is not a valid URL');
-    }
-  }
+  const out = fieldProblems('conjur', FIELDS, spec);
   const auth: unknown = spec.auth;
   const set = isObject(auth) ? AUTH_KINDS.filter((k) => auth[k] != null) : [];
   const others = isObject(auth) ? Object.keys(auth).filter((k) => auth[k] != null && !(AUTH_KINDS as readonly string[]).includes(k)) : [];
@@ -58,7 +51,6 @@ export function validateSpec(spec: unknown): string[] {
     const a = auth as Json;
     out.push(...(set[0] === 'apikey' ? apikeyProblems(a.apikey) : jwtProblems(a.jwt)));
   }
-  out.push(...caBundleProblems('conjur.caBundle', spec.caBundle), ...caProviderProblems('conjur.caProvider', spec.caProvider));
   return out;
 }
 
@@ -68,11 +60,5 @@ export function jwtRef(ref: { name: string; key?: string; namespace?: string }):
 }
 
 export function references(spec: unknown): StoreReferences {
-  const refs = new References('conjur', spec).caProvider('caProvider');
-  if (validateSpec(spec).length > 0) return refs;
-  const auth = (spec as { auth: Json }).auth;
-  if (auth.apikey) return refs.secretKey('auth.apikey.userRef', 'auth.apikey.apiKeyRef');
-  const j = auth.jwt as { secretRef?: { name: string; key?: string; namespace?: string } };
-  if (j.secretRef) refs.credentials.push({ path: 'conjur.auth.jwt.secretRef', kind: 'Secret', ...jwtRef(j.secretRef) });
-  return refs.serviceAccount('auth.jwt.serviceAccountRef');
+  return fieldReferences('conjur', FIELDS, spec);
 }

@@ -1,27 +1,21 @@
 // Static checks of `spec.provider.doppler` (ESO's Doppler store). No I/O.
-import { References } from '../refs.js';
+import { fieldProblems, fieldReferences, type FieldRule } from '../fields.js';
 import type { StoreReferences } from '../types.js';
 import { isObject } from '../../json-object.js';
-
 
 export const FORMATS = ['json', 'dotnet-json', 'env', 'yaml', 'docker'] as const;
 export const NAME_TRANSFORMERS = ['upper-camel', 'camel', 'lower-snake', 'tf-var', 'dotnet-env', 'lower-kebab'] as const;
 /** ESO's default key of `auth.secretRef.dopplerToken`. */
 export const DEFAULT_TOKEN_KEY = 'dopplerToken';
 
-function authProblems(auth: unknown): string[] {
-  if (!isObject(auth)) return ['doppler.auth must set secretRef.dopplerToken'];
-  const out: string[] = [];
-  if (auth.oidcConfig !== undefined) out.push('doppler.auth.oidcConfig is not supported by ESI: use auth.secretRef.dopplerToken (a service token)');
-  const ref = isObject(auth.secretRef) ? auth.secretRef.dopplerToken : undefined;
-  if (auth.oidcConfig === undefined && (!isObject(ref) || typeof ref.name !== 'string' || ref.name === '')) out.push('doppler.auth.secretRef.dopplerToken.name must be a non-empty string');
-  if (isObject(ref) && ref.key !== undefined && (typeof ref.key !== 'string' || ref.key === '')) out.push('doppler.auth.secretRef.dopplerToken.key must be a non-empty string');
-  return out;
-}
+export const FIELDS: readonly FieldRule[] = [
+  { path: 'auth.secretRef.dopplerToken', kind: 'secretKey', required: 'always', defaultKey: DEFAULT_TOKEN_KEY, unless: 'auth.oidcConfig' },
+];
 
 export function validateSpec(spec: unknown): string[] {
   if (!isObject(spec)) return ['doppler must be an object'];
-  const out = authProblems(spec.auth);
+  const out = fieldProblems('doppler', FIELDS, spec);
+  if (isObject(spec.auth) && spec.auth.oidcConfig !== undefined) out.push('doppler.auth.oidcConfig is not supported by ESI: use auth.secretRef.dopplerToken (a service token)');
   for (const f of ['project', 'config'] as const) {
     if (spec[f] !== undefined && (typeof spec[f] !== 'string' || spec[f] === '')) out.push(`doppler.${f} must be a non-empty string`);
   }
@@ -39,9 +33,5 @@ export function tokenRef(spec: { auth: { secretRef?: { dopplerToken: { name: str
 }
 
 export function references(spec: unknown): StoreReferences {
-  const refs = new References('doppler', spec);
-  if (validateSpec(spec).length > 0) return refs;
-  const r = tokenRef(spec as Parameters<typeof tokenRef>[0]);
-  refs.credentials.push({ path: 'doppler.auth.secretRef.dopplerToken', kind: 'Secret', ...r });
-  return refs;
+  return fieldReferences('doppler', FIELDS, spec);
 }

@@ -1,9 +1,7 @@
 // Static checks of `spec.provider.infisical` (ESO's Infisical store). No I/O.
-import { References } from '../refs.js';
-import { caBundleProblems, caProviderProblems, secretKeyProblems } from '../spec-checks.js';
+import { fieldProblems, fieldReferences, type FieldRule } from '../fields.js';
 import type { StoreReferences } from '../types.js';
 import { isObject } from '../../json-object.js';
-
 
 /** ESO's default API base. */
 export const DEFAULT_HOST_API = 'https://app.infisical.com/api';
@@ -16,6 +14,13 @@ export const AUTH_KINDS = {
   ldapAuthCredentials: ['identityId', 'ldapUsername', 'ldapPassword'],
 } as const;
 export type AuthKind = keyof typeof AUTH_KINDS;
+
+export const FIELDS: readonly FieldRule[] = [
+  ...Object.entries(AUTH_KINDS).flatMap(([kind, keys]) => keys.map((k): FieldRule => ({ path: `auth.${kind}.${k}`, kind: 'secretKey', required: 'withParent' }))),
+  { path: 'hostAPI', kind: 'url', example: DEFAULT_HOST_API },
+  { path: 'caBundle', kind: 'caBundle' },
+  { path: 'caProvider', kind: 'caProvider' },
+];
 
 /** ESO's other kinds: they sign with the cloud identity of the process (AWS, Azure, GCP, OCI)
  *  or read a token file in the controller's pod (kubernetes), which a tenant's store may not
@@ -36,9 +41,7 @@ function authProblems(auth: unknown): string[] {
   const kinds = set.filter((k): k is AuthKind => Object.hasOwn(AUTH_KINDS, k));
   if (kinds.length !== 1) return [`infisical.auth must set exactly one of ${served}${kinds.length > 1 ? `, found ${kinds.join(', ')}` : ''}`];
   const kind = kinds[0]!;
-  const creds = auth[kind];
-  if (!isObject(creds)) return [`infisical.auth.${kind} must be an object`];
-  return AUTH_KINDS[kind].flatMap((f) => secretKeyProblems(`infisical.auth.${kind}.${f}`, creds[f]));
+  return isObject(auth[kind]) ? [] : [`infisical.auth.${kind} must be an object`];
 }
 
 function scopeProblems(scope: unknown): string[] {
@@ -53,22 +56,9 @@ function scopeProblems(scope: unknown): string[] {
 
 export function validateSpec(spec: unknown): string[] {
   if (!isObject(spec)) return ['infisical must be an object'];
-  const out = [...authProblems(spec.auth), ...scopeProblems(spec.secretsScope)];
-  if (spec.hostAPI !== undefined) {
-    try {
-      const u = new URL(String(spec.hostAPI));
-      if (u.protocol !== 'https:' && u.protocol !== 'http:') out.push('infisical.hostAPI must be an http:// or https:// URL');
-    } catch {
-      out.push('infisical.hostAPI is not a valid URL');
-    }
-  }
-  out.push(...caBundleProblems('infisical.caBundle', spec.caBundle), ...caProviderProblems('infisical.caProvider', spec.caProvider));
-  return out;
+  return [...authProblems(spec.auth), ...scopeProblems(spec.secretsScope), ...fieldProblems('infisical', FIELDS, spec)];
 }
 
 export function references(spec: unknown): StoreReferences {
-  const refs = new References('infisical', spec);
-  const auth = isObject(spec) && isObject(spec.auth) ? spec.auth : {};
-  for (const [kind, fields] of Object.entries(AUTH_KINDS)) if (auth[kind] != null) refs.secretKey(...fields.map((f) => `auth.${kind}.${f}`));
-  return refs.caProvider('caProvider');
+  return fieldReferences('infisical', FIELDS, spec);
 }

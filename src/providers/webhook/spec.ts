@@ -3,7 +3,8 @@
 // interpret (src/providers/webhook/template.ts) is an admission denial naming the field.
 import type { WebhookProvider } from '../../api/types.js';
 import { parseGoDuration } from '../../duration.js';
-import { References } from '../refs.js';
+import { fieldProblems, fieldReferences, type FieldRule } from '../fields.js';
+import { secretKeyProblems } from '../spec-checks.js';
 import type { StoreReferences } from '../types.js';
 import { parseJsonPath } from './jsonpath.js';
 import { parseTemplate, type Template } from './template.js';
@@ -32,15 +33,11 @@ export function parsedTemplates(spec: WebhookProvider): Map<string, Template> {
   return out;
 }
 
-function selectorProblems(where: string, sel: unknown, needKey: boolean): string[] {
-  if (!isObject(sel)) return [`${where} must be an object with a name`];
-  const out: string[] = [];
-  if (typeof sel.name !== 'string' || sel.name === '') out.push(`${where}.name must be a non-empty string`);
-  if (needKey && (typeof sel.key !== 'string' || sel.key === '')) out.push(`${where}.key must be a non-empty string`);
-  if (sel.key !== undefined && typeof sel.key !== 'string') out.push(`${where}.key must be a string`);
-  if (sel.namespace !== undefined && typeof sel.namespace !== 'string') out.push(`${where}.namespace must be a string`);
-  return out;
-}
+/** The reference fields at fixed paths; `secrets[].secretRef` is a list (secretsProblems). */
+export const FIELDS: readonly FieldRule[] = [
+  { path: 'caBundle', kind: 'caBundle' },
+  { path: 'caProvider', kind: 'caProvider' },
+];
 
 function secretsProblems(secrets: unknown): string[] {
   if (secrets === undefined) return [];
@@ -54,7 +51,7 @@ function secretsProblems(secrets: unknown): string[] {
     else if (s.name === REMOTE_REF) out.push(`${where}.name "${REMOTE_REF}" is the name of the remote reference in templates`);
     else if (names.has(s.name)) out.push(`${where}.name "${s.name}" is listed twice`);
     else names.add(s.name);
-    out.push(...selectorProblems(`${where}.secretRef`, s.secretRef, false));
+    out.push(...secretKeyProblems(`${where}.secretRef`, s.secretRef, { key: false }));
     return undefined;
   });
   return out;
@@ -120,13 +117,7 @@ function resultProblems(spec: Json): string[] {
 
 export function validateSpec(spec: unknown): string[] {
   if (!isObject(spec)) return ['webhook must be an object'];
-  const out = [...requestProblems(spec), ...resultProblems(spec)];
-  if (spec.caBundle !== undefined && (typeof spec.caBundle !== 'string' || spec.caBundle === '')) out.push('webhook.caBundle must be a base64-encoded PEM bundle');
-  if (spec.caProvider !== undefined) {
-    const cp = spec.caProvider;
-    if (!isObject(cp) || (cp.type !== 'Secret' && cp.type !== 'ConfigMap')) out.push('webhook.caProvider.type must be Secret or ConfigMap');
-    out.push(...selectorProblems('webhook.caProvider', cp, true));
-  }
+  const out = [...requestProblems(spec), ...resultProblems(spec), ...fieldProblems('webhook', FIELDS, spec)];
   if (spec.auth !== undefined) out.push('webhook.auth (NTLM) is not supported by ESI: send credentials in headers built from webhook.secrets');
   out.push(...secretsProblems(spec.secrets));
   if (out.length === 0) out.push(...templateProblems(spec as unknown as WebhookProvider));
@@ -150,7 +141,7 @@ export function secretKeysRead(spec: WebhookProvider): { name: string; index: nu
 }
 
 export function references(spec: unknown): StoreReferences {
-  const refs = new References('webhook', spec).caProvider('caProvider');
+  const refs = fieldReferences('webhook', FIELDS, spec);
   if (validateSpec(spec).length > 0) return refs;
   const s = spec as WebhookProvider;
   for (const { index, keys } of secretKeysRead(s)) {
