@@ -9,13 +9,7 @@ export type KubeBinary = 'kube-apiserver' | 'kube-controller-manager' | 'kube-sc
 export type Binary = KubeBinary | 'etcd';
 
 export function versions(): { kubernetes: string; etcd: string } {
-  const env = readFileSync(new URL('./versions.env', import.meta.url), 'utf8');
-  const get = (k: string) => {
-    const m = new RegExp(`^${k}=(\\S+)`, 'm').exec(env);
-    if (!m?.[1]) throw new Error(`test/platform/versions.env: ${k} is not set`);
-    return m[1];
-  };
-  return { kubernetes: get('KUBERNETES_VERSION'), etcd: get('ETCD_VERSION') };
+  return { kubernetes: pinned('KUBERNETES_VERSION'), etcd: pinned('ETCD_VERSION') };
 }
 
 export function cacheDir(): string {
