@@ -45,6 +45,17 @@ export function podIdentityFromEnv(env: NodeJS.ProcessEnv = process.env): { uri:
   return uri && tokenFile ? { uri, tokenFile } : undefined;
 }
 
+/** IRSA: the variables EKS's pod identity webhook sets on a pod whose ServiceAccount has
+ *  the `eks.amazonaws.com/role-arn` annotation (the role, and the projected token's file). */
+export const IRSA_ENV = { role: 'AWS_ROLE_ARN', tokenFile: 'AWS_WEB_IDENTITY_TOKEN_FILE' } as const;
+
+/** The controller's IRSA role and token file, when its environment has both. */
+export function irsaFromEnv(env: NodeJS.ProcessEnv = process.env): { role: string; tokenFile: string } | undefined {
+  const role = env[IRSA_ENV.role]?.trim();
+  const tokenFile = env[IRSA_ENV.tokenFile]?.trim();
+  return role && tokenFile ? { role, tokenFile } : undefined;
+}
+
 const ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]+$/;
 const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
 
