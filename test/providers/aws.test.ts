@@ -132,7 +132,7 @@ t.test('static checks of spec.provider.aws', async (tt) => {
   tt.match(validateSpec({ ...ok, role: 'team-b' }).join(), /aws\.role must be an IAM role ARN/);
   tt.match(validateSpec({ ...ok, additionalRoles: ['x'] }).join(), /aws\.additionalRoles\[0\] must be an IAM role ARN/);
   tt.match(validateSpec({ ...ok, auth: { secretRef: { accessKeyIDSecretRef: { name: 'aws', key: 'id' } } } }).join(),
-    /secretAccessKeySecretRef is required/);
+    /aws\.auth\.secretRef\.secretAccessKeySecretRef must be an object with name and key/);
   tt.match(validateSpec({ ...ok, secretsManager: { forceDeleteWithoutRecovery: true, recoveryWindowInDays: 7 } }).join(), /cannot both be set/);
   tt.match(validateSpec({ ...ok, secretsManager: { recoveryWindowInDays: 3 } }).join(), /from 7 to 30/);
   tt.match(validateSpec({ ...ok, service: 'ParameterStore', secretsManager: {} }).join(), /applies to service SecretsManager only/);

@@ -2,7 +2,7 @@
 // settings read from the environment of the process that runs the provider (the agent
 // container, the reconciler). Nothing here does I/O.
 import type { AWSProvider } from '../../api/types.js';
-import { secretKeyProblems, serviceAccountProblems } from '../spec-checks.js';
+import { fieldProblems, type FieldRule } from '../fields.js';
 import { isObject } from '../../json-object.js';
 
 export type AwsService = 'SecretsManager' | 'ParameterStore';
@@ -59,10 +59,13 @@ export function irsaFromEnv(env: NodeJS.ProcessEnv = process.env): { role: strin
 const ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]+$/;
 const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
 
-function selectorProblems(v: unknown, path: string, required: boolean): string[] {
-  if (v === undefined) return required ? [`${path} is required`] : [];
-  return secretKeyProblems(path, v);
-}
+/** Every field that references a Secret key or a ServiceAccount. */
+export const FIELDS: readonly FieldRule[] = [
+  { path: 'auth.secretRef.accessKeyIDSecretRef', kind: 'secretKey', required: 'withParent' },
+  { path: 'auth.secretRef.secretAccessKeySecretRef', kind: 'secretKey', required: 'withParent' },
+  { path: 'auth.secretRef.sessionTokenSecretRef', kind: 'secretKey' },
+  { path: 'auth.jwt.serviceAccountRef', kind: 'serviceAccount' },
+];
 
 function roleProblem(v: unknown, path: string): string | undefined {
   if (typeof v !== 'string' || !ROLE_ARN.test(v)) return `${path} must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)`;
@@ -74,17 +77,8 @@ function authProblems(auth: unknown): string[] {
   if (!isObject(auth)) return ['aws.auth must be an object'];
   const problems: string[] = [];
   if (auth.secretRef !== undefined && auth.jwt !== undefined) problems.push('aws.auth must set only one of secretRef and jwt');
-  if (auth.secretRef !== undefined) {
-    if (!isObject(auth.secretRef)) return [...problems, 'aws.auth.secretRef must be an object'];
-    const ref = auth.secretRef;
-    for (const [field, required] of [['accessKeyIDSecretRef', true], ['secretAccessKeySecretRef', true], ['sessionTokenSecretRef', false]] as const) {
-      problems.push(...selectorProblems(ref[field], `aws.auth.secretRef.${field}`, required));
-    }
-  }
+  if (auth.secretRef !== undefined && !isObject(auth.secretRef)) problems.push('aws.auth.secretRef must be an object');
   if (auth.jwt !== undefined && !isObject(auth.jwt)) problems.push('aws.auth.jwt must be an object');
-  else if (isObject(auth.jwt) && auth.jwt.serviceAccountRef !== undefined) {
-    problems.push(...serviceAccountProblems('aws.auth.jwt.serviceAccountRef', auth.jwt.serviceAccountRef));
-  }
   const unknown = Object.keys(auth).filter((k) => k !== 'secretRef' && k !== 'jwt');
   if (unknown.length) problems.push(`aws.auth.${unknown[0]} is not supported by ESI (secretRef or jwt)`);
   return problems;
@@ -149,7 +143,7 @@ export function validateSpec(spec: unknown): string[] {
   if (typeof spec.region !== 'string' || spec.region === '') problems.push('aws.region is required');
   else if (!REGION.test(spec.region)) problems.push(`aws.region "${spec.region}" is not an AWS region name (e.g. eu-central-1)`);
   if (spec.prefix !== undefined && typeof spec.prefix !== 'string') problems.push('aws.prefix must be a string');
-  problems.push(...authProblems(spec.auth), ...roleChainProblems(spec), ...secretsManagerProblems(spec.secretsManager));
+  problems.push(...authProblems(spec.auth), ...fieldProblems('aws', FIELDS, spec), ...roleChainProblems(spec), ...secretsManagerProblems(spec.secretsManager));
   if (spec.secretsManager !== undefined && spec.service === 'ParameterStore') {
     problems.push('aws.secretsManager applies to service SecretsManager only');
   }
