@@ -83,7 +83,9 @@ async function suite(helm: Helm): Promise<void> {
     const kubeconfig = join(dir, 'kubeconfig');
     await writeFile(kubeconfig, kubeConfigForToken(kc, await serviceAccountToken(kc, home, sa)).exportConfig(), { mode: 0o600 });
     // The Deployment's own flags; the fixture picks the probe port, and the pod's namespace is passed.
-    const args = argsOf(objs).slice(1).filter((a) => !a.startsWith('--port='));
+    // The chart's own port and its authenticated metrics are for a cluster: here the test
+    // reads the controller's counters on the fixture's plain metrics port.
+    const args = argsOf(objs).slice(1).filter((a) => !a.startsWith('--port=') && !a.startsWith('--metrics-'));
     const c = await startController(kubeconfig, [...args, '--namespace', home], t, { createNamespace: false });
 
     for (const ns of [listed, other]) {
