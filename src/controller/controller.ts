@@ -143,10 +143,12 @@ export class Controller {
     this.fleet = fleetParts({
       kc: o.kc, rest, logger, registry: metrics.registry, settings: o.fleet ?? { patchQps: 50, notifications: false },
       externalSecret: (ns, name) => this.informers.externalSecret(ns, name),
-      // Only stores of this controller's classes: another class's controller decides its pods.
+      // Not the stores of another class: that class's controller decides their pods. An
+      // unclassed store's pods are decided by each ESI controller alike (the same objects
+      // give the same floors and generations, so their writes agree).
       store: (kind, ns, name) => {
         const store = kind === 'ClusterSecretStore' ? this.informers.clusterSecretStore(name) : this.informers.secretStore(ns, name);
-        return store && servesControllerClass(store, o.classes) ? store : undefined;
+        return store && (!store.spec.controller || servesControllerClass(store, o.classes)) ? store : undefined;
       },
     });
     // Bounded by the reconcile workers: a render waits only while a reconcile does.
