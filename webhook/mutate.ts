@@ -5,9 +5,8 @@ import { createHash } from 'node:crypto';
 import { AGENT_CONFIG_ENV, AGENT_CONFIG_VERSION, type AgentConfig, type AgentStore, type InjectionMode } from '../src/agent-config/types.js';
 import { AGENT_CONTAINER, AGENT_INIT_CONTAINER, INJECTED_ANNOTATION, type InjectionRequest } from '../src/pod-contract/annotations.js';
 import type { Resolved, ResolvedStore } from './resolve.js';
-import { credentialRefProblems } from '../src/providers/spec-checks.js';
 import { quantityValue } from '../src/pod-contract/values.js';
-import { agentEnv, envAgentMount, envClashes, envPodProblems, envVolume, withEnvRefs } from '../src/pod-contract/env.js';
+import { agentEnv, envAgentMount, envVolume, withEnvRefs } from '../src/pod-contract/env.js';
 import { CHANNEL_DIR, CHANNEL_VOLUME, channelItems } from '../src/pod-contract/channel.js';
 
 export { AGENT_CONTAINER, AGENT_INIT_CONTAINER };
@@ -75,58 +74,8 @@ export function isInjected(pod: V1Pod): boolean {
 /** Directory of every agent-internal mount: the shared volume must not overlap it. */
 export const AGENT_INTERNAL_DIR = '/var/run/esi';
 
-const overlaps = (a: string, b: string) => a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
-
-/** Credential references the agent's volumes would be built from, checked before use by
- *  the rules every provider's spec check applies (src/providers/spec-checks.ts): a
- *  provider that declares a reference without checking it still cannot name a path. */
-export function checkCredentials(resolved: Resolved): string[] {
-  const problems: string[] = [];
-  for (const store of resolved.stores.values()) {
-    const what = `${store.kind} "${store.name}"`;
-    for (const c of store.credentials) problems.push(...credentialRefProblems(c).map((p) => `${what}: ${p}`));
-  }
-  return problems;
-}
-
-/** Pod-shape problems that make the request impossible (each names what to fix). */
-export function checkPod(pod: V1Pod, request: InjectionRequest): string[] {
-  const problems: string[] = [];
-  if (overlaps(request.mountPath, AGENT_INTERNAL_DIR)) {
-    problems.push(`esi.dev/mount-path: ${request.mountPath} overlaps ${AGENT_INTERNAL_DIR}, where the agent mounts its tokens and credentials; choose another path`);
-  }
-  if (!pod.metadata?.name && !pod.metadata?.generateName) problems.push('metadata.name or metadata.generateName is required');
-  if (request.env) problems.push(...envPodProblems(pod, targets(pod, request), afterNativeSidecars(pod.spec?.initContainers ?? [])));
-  return [...problems, ...checkTargets(pod, request)];
-}
-
-/** Problems known once the ExternalSecrets are resolved: an `esi.dev/env` variable a
- *  target container already sets. */
-export function checkResolved(pod: V1Pod, request: InjectionRequest, resolved: Resolved): string[] {
-  return resolved.envVars ? envClashes(targets(pod, request), resolved.envVars) : [];
-}
-
-function checkTargets(pod: V1Pod, request: InjectionRequest): string[] {
-  const problems: string[] = [];
-  const spec = pod.spec;
-  const all = [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])];
-  for (const name of request.containers ?? []) {
-    if (!all.some((c) => c.name === name)) problems.push(`esi.dev/containers: the pod has no container named "${name}"`);
-  }
-  for (const c of targets(pod, request)) {
-    if (c.volumeMounts?.some((m) => m.mountPath === request.mountPath)) {
-      problems.push(`esi.dev/mount-path: container "${c.name}" already mounts something at ${request.mountPath}; choose another path`);
-    }
-  }
-  const taken = new Set((spec?.volumes ?? []).map((v) => v.name));
-  for (const v of [SECRETS_VOLUME, TOKENS_VOLUME, CHANNEL_VOLUME]) if (taken.has(v)) problems.push(`the pod already has a volume named "${v}", which ESI needs; rename it`);
-  if (request.onChange?.type === 'signal' && !spec?.shareProcessNamespace) {
-    problems.push('esi.dev/on-change: signalling a process needs spec.shareProcessNamespace: true on the pod');
-  }
-  return problems;
-}
-
-function targets(pod: V1Pod, request: InjectionRequest): V1Container[] {
+/** The containers the request names, or every app container. */
+export function targets(pod: V1Pod, request: InjectionRequest): V1Container[] {
   const spec = pod.spec;
   if (!request.containers) return spec?.containers ?? [];
   return [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])].filter((c) => request.containers!.includes(c.name));
@@ -336,7 +285,7 @@ function agentContainer(name: string, config: AgentConfig, inputs: MutationInput
 /** Index after the pod's last native sidecar (e.g. a mesh proxy the agent may need for
  *  network: Istio's order is istio-init, then istio-proxy), or 0 when there is none. The one
  *  placement rule, at injection (mutatePod) and at re-admission (placeAfterNativeSidecars). */
-function afterNativeSidecars(inits: V1Container[]): number {
+export function afterNativeSidecars(inits: V1Container[]): number {
   for (let i = inits.length - 1; i >= 0; i--) if (inits[i]!.restartPolicy === 'Always') return i + 1;
   return 0;
 }
