@@ -37,10 +37,17 @@ const EXTERNALSECRET = {
   message: 'src/providers is below src/externalsecret: move the shared piece into src/providers.',
 };
 
+// Inside the reconciler, runtime/ is the machinery every kind's folder uses (ADR 0081): it
+// imports none of them (runtime/*.ts reaches a kind's folder as `../<kind>/`).
+const CONTROLLER_KINDS = {
+  regex: '^\\.\\./(externalsecret|pushsecret|cluster|secretstore|generatorstate|restart)(/|$)',
+  message: "src/controller/runtime/ is used by the kinds' folders and imports none of them: move the shared piece into runtime/, or pass it in.",
+};
+
 // Sockets to an address a store or generator spec names are opened by src/egress/ only
 // (SECURITY.md, "The controller's network boundary"): product code elsewhere may not import
 // the means to dial. Servers (createServer) and types stay importable. Exempt below: the
-// controller's own API client (src/kube/rest.ts, table.ts: the operator's kubeconfig) and the
+// controller's own API client (src/kube/rest.ts, table.ts, metadata-watch.ts: the operator's kubeconfig) and the
 // agent's reload call to its own pod's localhost (injector/notify.ts).
 const EGRESS_MESSAGE = 'connections to a spec-named address are opened by src/egress/ (connect.ts, http.ts, grpc.ts) only';
 const DIAL = ['default', 'request', 'get', 'Agent', 'connect', 'createConnection', 'Socket'];
@@ -50,7 +57,7 @@ const EGRESS_PATHS = [
   ...['node:http2', 'http2', 'undici'].map((name) => ({ name, allowTypeImports: true, message: EGRESS_MESSAGE })),
   { name: '@grpc/grpc-js', importNames: ['default', 'Client', 'Channel', 'makeClientConstructor', 'makeGenericClientConstructor', 'loadPackageDefinition'], allowTypeImports: true, message: EGRESS_MESSAGE },
 ];
-const EGRESS_EXEMPT = ['src/egress/**', 'src/kube/rest.ts', 'src/kube/table.ts', 'injector/notify.ts'];
+const EGRESS_EXEMPT = ['src/egress/**', 'src/kube/rest.ts', 'src/kube/table.ts', 'src/kube/metadata-watch.ts', 'injector/notify.ts'];
 
 const KUBE_PATH_MESSAGE = 'build Kubernetes REST paths with resourcePath() from src/kube/paths.ts (validated, encoded names), never by concatenation';
 const KUBE_PATH = '/^\\/apis?\\/|(^|\\/)namespaces\\//';
@@ -123,8 +130,12 @@ export default tseslint.config(
     files: ['src/providers/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [UPPER_LAYERS, CLI, CONSUMERS, TEMPLATING, EXTERNALSECRET], paths: EGRESS_PATHS }] },
   },
+  {
+    files: ['src/controller/runtime/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [UPPER_LAYERS, CLI, CONTROLLER_KINDS], paths: EGRESS_PATHS }] },
+  },
   // The exempt files keep their layering without the egress paths.
-  { files: ['src/egress/**/*.ts', 'src/kube/rest.ts', 'src/kube/table.ts'], rules: { 'no-restricted-imports': ['error', { patterns: [UPPER_LAYERS, CLI] }] } },
+  { files: ['src/egress/**/*.ts', 'src/kube/rest.ts', 'src/kube/table.ts', 'src/kube/metadata-watch.ts'], rules: { 'no-restricted-imports': ['error', { patterns: [UPPER_LAYERS, CLI] }] } },
   { files: ['injector/notify.ts'], rules: { 'no-restricted-imports': ['error', { patterns: [CLI] }] } },
   {
     // Tests, scripts and benchmarks talk to a terminal; product code logs through pino.

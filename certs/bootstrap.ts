@@ -17,8 +17,12 @@ export interface SelfManagedTlsOptions {
   namespace: string;
   secretName: string;
   serviceName: string;
-  /** MutatingWebhookConfiguration whose webhooks get the caBundle. */
-  webhookConfigName: string;
+  /** MutatingWebhookConfiguration whose webhooks get the caBundle. None: the CA bundle is
+   *  read from the Secret by whoever verifies the server (the controller's metrics: a
+   *  ServiceMonitor's tlsConfig). */
+  webhookConfigName?: string;
+  /** What the certificates serve, in log lines (default "webhook"). */
+  purpose?: string;
   logger: Logger;
   /** CA lifetime. Default 10 years. */
   caValiditySeconds?: number;
@@ -100,7 +104,8 @@ class SelfManaged implements SelfManagedTlsSource {
   private readonly log: Logger;
   private readonly rest: KubeRest;
   private readonly store: CertSecretStore;
-  private readonly publisher: WebhookCaPublisher;
+  private readonly publisher: WebhookCaPublisher | undefined;
+  private readonly purpose: string;
   private readonly holder: MaterialHolder;
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> | undefined;
@@ -115,7 +120,8 @@ class SelfManaged implements SelfManagedTlsSource {
     this.log = opts.logger.child({ subsystem: 'certs', secret: `${opts.namespace}/${opts.secretName}` });
     this.rest = new KubeRest(opts.kc);
     this.store = new CertSecretStore(this.rest, opts.namespace, opts.secretName);
-    this.publisher = new WebhookCaPublisher(this.rest, opts.webhookConfigName);
+    this.publisher = opts.webhookConfigName === undefined ? undefined : new WebhookCaPublisher(this.rest, opts.webhookConfigName);
+    this.purpose = opts.purpose ?? 'webhook';
     this.holder = new MaterialHolder((err) => this.log.error({ err }, 'TLS change listener failed'));
     this.readyP = new Promise((resolve, reject) => { this.settleReady = { resolve, reject }; });
     this.readyP.catch(() => undefined); // a rejection nobody awaits must not crash the process
@@ -173,6 +179,8 @@ class SelfManaged implements SelfManagedTlsSource {
   }
 
   private async publish(state: CertState): Promise<PublishResult> {
+    // Nothing to publish to: no client of ours can be broken by a new CA before it is served.
+    if (!this.publisher) return { outcome: 'missing', trusted: new Set(), webhooks: 0 };
     const pub = await this.publisher.publish(caBundle(state), state.bundleVersion);
     const where = { webhookConfig: this.opts.webhookConfigName };
     if (pub.outcome === 'missing') {
@@ -194,7 +202,7 @@ class SelfManaged implements SelfManagedTlsSource {
     const fresh = await this.next(EMPTY, true);
     const created = await this.store.create(fresh);
     if (created) {
-      this.log.info(describe(created.state), 'created webhook certificate Secret');
+      this.log.info(describe(created.state), `created ${this.purpose} certificate Secret`);
       return created;
     }
     const winner = await this.store.read();
@@ -214,7 +222,7 @@ class SelfManaged implements SelfManagedTlsSource {
       if (plan.reasons.length) this.log.debug({ reasons: plan.reasons }, 'certificate rotation waiting');
       return state;
     }
-    this.log.info({ actions: plan.actions, reasons: plan.reasons }, 'rotating webhook certificates');
+    this.log.info({ actions: plan.actions, reasons: plan.reasons }, `rotating ${this.purpose} certificates`);
     return applyPlan(state, plan, this.cfg.identity, nowMs, this.cfg.life);
   }
 
@@ -229,7 +237,7 @@ class SelfManaged implements SelfManagedTlsSource {
       this.log.info('another replica updated the certificate Secret first; adopting its version');
       return (await this.store.read()) ?? cur;
     }
-    this.log.info(describe(saved.state), 'stored rotated webhook certificates');
+    this.log.info(describe(saved.state), `stored rotated ${this.purpose} certificates`);
     // Publish right away so a new CA reaches the apiserver before anyone serves from it.
     await this.publish(saved.state);
     return saved;
@@ -243,7 +251,7 @@ class SelfManaged implements SelfManagedTlsSource {
     }
     const first = !this.ready();
     if (this.holder.set(m)) {
-      this.log.info(describe(state), first ? 'loaded webhook certificates' : 'reloaded webhook certificates');
+      this.log.info(describe(state), first ? `loaded ${this.purpose} certificates` : `reloaded ${this.purpose} certificates`);
       if (first) this.settleReady.resolve(m);
     }
   }

@@ -9,7 +9,10 @@ import { TemplateEngine } from '../src/templating/index.js';
 import { underRoot } from './config.js';
 import { Fetcher, FetchError } from './fetch.js';
 import { LeaseKeeper } from './leases.js';
-import { runLoop } from './loop.js';
+import { runLoop, Wakeup } from './loop.js';
+import { BackoffFile } from './backoff-state.js';
+import { Channel } from './channel.js';
+import { isThrottled } from '../src/providers/throttle.js';
 import { AgentMetrics } from './metrics.js';
 import { createNotifier, type Notifier } from './notify.js';
 import { renderOutputs } from './render.js';
@@ -34,6 +37,8 @@ export interface AgentOptions {
   /** Tunables for tests: backoff base of refresh and notification retries. */
   backoffBaseMs?: number;
   notifyBaseDelayMs?: number;
+  /** How often the channel files are read (injector/channel.ts). */
+  channelPollMs?: number;
 }
 
 export interface AgentHandle {
@@ -154,6 +159,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentHandle> {
   if (opts.signal?.aborted) abort.abort();
 
   const metrics = new AgentMetrics();
+  if (config.mode !== 'init-only') metrics.refreshSeconds = () => config.refreshSeconds;
   let cycle: () => Promise<void> = async () => undefined;
   const p = buildPipeline(opts, metrics, () => cycle().then(() => true, () => false));
   cycle = serial(makeCycle(config, p, logger));
@@ -185,10 +191,29 @@ export async function startAgent(opts: AgentOptions): Promise<AgentHandle> {
     markReady();
   };
 
+  const wakeup = new Wakeup();
+  const channel = sidecar && config.channelDir ? new Channel({
+    dir: underRoot(opts.root, config.channelDir), logger, pollMs: opts.channelPollMs,
+    onFloor: (seconds) => {
+      logger.info({ floorSeconds: seconds ?? 0, refreshSeconds: config.refreshSeconds }, "the store's read budget set a new refresh floor");
+      metrics.refreshFloor.set(seconds ?? 0);
+      wakeup.wake('floor');
+    },
+    onChange: () => {
+      metrics.changeNotices.inc();
+      wakeup.wake('change');
+    },
+  }) : undefined;
   const done = (async (): Promise<number> => {
     let code = 1;
     try {
+      await channel?.start();
+      if (channel?.floorSeconds) metrics.refreshFloor.set(channel.floorSeconds);
       code = await runLoop({
+        floorSeconds: () => channel?.floorSeconds,
+        wakeup,
+        state: new BackoffFile(underRoot(opts.root, config.outputDir)),
+        throttled: isThrottled,
         mode: config.mode,
         refreshSeconds: config.refreshSeconds,
         cycle,
@@ -199,6 +224,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentHandle> {
       });
       if (!sidecar && code === 0) onReady();
     } finally {
+      channel?.stop();
       opts.signal?.removeEventListener('abort', onAbort);
       // Leases first: revoked (unless opted out) while their clients are still open.
       await p.leases.close();

@@ -48,6 +48,10 @@ export class LazyGauge {
     if (this.real) this.real.set(seconds);
     else this.pending = seconds;
   }
+  set(value: number): void {
+    if (this.real) this.real.set(value);
+    else this.pending = value;
+  }
   bind(real: Gauge): void {
     this.real = real;
     if (this.pending !== undefined) real.set(this.pending);
@@ -98,10 +102,17 @@ export class AgentMetrics {
   readonly swaps = new LazyCounter();
   readonly providerCalls = new LazyCounter<'store'>();
   readonly notifications = new LazyCounter<'result'>();
+  /** The refresh floor the store's read budget set (0: none), and the change generations the
+   *  controller sent (docs/decisions/0082-fleet-budget-and-change-channel.md). */
+  readonly refreshFloor = new LazyGauge();
+  readonly changeNotices = new LazyCounter();
   /** Lease renewals of dynamic secrets (injector/leases.ts), by secret name and result. */
   readonly leaseRenewals = new LazyCounter<'secret' | 'result'>();
   /** Seconds left on each dynamic secret's credential, read when scraped. */
   leaseTtls: () => ReadonlyMap<string, number> = () => new Map();
+  /** The refresh period of the sidecar modes (undefined: init-only), read when scraped; the
+   *  chart's stale-files alert compares the last success with it. */
+  refreshSeconds: () => number | undefined = () => undefined;
   private loading: Promise<Registry> | undefined;
 
   constructor(private readonly opts: { defaultMetrics?: boolean } = {}) {
@@ -154,6 +165,8 @@ export class AgentMetrics {
         registers,
       }),
     );
+    this.refreshFloor.bind(new pc.Gauge({ name: 'esi_agent_refresh_floor_seconds', help: "The shortest refresh period the stores' read budget allows this pod (0: no floor).", registers }));
+    this.changeNotices.bind(new pc.Counter({ name: 'esi_agent_change_notices_total', help: 'Change generations received from the controller (each one a fetch at once).', registers }));
     this.leaseRenewals.bind(
       new pc.Counter({
         name: 'esi_agent_lease_renewals_total',
@@ -169,6 +182,14 @@ export class AgentMetrics {
       collect() {
         this.reset();
         for (const [secret, left] of ttls()) this.set({ secret }, left);
+      },
+    });
+    const refresh = (): number | undefined => this.refreshSeconds();
+    new pc.Gauge({
+      name: 'esi_agent_refresh_interval_seconds', help: 'The configured refresh period (esi.dev/refresh-interval), without its jitter.', registers,
+      collect() {
+        const s = refresh();
+        if (s !== undefined) this.set(s);
       },
     });
     if (this.opts.defaultMetrics ?? true) processMetrics(pc, registers);

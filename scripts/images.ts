@@ -1,7 +1,7 @@
 // `npm run images`: the ESI image as an OCI archive, for clusters without a registry
 // (`kind load image-archive`, `ctr -n k8s.io images import`). It is the image the test node
 // runs (test/platform/images/build-images.ts: every `esi` subcommand, user 65532, no shell),
-// built from this checkout with this machine's Node.js, and named esi.local/esi:node.
+// built from this checkout with the images' pinned Node.js (test/platform/versions.env), named esi.local/esi:node.
 // Releases publish the Dockerfiles' images instead (.github/workflows/release.yml).
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join, relative } from 'node:path';

@@ -3,13 +3,15 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
 import { fileTlsSource, selfManagedTlsSource, type TlsSource } from '../certs/index.js';
-import { checkFlags, loadKubeConfig, oneOf, ownNamespace, port, positive } from '../src/flags.js';
+import { bool, checkFlags, loadKubeConfig, oneOf, ownNamespace, port, positive } from '../src/flags.js';
 import type { ClusterVersion } from '../src/pod-contract/env.js';
 import { KubeRest } from '../src/kube/rest.js';
+import { MetricsAccessReview } from '../src/kube/access-review.js';
 import { createLogger, logSettings, type Logger } from '../src/log.js';
 import { WatchCaches } from './cache.js';
 import { webhookMetrics } from './metrics.js';
-import { AGENT_UID, parseRunAsUser } from './mutate.js';
+import { AGENT_UID, parseRunAsUser, type AgentResources } from './mutate.js';
+import { ANNOTATIONS } from '../src/pod-contract/annotations.js';
 import { buildServer } from './server.js';
 
 const HELP = `Usage: esi webhook [options]
@@ -31,6 +33,14 @@ Serves the ESI mutating admission webhook over HTTPS.
   --workers N                 admission servers (node:cluster workers) sharing the port, 1-8
                               (default 1); each is a whole webhook with its own caches and
                               memory, for a pod given more than one core
+  --agent-cpu-request Q --agent-memory-request Q --agent-memory-limit Q
+                              defaults of every injected agent's resources (the
+                              esi.dev/agent-* annotations' defaults otherwise: 5m, 32Mi,
+                              96Mi); a pod's own annotations win
+  --metrics-secure BOOL       answer /metrics only to a caller whose bearer token the apiserver
+                              accepts (TokenReview) and who may get the nonResourceURL
+                              /metrics (SubjectAccessReview); false: to anyone reaching the
+                              port (default true, docs/metrics.md)
   certificates, either mounted files (e.g. cert-manager):
   --tls-cert-file F --tls-key-file F [--tls-ca-file F]
   or self-managed (default):
@@ -62,6 +72,10 @@ const OPTIONS = {
   'webhook-config-name': { type: 'string', default: 'esi' },
   'cert-validity': { type: 'string', default: '7776000' },
   'cert-extra-sans': { type: 'string', default: '' },
+  'agent-cpu-request': { type: 'string' },
+  'agent-memory-request': { type: 'string' },
+  'agent-memory-limit': { type: 'string' },
+  'metrics-secure': { type: 'string', default: 'true' },
   workers: { type: 'string', default: '1' }, // read by webhook/workers.ts before this module loads
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -112,6 +126,26 @@ export function parseAgentEnv(pairs: string[]): Record<string, string> {
   return env;
 }
 
+/** --agent-cpu-request and the others, checked by the annotations' own rules (bounds included). */
+function agentResources(v: Values): AgentResources {
+  const out: AgentResources = {};
+  for (const [flag, field, annotation] of [
+    ['agent-cpu-request', 'cpuRequest', 'esi.dev/agent-cpu-request'],
+    ['agent-memory-request', 'memoryRequest', 'esi.dev/agent-memory-request'],
+    ['agent-memory-limit', 'memoryLimit', 'esi.dev/agent-memory-limit'],
+  ] as const) {
+    const raw = v[flag];
+    if (raw === undefined) continue;
+    const spec = ANNOTATIONS.find((a) => a.name === annotation)!;
+    try {
+      out[field] = spec.parse(raw) as string;
+    } catch (err) {
+      throw new Error(`--${flag} "${raw}": ${(err as Error).message}`, { cause: err });
+    }
+  }
+  return out;
+}
+
 /** Every flag checked before anything starts (docs/cli.md): a UsageError names the flag. */
 function flags(v: Values) {
   if (!v['agent-image']) throw new Error('--agent-image is required (the image of the injected agent)');
@@ -123,6 +157,8 @@ function flags(v: Values) {
     pullPolicy: oneOf('agent-pull-policy', v['agent-pull-policy']!, ['Always', 'IfNotPresent', 'Never'] as const),
     env: parseAgentEnv(v['agent-env'] ?? []),
     runAsUser: parseRunAsUser(v['agent-run-as-user']!),
+    metricsSecure: bool('metrics-secure', v['metrics-secure']!),
+    resources: agentResources(v),
   };
 }
 
@@ -142,12 +178,14 @@ export async function main(argv: string[]): Promise<number> {
   const kc = loadKubeConfig(v.kubeconfig);
   const caches = new WatchCaches(kc, logger);
   const [tls, clusterVersion] = await Promise.all([tlsFrom(v, kc, logger), clusterVersionOf(kc, logger), caches.start()]);
+  // Reviews go through a client of their own: a scrape never waits behind the caches' lists.
+  const reviews = f.metricsSecure ? new KubeRest(kc, { timeoutMs: 10_000, maxSockets: 4 }) : undefined;
   const app = await buildServer({
-    tls, lookup: caches, metrics: webhookMetrics(() => caches.synced()), logger, ...(clusterVersion ? { clusterVersion } : {}),
+    tls, lookup: caches, ...(reviews ? { metricsAccess: new MetricsAccessReview(reviews) } : {}), metrics: webhookMetrics(() => caches.synced()), logger, ...(clusterVersion ? { clusterVersion } : {}),
     resolve: v['store-classes'] === undefined ? {} : { storeClasses: v['store-classes'].split(',').map((s) => s.trim()) },
     agent: {
       image: f.image, defaultTokenAudience: v['token-audience']!,
-      imagePullPolicy: f.pullPolicy, env: f.env, runAsUser: f.runAsUser,
+      imagePullPolicy: f.pullPolicy, env: f.env, runAsUser: f.runAsUser, resources: f.resources,
     },
   });
   await app.listen({ host: v.listen, port: f.port });
@@ -157,6 +195,7 @@ export async function main(argv: string[]): Promise<number> {
       logger.info({ signal }, 'shutting down');
       await app.close();
       await Promise.all([caches.stop(), tls.stop()]);
+      reviews?.close();
       logger.flush();
       resolve(0);
     };

@@ -5,8 +5,9 @@ import { createHash } from 'node:crypto';
 import { AGENT_CONFIG_ENV, AGENT_CONFIG_VERSION, type AgentConfig, type AgentStore, type InjectionMode } from '../src/agent-config/types.js';
 import { AGENT_CONTAINER, AGENT_INIT_CONTAINER, INJECTED_ANNOTATION, type InjectionRequest } from '../src/pod-contract/annotations.js';
 import type { Resolved, ResolvedStore } from './resolve.js';
-import { credentialRefProblems } from '../src/providers/spec-checks.js';
-import { agentEnv, envAgentMount, envClashes, envPodProblems, envVolume, withEnvRefs } from '../src/pod-contract/env.js';
+import { quantityValue } from '../src/pod-contract/values.js';
+import { agentEnv, envAgentMount, envVolume, withEnvRefs } from '../src/pod-contract/env.js';
+import { CHANNEL_DIR, CHANNEL_VOLUME, channelItems } from '../src/pod-contract/channel.js';
 
 export { AGENT_CONTAINER, AGENT_INIT_CONTAINER };
 export const SECRETS_VOLUME = 'esi-secrets';
@@ -42,7 +43,17 @@ export interface AgentSettings {
    *  range) or the pod's own securityContext does; runAsNonRoot stays true either way
    *  (docs/decisions/0060-agent-user-left-to-the-platform.md). */
   runAsUser?: number | 'auto';
+  /** Chart-wide defaults of the agent's resources (`esi webhook --agent-cpu-request` …,
+   *  the chart's agent.resources); a pod's esi.dev/agent-* annotations win over them. */
+  resources?: AgentResources;
 }
+
+export interface AgentResources { cpuRequest?: string; memoryRequest?: string; memoryLimit?: string }
+
+/** The annotation of each resource a pod may set itself. */
+const RESOURCE_ANNOTATIONS = {
+  cpuRequest: 'esi.dev/agent-cpu-request', memoryRequest: 'esi.dev/agent-memory-request', memoryLimit: 'esi.dev/agent-memory-limit',
+} as const satisfies Record<keyof AgentResources, string>;
 
 export interface MutationInputs {
   namespace: string;
@@ -63,58 +74,8 @@ export function isInjected(pod: V1Pod): boolean {
 /** Directory of every agent-internal mount: the shared volume must not overlap it. */
 export const AGENT_INTERNAL_DIR = '/var/run/esi';
 
-const overlaps = (a: string, b: string) => a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
-
-/** Credential references the agent's volumes would be built from, checked before use by
- *  the rules every provider's spec check applies (src/providers/spec-checks.ts): a
- *  provider that declares a reference without checking it still cannot name a path. */
-export function checkCredentials(resolved: Resolved): string[] {
-  const problems: string[] = [];
-  for (const store of resolved.stores.values()) {
-    const what = `${store.kind} "${store.name}"`;
-    for (const c of store.credentials) problems.push(...credentialRefProblems(c).map((p) => `${what}: ${p}`));
-  }
-  return problems;
-}
-
-/** Pod-shape problems that make the request impossible (each names what to fix). */
-export function checkPod(pod: V1Pod, request: InjectionRequest): string[] {
-  const problems: string[] = [];
-  if (overlaps(request.mountPath, AGENT_INTERNAL_DIR)) {
-    problems.push(`esi.dev/mount-path: ${request.mountPath} overlaps ${AGENT_INTERNAL_DIR}, where the agent mounts its tokens and credentials; choose another path`);
-  }
-  if (!pod.metadata?.name && !pod.metadata?.generateName) problems.push('metadata.name or metadata.generateName is required');
-  if (request.env) problems.push(...envPodProblems(pod, targets(pod, request), afterNativeSidecars(pod.spec?.initContainers ?? [])));
-  return [...problems, ...checkTargets(pod, request)];
-}
-
-/** Problems known once the ExternalSecrets are resolved: an `esi.dev/env` variable a
- *  target container already sets. */
-export function checkResolved(pod: V1Pod, request: InjectionRequest, resolved: Resolved): string[] {
-  return resolved.envVars ? envClashes(targets(pod, request), resolved.envVars) : [];
-}
-
-function checkTargets(pod: V1Pod, request: InjectionRequest): string[] {
-  const problems: string[] = [];
-  const spec = pod.spec;
-  const all = [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])];
-  for (const name of request.containers ?? []) {
-    if (!all.some((c) => c.name === name)) problems.push(`esi.dev/containers: the pod has no container named "${name}"`);
-  }
-  for (const c of targets(pod, request)) {
-    if (c.volumeMounts?.some((m) => m.mountPath === request.mountPath)) {
-      problems.push(`esi.dev/mount-path: container "${c.name}" already mounts something at ${request.mountPath}; choose another path`);
-    }
-  }
-  const taken = new Set((spec?.volumes ?? []).map((v) => v.name));
-  for (const v of [SECRETS_VOLUME, TOKENS_VOLUME]) if (taken.has(v)) problems.push(`the pod already has a volume named "${v}", which ESI needs; rename it`);
-  if (request.onChange?.type === 'signal' && !spec?.shareProcessNamespace) {
-    problems.push('esi.dev/on-change: signalling a process needs spec.shareProcessNamespace: true on the pod');
-  }
-  return problems;
-}
-
-function targets(pod: V1Pod, request: InjectionRequest): V1Container[] {
+/** The containers the request names, or every app container. */
+export function targets(pod: V1Pod, request: InjectionRequest): V1Container[] {
   const spec = pod.spec;
   if (!request.containers) return spec?.containers ?? [];
   return [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])].filter((c) => request.containers!.includes(c.name));
@@ -235,6 +196,7 @@ export function agentConfig(pod: V1Pod, inputs: MutationInputs, mode: InjectionM
     ...(inputs.resolved.dynamicSecrets.length > 0 ? { dynamicSecrets: inputs.resolved.dynamicSecrets } : {}),
     ...(inputs.resolved.envVars ? { env: agentEnv(inputs.resolved.envVars) } : {}),
     ...(request.onChange ? { onChange: request.onChange } : {}),
+    ...(mode !== 'init-only' ? { channelDir: CHANNEL_DIR } : {}),
   };
 }
 
@@ -278,14 +240,25 @@ function usesGoTemplates(config: AgentConfig): boolean {
 
 /** Facts of the pod an agent container depends on, beyond the parsed request. */
 interface PodFacts {
-  /** The pod set esi.dev/agent-memory-limit itself. */
-  limitSet: boolean;
+  /** The resources the pod's own annotations set. */
+  annotated: Set<keyof AgentResources>;
   securityContext: V1SecurityContext;
+}
+
+/** The agent's resources: the pod's annotation, else the chart-wide default, else the
+ *  annotation's default. A Go-template agent without its own limit gets at least
+ *  GO_TEMPLATE_AGENT_MEMORY_LIMIT. */
+function agentResources(config: AgentConfig, request: InjectionRequest, defaults: AgentResources, annotated: Set<keyof AgentResources>) {
+  const pick = (k: keyof AgentResources) => (annotated.has(k) ? request[k] : defaults[k] ?? request[k]);
+  let memoryLimit = pick('memoryLimit');
+  if (!annotated.has('memoryLimit') && usesGoTemplates(config) && quantityValue(memoryLimit) < quantityValue(GO_TEMPLATE_AGENT_MEMORY_LIMIT)) {
+    memoryLimit = GO_TEMPLATE_AGENT_MEMORY_LIMIT;
+  }
+  return { requests: { cpu: pick('cpuRequest'), memory: pick('memoryRequest') }, limits: { memory: memoryLimit } };
 }
 
 // eslint-disable-next-line max-params -- the pod's facts are the pod's, not the parsed request's
 function agentContainer(name: string, config: AgentConfig, inputs: MutationInputs, mounts: V1VolumeMount[], facts: PodFacts): V1Container {
-  const { limitSet } = facts;
   const { request, agent } = inputs;
   const health = (path: string) => ({ httpGet: { path, port: request.agentPort } });
   const c: V1Container = {
@@ -297,10 +270,7 @@ function agentContainer(name: string, config: AgentConfig, inputs: MutationInput
       { name: AGENT_CONFIG_ENV, value: canonicalJson(config) },
       ...Object.entries(agent.env ?? {}).sort(([a], [b]) => a.localeCompare(b)).map(([name, value]) => ({ name, value })),
     ],
-    resources: {
-      requests: { cpu: request.cpuRequest, memory: request.memoryRequest },
-      limits: { memory: !limitSet && usesGoTemplates(config) ? GO_TEMPLATE_AGENT_MEMORY_LIMIT : request.memoryLimit },
-    },
+    resources: agentResources(config, request, agent.resources ?? {}, facts.annotated),
     securityContext: facts.securityContext,
     volumeMounts: [{ name: SECRETS_VOLUME, mountPath: request.mountPath }, ...mounts],
   };
@@ -316,7 +286,7 @@ function agentContainer(name: string, config: AgentConfig, inputs: MutationInput
 /** Index after the pod's last native sidecar (e.g. a mesh proxy the agent may need for
  *  network: Istio's order is istio-init, then istio-proxy), or 0 when there is none. The one
  *  placement rule, at injection (mutatePod) and at re-admission (placeAfterNativeSidecars). */
-function afterNativeSidecars(inits: V1Container[]): number {
+export function afterNativeSidecars(inits: V1Container[]): number {
   for (let i = inits.length - 1; i >= 0; i--) if (inits[i]!.restartPolicy === 'Always') return i + 1;
   return 0;
 }
@@ -350,9 +320,14 @@ export function mutatePod(pod: V1Pod, inputs: MutationInputs): V1Pod {
   const envVars = inputs.resolved.envVars;
   // The env volume: the agent's alone; app containers get fileKeyRef entries instead.
   if (envVars) mounts.agentMounts.push(envAgentMount());
+  // The controller's refresh floor and change generation (docs/decisions/0082): a refreshing agent's only.
+  const channel = request.mode !== 'init-only';
+  if (channel) mounts.agentMounts.push({ name: CHANNEL_VOLUME, mountPath: CHANNEL_DIR, readOnly: true });
   const inits = [...(spec.initContainers ?? [])];
   const at = afterNativeSidecars(inits);
-  const facts: PodFacts = { limitSet: 'esi.dev/agent-memory-limit' in (pod.metadata?.annotations ?? {}), securityContext: securityContext(pod, request, inputs.agent) };
+  const own = pod.metadata?.annotations ?? {};
+  const annotated = new Set((Object.keys(RESOURCE_ANNOTATIONS) as (keyof AgentResources)[]).filter((k) => RESOURCE_ANNOTATIONS[k] in own));
+  const facts: PodFacts = { annotated, securityContext: securityContext(pod, request, inputs.agent) };
   const containerFor = (name: string, mode: InjectionMode) => agentContainer(name, agentConfig(out, inputs, mode, mounts.stores), inputs, mounts.agentMounts, facts);
   if (request.mode === 'sidecar') {
     inits.splice(at, 0, containerFor(AGENT_INIT_CONTAINER, 'init-only'));
@@ -373,6 +348,7 @@ export function mutatePod(pod: V1Pod, inputs: MutationInputs): V1Pod {
     ...(spec.volumes ?? []),
     { name: SECRETS_VOLUME, emptyDir: { medium: 'Memory', sizeLimit: request.volumeSizeLimit } },
     ...(envVars ? [envVolume()] : []),
+    ...(channel ? [{ name: CHANNEL_VOLUME, downwardAPI: { defaultMode: 0o444, items: channelItems() } }] : []),
     ...mounts.volumes,
   ];
   out.metadata = { ...out.metadata, annotations: { ...out.metadata?.annotations, [INJECTED_ANNOTATION]: request.mode } };

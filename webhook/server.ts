@@ -1,4 +1,5 @@
-// The admission HTTPS server (fastify): /mutate, /healthz, /readyz, /metrics.
+// The admission HTTPS server (fastify): /mutate, /healthz, /readyz, /metrics (authenticated
+// unless the operator asked otherwise: docs/metrics.md, "Authentication").
 // The certificate comes from a TlsSource and is hot-swapped on rotation.
 import type { V1Pod } from '@kubernetes/client-node';
 import Fastify from 'fastify';
@@ -10,6 +11,7 @@ import type { ClusterVersion } from '../src/pod-contract/env.js';
 import type { WebhookMetrics } from './metrics.js';
 import type { ObjectLookup, ResolveOptions } from './resolve.js';
 import type { AgentSettings } from './mutate.js';
+import type { MetricsAccessReview } from '../src/kube/access-review.js';
 
 export interface AdmissionReview {
   apiVersion: string;
@@ -31,6 +33,9 @@ export interface ServerOptions {
   agent: AgentSettings;
   metrics: WebhookMetrics;
   logger: Logger;
+  /** Who may read /metrics (src/kube/access-review.ts); undefined: anyone who reaches the
+   *  port (esi webhook --metrics-secure=false). */
+  metricsAccess?: Pick<MetricsAccessReview, 'check'>;
   /** The apiserver's version, read at start (undefined if it could not be read). */
   clusterVersion?: ClusterVersion;
 }
@@ -127,7 +132,14 @@ export async function buildServer(opts: ServerOptions) {
     opts.metrics.cacheSynced.set(opts.lookup.synced() ? 1 : 0);
     return reply.code(ready ? 200 : 503).send({ ready, caches: opts.lookup.synced(), certificate: opts.tls.ready() });
   });
-  app.get('/metrics', async (_req, reply) => {
+  app.get('/metrics', async (req, reply) => {
+    if (opts.metricsAccess) {
+      const v = await opts.metricsAccess.check(req.headers.authorization);
+      if (v.status !== 200) {
+        opts.logger.debug({ status: v.status, user: v.user }, 'metrics request refused');
+        return reply.code(v.status).type('text/plain').send(`${v.message}\n`);
+      }
+    }
     opts.metrics.cacheSynced.set(opts.lookup.synced() ? 1 : 0);
     return reply.type(opts.metrics.registry.contentType).send(await opts.metrics.text());
   });

@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import type { AgentConfig } from '../../src/agent-config/types.js';
 import { machineInfo, machineMarkdown } from '../lib/machine.js';
 import { markdownTable, textTable } from '../lib/markdown.js';
+import { agentNode, imageNode } from '../lib/node.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const BIN = join(ROOT, 'bin', 'esi.js');
@@ -53,7 +54,7 @@ function run(variant: Variant): { wall: number; rss: number; file: string } {
   const env = { PATH: process.env.PATH, ESI_AGENT_CONFIG: JSON.stringify(config(variant)), ESI_LOG_LEVEL: 'warn' };
   const timeFile = join(root, 'time');
   const started = process.hrtime.bigint();
-  const r = spawnSync('/usr/bin/time', ['-o', timeFile, '-f', '%e %M', process.execPath, BIN, 'agent', '--root', root], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const r = spawnSync('/usr/bin/time', ['-o', timeFile, '-f', '%e %M', agentNode(), BIN, 'agent', '--root', root], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   try {
     if (r.status !== 0) throw new Error(`agent (${variant}) exited ${r.status}: ${r.stderr}`);
     const wall = Number(process.hrtime.bigint() - started) / 1e9;
@@ -70,7 +71,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 function main(): void {
   if (!opts['no-build'] && spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' }).status !== 0) throw new Error('npm run build failed');
   const runs = Number(opts.runs);
-  const machine = machineInfo();
+  const machine = { ...machineInfo(), agentNode: imageNode().version };
   const loadBefore = loadavg().map((l) => l.toFixed(2)).join(' / ');
   const variants: Variant[] = ['none', 'go-ts'];
   variants.forEach((v) => run(v)); // warm the page cache

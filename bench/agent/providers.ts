@@ -18,6 +18,7 @@ import { coresBusy, cpuSample, waitForQuiet } from '../lib/cpustat.js';
 import { machineInfo, machineMarkdown } from '../lib/machine.js';
 import { markdownTable, textTable, writeSection } from '../lib/markdown.js';
 import { KEYS, NAMESPACE, SETUPS, value, type ProviderSetup } from './backends.js';
+import { agentNode, imageNode } from '../lib/node.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const BIN = join(ROOT, 'bin', 'esi.js');
@@ -105,7 +106,7 @@ async function podRoot(setup: ProviderSetup): Promise<string> {
 }
 
 function startAgent(setup: ProviderSetup, root: string, config: AgentConfig) {
-  const child = spawn(process.execPath, [BIN, 'agent', '--root', root], {
+  const child = spawn(agentNode(), [BIN, 'agent', '--root', root], {
     env: { PATH: process.env.PATH, ESI_LOG_LEVEL: 'warn', ...setup.env, ESI_AGENT_CONFIG: JSON.stringify(config) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -185,7 +186,7 @@ async function sidecarRss(setup: ProviderSetup, port: number, seconds: number): 
 function nodeBaseline(runs: number): number[] {
   return Array.from({ length: runs }, () => {
     const t = process.hrtime.bigint();
-    spawnSync(process.execPath, ['-e', '0']);
+    spawnSync(agentNode(), ['-e', '0']);
     return Number(process.hrtime.bigint() - t) / 1e6;
   });
 }
@@ -290,7 +291,7 @@ async function main() {
   console.log('building dist/ (the agent runs as compiled JavaScript, as in its image)…');
   if (spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' }).status !== 0) throw new Error('npm run build failed');
   const busy = await waitForQuiet(0.3, Number(opts['quiet-timeout']) * 1000, 3000, (c) => console.log(`waiting for a quiet machine (${c.toFixed(2)} cores busy)…`));
-  const machine = machineInfo();
+  const machine = { ...machineInfo(), agentNode: imageNode().version };
   const began = Date.now();
   const results: Measured[] = [];
   for (const p of providers) results.push(await measure(p, runs, rssSeconds));

@@ -15,6 +15,7 @@ import { waitForQuiet } from '../lib/cpustat.js';
 import { machineInfo, machineMarkdown } from '../lib/machine.js';
 import { esoTarget, expectedGoFile } from '../lib/go-template.js';
 import { markdownTable, textTable, writeSection } from '../lib/markdown.js';
+import { agentNode, imageNode } from '../lib/node.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const BIN = join(ROOT, 'bin', 'esi.js');
@@ -68,7 +69,7 @@ async function firstFileSet(port: number, go = false): Promise<number> {
     setTimeout(() => reject(new Error('no file set within 10 s')), 10_000).unref();
   });
   const started = process.hrtime.bigint();
-  const child = spawn(process.execPath, [BIN, 'agent', '--root', root], {
+  const child = spawn(agentNode(), [BIN, 'agent', '--root', root], {
     env: { PATH: process.env.PATH, ESI_AGENT_CONFIG: JSON.stringify(config('native-sidecar', port, go)), ESI_LOG_LEVEL: 'warn' }, stdio: 'ignore',
   });
   try {
@@ -85,7 +86,7 @@ async function firstFileSet(port: number, go = false): Promise<number> {
 
 async function rssOverRefreshes(seconds: number, port: number, go = false) {
   const root = await mkdtemp(join(tmpdir(), 'esi-bench-agent-'));
-  const child = spawn(process.execPath, [BIN, 'agent', '--root', root], {
+  const child = spawn(agentNode(), [BIN, 'agent', '--root', root], {
     env: { PATH: process.env.PATH, ESI_AGENT_CONFIG: JSON.stringify(config('sidecar', port, go)), ESI_LOG_LEVEL: 'warn' }, stdio: 'ignore',
   });
   const samples: { t: number; rss: number; anon: number; file: number }[] = [];
@@ -110,7 +111,7 @@ async function rssOverRefreshes(seconds: number, port: number, go = false) {
 
 /** RSS of an idle `node` process: the floor any Node.js agent starts from. */
 async function nodeRss(): Promise<{ rss: number; anon: number; file: number }> {
-  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 2000)'], { stdio: 'ignore' });
+  const child = spawn(agentNode(), ['-e', 'setTimeout(() => {}, 2000)'], { stdio: 'ignore' });
   await new Promise((r) => setTimeout(r, 1000));
   const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
   child.kill();
@@ -121,7 +122,7 @@ async function nodeRss(): Promise<{ rss: number; anon: number; file: number }> {
 function nodeBaseline(runs: number): number[] {
   return Array.from({ length: runs }, () => {
     const t = process.hrtime.bigint();
-    spawnSync(process.execPath, ['-e', '0']);
+    spawnSync(agentNode(), ['-e', '0']);
     return Number(process.hrtime.bigint() - t) / 1e6;
   });
 }
@@ -130,7 +131,7 @@ async function main() {
   console.log('building dist/ (the agent runs as compiled JavaScript, as in its image)…');
   if (spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' }).status !== 0) throw new Error('npm run build failed');
   const busy = await waitForQuiet(0.3, 120_000, 3000, (c) => console.log(`waiting for a quiet machine (${c.toFixed(2)} cores busy)…`));
-  const machine = machineInfo();
+  const machine = { ...machineInfo(), agentNode: imageNode().version };
   const runs = Number(opts.runs);
   const port = 19000 + Math.floor(Math.random() * 1000);
   await firstFileSet(port); // warm the page cache

@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util';
 import type { AgentConfig } from '../../src/agent-config/types.js';
 import { createToken, serverBinary, startVaultServer, writePolicy, type VaultServer } from '../../test/platform/backends/openbao.js';
 import { freePort, terminate } from '../../test/platform/processes.js';
+import { agentNode } from '../lib/node.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const { values: opts } = parseArgs({ options: {
@@ -60,7 +61,7 @@ function esiStarter(server: VaultServer, token: string, nodeArgs: string[]): Sta
       secrets: [{ name: 'app', store: storeKey, dataFrom: [], data: KEYS.map((i) => ({ secretKey: `k${i}`, remoteRef: { key: `peers/key-${i}`, property: 'value' } })) }],
       templates: [{ file: FILE, template: KEYS.map((i) => `k${i}={{app.k${i}}}`).join('\n') + '\n' }],
     };
-    return launch(process.execPath, [...nodeArgs, 'agent', '--root', root], {
+    return launch(agentNode(), [...nodeArgs, 'agent', '--root', root], {
       PATH: process.env.PATH, ESI_LOG_LEVEL: 'warn', ESI_AGENT_CONFIG: JSON.stringify(config),
     }, join(root, OUT));
   };

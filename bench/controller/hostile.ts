@@ -5,7 +5,7 @@
 // with `--hostile-only` (no 10 000-object corpus).
 import { loadavg } from 'node:os';
 import { API_GROUP } from '../../src/api/types.js';
-import type { KubeRest } from '../../src/kube/rest.js';
+import { isKubeStatus, type KubeRest } from '../../src/kube/rest.js';
 
 const VICTIMS = 20;
 const HOSTILE = 20;
@@ -33,9 +33,18 @@ function es(ns: string, name: string, template: string) {
 /** Changes the victims' store value; seconds until every victim Secret holds it. */
 async function round(rest: KubeRest, cls: string, ns: string, value: string): Promise<number> {
   const path = `/apis/${API_GROUP}/v1/namespaces/${ns}/secretstores/fake`;
-  const cur = await rest.get<{ metadata: object }>(path);
-  const started = performance.now();
-  await rest.replace(path, storeBody(cls, value, cur.metadata));
+  let started: number;
+  // The controller writes the store's status meanwhile: a conflict is read again.
+  for (let attempt = 1; ; attempt++) {
+    const cur = await rest.get<{ metadata: object }>(path);
+    started = performance.now();
+    try {
+      await rest.replace(path, storeBody(cls, value, cur.metadata));
+      break;
+    } catch (err) {
+      if (attempt >= 10 || !isKubeStatus(err, 409)) throw err;
+    }
+  }
   const want = Buffer.from(value.toUpperCase()).toString('base64');
   for (let i = 0; i < VICTIMS; ) {
     const s = await rest.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${ns}/secrets/app-${i}`).catch(() => undefined);

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
-interface Snapshot {
+export interface Snapshot {
   snapshot: { meta: { node_fields: string[]; node_types: [string[]]; edge_fields: string[]; edge_types: [string[]] } };
   nodes: number[];
   edges: number[];
@@ -19,6 +19,9 @@ export interface Summary {
   totalBytes: number;
   byConstructor: [string, number, number][];
   byScript: [string, number][];
+  /** Self sizes charged to the nearest dominating instance of a named class (ListWatch,
+   *  Gauge, WorkQueue…): which of the program's own objects holds the memory. */
+  byOwner: [string, number][];
   largest: [string, number][];
 }
 
@@ -36,7 +39,7 @@ interface Graph {
   nodeId(i: number): number;
 }
 
-function graphOf(s: Snapshot): Graph {
+export function graphOf(s: Snapshot): Graph {
   const meta = s.snapshot.meta;
   const N = meta.node_fields.length;
   const E = meta.edge_fields.length;
@@ -59,7 +62,7 @@ function graphOf(s: Snapshot): Graph {
 }
 
 /** Depth-first postorder from the root over strong edges. */
-function postorder(g: Graph): { post: Int32Array; order: number[]; seen: Uint8Array } {
+export function postorder(g: Graph): { post: Int32Array; order: number[]; seen: Uint8Array } {
   const { n, N, E, first, edges, weak } = g;
   // Depth-first postorder from the root (node 0) over strong edges.
   const post = new Int32Array(n).fill(-1);
@@ -95,7 +98,7 @@ function postorder(g: Graph): { post: Int32Array; order: number[]; seen: Uint8Ar
 }
 
 /** Immediate dominators (Cooper, Harvey, Kennedy) and retained sizes. */
-function dominators(g: Graph, po: ReturnType<typeof postorder>): { idom: Int32Array; retained: Float64Array } {
+export function dominators(g: Graph, po: ReturnType<typeof postorder>): { idom: Int32Array; retained: Float64Array } {
   const { n, N, E, first, edges, weak, self } = g;
   const { post, order, seen } = po;
   // Predecessors, then immediate dominators (Cooper, Harvey, Kennedy: iterate to a fixpoint).
@@ -187,6 +190,17 @@ export function summarise(s: Snapshot): Summary {
     byScript.set(owner[v]!, (byScript.get(owner[v]!) ?? 0) + self(v));
   }
 
+  // Generic containers and V8's own objects are never owners: their nearest named holder is.
+  const generic = /^(Object|Array|Map|Set|WeakMap|Promise|Uint8Array|ArrayBuffer|SharedArrayBuffer|Buffer|Error|Date|Timeout|system \/.*|)$/;
+  const ownerOf = new Array<string>(n);
+  ownerOf[0] = '(roots)';
+  const byOwner = new Map<string, number>();
+  for (let k = order.length - 1; k >= 0; k--) {
+    const v = order[k]!;
+    ownerOf[v] = type(v) === 'object' && !generic.test(name(v)) ? name(v) : v === 0 ? ownerOf[0]! : ownerOf[idom[v]!]!;
+    byOwner.set(ownerOf[v]!, (byOwner.get(ownerOf[v]!) ?? 0) + self(v));
+  }
+
   const byCtor = new Map<string, [number, number]>();
   let totalBytes = 0;
   for (let i = 0; i < n; i++) {
@@ -207,6 +221,7 @@ export function summarise(s: Snapshot): Summary {
     totalBytes,
     byConstructor: [...byCtor].map(([k, [b, c]]) => [k, b, c] as [string, number, number]).sort((a, b) => b[1] - a[1]),
     byScript: [...byScript].sort((a, b) => b[1] - a[1]),
+    byOwner: [...byOwner].sort((a, b) => b[1] - a[1]),
     largest: largest.sort((a, b) => b[1] - a[1]),
   };
 }
@@ -220,6 +235,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   for (const [k, b, c] of s.byConstructor.slice(0, top)) console.log(`${kb(b).padStart(10)}  ${String(c).padStart(7)}  ${k}`);
   console.log('\nby retaining script (self sizes of what its functions and scripts dominate):');
   for (const [k, b] of s.byScript.slice(0, top)) console.log(`${kb(b).padStart(10)}  ${k.replace(/^file:\/\/.*\/dist\//, 'dist/')}`);
+  console.log('\nby owner (self sizes dominated by the nearest instance of a named class):');
+  for (const [k, b] of s.byOwner.slice(0, top)) console.log(`${kb(b).padStart(10)}  ${k}`);
   console.log('\nlargest retainers (retained size):');
   for (const [k, b] of s.largest.slice(0, top)) console.log(`${kb(b).padStart(10)}  ${k.replace(/file:\/\/.*\/dist\//, 'dist/')}`);
 }

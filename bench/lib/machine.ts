@@ -7,6 +7,8 @@ export interface MachineInfo {
   cores: number;
   ramGiB: number;
   node: string;
+  /** The Node.js the agent ran on, when it is not `node` (bench/lib/node.ts: the images'). */
+  agentNode?: string;
   os: string;
   kernel: string;
   loadAverage: string;
@@ -43,7 +45,7 @@ export function machineMarkdown(m: MachineInfo): string {
     `- CPU: ${m.cpuModel}, ${m.cores} logical cores`,
     `- RAM: ${m.ramGiB} GiB`,
     `- OS: ${m.os}, kernel ${m.kernel}`,
-    `- Node.js: ${m.node}`,
+    m.agentNode && m.agentNode !== m.node ? `- Node.js: ${m.node} runs the benchmark; ESI's agent runs on ${m.agentNode}, the images' (test/platform/versions.env)` : `- Node.js: ${m.node}`,
     `- Load average before the run (1/5/15 min): ${m.loadAverage}`,
     `- Date: ${m.date}`,
   ].join('\n');

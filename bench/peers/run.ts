@@ -11,6 +11,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { machineInfo } from '../lib/machine.js';
+import { imageNode } from '../lib/node.js';
 import { writeSection } from '../lib/markdown.js';
 import { runAgents, type AgentResults } from './agents.js';
 import { agentMarkdown, goTemplateMarkdown, keptSubsections, loadText, machineLines, webhookMarkdown } from './markdown.js';
@@ -161,7 +162,7 @@ async function main() {
   const phases = new Set(o.only ? [o.only] : ['webhooks', 'agents']);
   for (const p of phases) if (p !== 'webhooks' && p !== 'agents') throw new Error(`--only ${p}: expected webhooks or agents`);
   prepare(phases);
-  const machine = machineInfo();
+  const machine = { ...machineInfo(), agentNode: imageNode().version };
   log(`machine load average ${machine.loadAverage}; review sizes esi ${reviewSize('esi')} B, vault-k8s ${reviewSize('vault-k8s')} B`);
   const seconds = o.quick ? 2 : Number(o.seconds);
   let w: WebhookResults | undefined;

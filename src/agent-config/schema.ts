@@ -140,4 +140,7 @@ export const AgentConfigSchema = Type.Object({
   dynamicSecrets: Type.Optional(Type.Array(AgentDynamicSecretSchema, { maxItems: 32 })),
   env: Type.Optional(AgentEnvSchema),
   onChange: Type.Optional(OnChangeSchema),
+  /** The controller → agent channel (docs/decisions/0082-fleet-budget-and-change-channel.md):
+   *  a downwardAPI directory with the files `refresh-floor` and `change-generation`. */
+  channelDir: Type.Optional(AbsolutePath),
 }, { additionalProperties: false });

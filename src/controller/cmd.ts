@@ -17,8 +17,14 @@ import { controllerMetrics, resourceOf } from './runtime/metrics.js';
 import { DEFAULT_MAX_GENERATOR_STATES, STATES_PER_ENTRY } from './generatorstate/limits.js';
 import { TokenBucket } from './runtime/queue.js';
 import { startProbeServer } from './runtime/server.js';
+import { parseReadBudget } from './fleet/budget.js';
+import { metricsTls, startSecureMetricsServer } from './runtime/metrics-server.js';
+import { MetricsAccessReview } from '../kube/access-review.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { Exposition } from './runtime/metrics-server.js';
 
-export const DEFAULT_CLASS = 'esi';
+const DEFAULT_CLASS = 'esi';
 
 const HELP = `Usage: esi controller [options]
 
@@ -51,9 +57,10 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
                              ClusterPushSecret, ClusterGenerator); Roles in them suffice
                              (ADR 0064)
   --allow-ambient-identity BOOL  let ClusterSecretStores authenticate with the controller's
-                             own identity: its environment (Azure managed identity, GCP ADC)
-                             and its ServiceAccount token (Vault Kubernetes auth, AWS web
-                             identity); never SecretStores (default false, docs/controller.md)
+                             own identity: its environment (Azure managed and workload
+                             identity, GCP ADC, EKS Pod Identity) and its ServiceAccount
+                             token (Vault Kubernetes auth, AWS web identity); never
+                             SecretStores (default false, docs/controller.md)
   --allow-ambient-identity-namespaces NS[,NS]  lend it to the SecretStores of these
                              namespaces too: whoever writes one there acts as the controller
                              (default: none)
@@ -78,7 +85,27 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
                              holds at most ${STATES_PER_ENTRY}, docs/generators.md)
   --allow-generator-raw-results BOOL  let namespaced VaultDynamicSecrets use resultType Raw
                              and Auth; ClusterGenerators always may (default false)
-  --listen ADDR --port N     probes and metrics (default 0.0.0.0:8080)
+  --default-read-budget R    read budget of stores without esi.dev/read-budget, shared by
+                             their injected pods and the reconciler: "600/m", "10/s",
+                             "1000/h" (default none: pods refresh at their own intervals)
+  --pod-patch-qps N          pod annotation writes per second for refresh floors and change
+                             generations (default 50; docs/fleet.md)
+  --change-notifications B   watch the source Secrets (metadata only) of Kubernetes-provider
+                             stores annotated esi.dev/change-notifications: "true" and tell
+                             exactly the pods mounting a changed one (default false)
+  --listen ADDR --port N     probes, and metrics under --metrics-secure=false (default
+                             0.0.0.0:8080, plain HTTP)
+  --metrics-secure BOOL      serve /metrics over HTTPS on --metrics-port, only to a caller
+                             whose bearer token the apiserver accepts (TokenReview) and who
+                             may get the nonResourceURL /metrics (SubjectAccessReview);
+                             false: plain HTTP on --port, to anyone (default true,
+                             docs/metrics.md)
+  --metrics-port N           the HTTPS metrics port (default 8443)
+  --metrics-cert-file F --metrics-key-file F   its certificate (e.g. cert-manager's); without
+                             them the replicas keep one in the Secret below
+  --metrics-secret-name NAME  Secret (in --namespace) holding the metrics CA and certificate
+                             (default esi-controller-metrics-tls)
+  --metrics-service-name NAME  Service the certificate names (default esi-controller-metrics)
 `;
 
 const OPTIONS = {
@@ -108,11 +135,20 @@ const OPTIONS = {
   'egress-allow': { type: 'string', default: '' },
   'allow-configmap-targets': { type: 'string', default: 'false' },
   'restart-min-interval': { type: 'string', default: '60s' },
+  'default-read-budget': { type: 'string', default: '' },
+  'pod-patch-qps': { type: 'string', default: '50' },
+  'change-notifications': { type: 'string', default: 'false' },
   'generator-gc-grace-period': { type: 'string', default: '2m' },
   'max-generator-states': { type: 'string', default: String(DEFAULT_MAX_GENERATOR_STATES) },
   'allow-generator-raw-results': { type: 'string', default: 'false' },
   listen: { type: 'string', default: '0.0.0.0' },
   port: { type: 'string', default: '8080' },
+  'metrics-secure': { type: 'string', default: 'true' },
+  'metrics-port': { type: 'string', default: '8443' },
+  'metrics-cert-file': { type: 'string' },
+  'metrics-key-file': { type: 'string' },
+  'metrics-secret-name': { type: 'string', default: 'esi-controller-metrics-tls' },
+  'metrics-service-name': { type: 'string', default: 'esi-controller-metrics' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -152,6 +188,17 @@ function claimFlag(raw: string): 'true' | 'false' | 'auto' {
 
 type Values = ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS; strict: true }>>['values'];
 
+function metricsFlags(v: Values) {
+  if (!v['metrics-cert-file'] !== !v['metrics-key-file']) throw new Error('--metrics-cert-file and --metrics-key-file go together');
+  for (const f of ['metrics-secret-name', 'metrics-service-name'] as const) {
+    if (!isDnsLabel(v[f]!)) throw new Error(`--${f} "${v[f]}" must be a DNS label`);
+  }
+  return {
+    secure: bool('metrics-secure', v['metrics-secure']!), port: port('metrics-port', v['metrics-port']!),
+    certFile: v['metrics-cert-file'], keyFile: v['metrics-key-file'], secretName: v['metrics-secret-name']!, serviceName: v['metrics-service-name']!,
+  };
+}
+
 /** Every flag, checked before anything starts: a bad value is a usage error and an exit, never
  *  a half-started process (a probe server listening, a Lease never taken). */
 function flags(v: Values) {
@@ -172,6 +219,7 @@ function flags(v: Values) {
     renewDeadlineMs: parseGoDuration(v['renew-deadline']!, '--renew-deadline'),
     retryPeriodMs: parseGoDuration(v['retry-period']!, '--retry-period'),
     port: port('port', v.port!),
+    metrics: metricsFlags(v),
     renderWorkers: positive('render-workers', v['render-workers']!),
     allowAmbientIdentity: bool('allow-ambient-identity', v['allow-ambient-identity']!),
     ambientIdentityNamespaces: namespaceList('allow-ambient-identity-namespaces', v['allow-ambient-identity-namespaces']!),
@@ -183,6 +231,40 @@ function flags(v: Values) {
     generatorGcGraceMs: parseGoDuration(v['generator-gc-grace-period']!, '--generator-gc-grace-period'),
     maxGeneratorStates: positive('max-generator-states', v['max-generator-states']!),
     allowGeneratorRawResults: bool('allow-generator-raw-results', v['allow-generator-raw-results']!),
+    fleet: {
+      ...(v['default-read-budget'] ? { defaultBudget: readBudgetFlag(v['default-read-budget']) } : {}),
+      patchQps: positive('pod-patch-qps', v['pod-patch-qps']!),
+      notifications: bool('change-notifications', v['change-notifications']!),
+    },
+  };
+}
+
+function readBudgetFlag(raw: string): number {
+  try {
+    return parseReadBudget(raw);
+  } catch (err) {
+    throw new Error(`--default-read-budget "${raw}" ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/** The authenticated HTTPS /metrics: its certificate, its reviews (a client of their own,
+ *  outside the write limiter: a scrape must not wait behind reconciles), its server. */
+function secureMetrics(host: string, m: ReturnType<typeof metricsFlags>, o: { kc: KubeConfig; namespace: string; logger: Logger; registry: Exposition }) {
+  const reviews = new KubeRest(o.kc, { timeoutMs: 10_000, maxSockets: 4 });
+  const started = (async () => {
+    const tls = await metricsTls(m, o);
+    const server = await startSecureMetricsServer(host, m.port, { registry: o.registry, tls, access: new MetricsAccessReview(reviews), logger: o.logger });
+    o.logger.info({ port: m.port }, 'serving authenticated metrics over HTTPS');
+    return { tls, server };
+  })();
+  started.catch((err: unknown) => o.logger.error({ err: (err as Error).message, port: m.port }, 'authenticated metrics could not start; the controller runs without /metrics'));
+  return {
+    stop: async () => {
+      const s = await started.catch(() => undefined);
+      s?.server.close();
+      await s?.tls.stop();
+      reviews.close();
+    },
   };
 }
 
@@ -226,11 +308,14 @@ export async function main(argv: string[]): Promise<number> {
     ...(process.env.POD_SERVICE_ACCOUNT ? { ownServiceAccount: { namespace, name: process.env.POD_SERVICE_ACCOUNT } } : {}),
     allowPrivateStoreAddresses: f.allowPrivateStoreAddresses, egressAllow: f.egressAllow, restartMinIntervalMs: f.restartMinIntervalMs,
     allowConfigMapTargets: f.allowConfigMapTargets, generatorGcGraceMs: f.generatorGcGraceMs,
-    maxGeneratorStates: f.maxGeneratorStates, allowGeneratorRawResults: f.allowGeneratorRawResults,
+    maxGeneratorStates: f.maxGeneratorStates, allowGeneratorRawResults: f.allowGeneratorRawResults, fleet: f.fleet,
   });
   const elect = f.elect;
   let started = false;
-  const server = await startProbeServer(v.listen!, f.port, { registry: metrics.registry, ready: () => !elect || !started || controller.synced() });
+  const server = await startProbeServer(v.listen!, f.port, { registry: metrics.exposition, metrics: !f.metrics.secure, ready: () => !elect || !started || controller.synced() });
+  // Started beside the reconciler, not before it: a certificate that cannot be had yet (the
+  // Secret not writable) leaves metrics unserved and logged, never Secrets unreconciled.
+  const metricsServer = f.metrics.secure ? secureMetrics(v.listen!, f.metrics, { kc, namespace, logger, registry: metrics.exposition }) : undefined;
   const run = async () => {
     started = true;
     metrics.leader.set(1);
@@ -263,6 +348,7 @@ export async function main(argv: string[]): Promise<number> {
       await controller.stop();
       await leader?.stop();
       server.close();
+      await metricsServer?.stop();
       rest.close();
       logger.flush();
       resolve(0);

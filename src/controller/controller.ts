@@ -14,18 +14,17 @@ import { CLUSTER_EXTERNAL_SECRET, CLUSTER_PUSH_SECRET, ownerName } from './clust
 import { ClusterReconciler } from './cluster/reconcile.js';
 import { EventRecorder } from './runtime/events.js';
 import { Informers, slim, type Kind } from './runtime/informers.js';
-import { EXTERNAL_SECRET_ANNOTATION } from './runtime/labels.js';
-import { readyOf, recordExternalSecret, type ControllerMetrics } from './runtime/metrics.js';
-import { keyOf, queueKey } from './runtime/keys.js';
+import { EXTERNAL_SECRET_ANNOTATION, editedByHand } from './runtime/labels.js';
+import { recordExternalSecret, type ControllerMetrics } from './runtime/metrics.js';
+import { keyOf, queueKey, type QueueKey } from './runtime/keys.js';
 import { WorkQueue, type Requeue } from './runtime/queue.js';
 import { PushRecords } from './pushsecret/record.js';
 import { PushSecretReconciler } from './pushsecret/reconcile.js';
 import { pushSecretChanged } from './pushsecret/spec.js';
-import { ExternalSecretReconciler } from './externalsecret/reconcile.js';
+import { ExternalSecretReconciler, readyOf } from './externalsecret/reconcile.js';
 import { PodAgents } from './externalsecret/pod-agents.js';
 import { DEFAULT_RESTART_MIN_INTERVAL_MS, Restarter } from './restart/restarter.js';
 import { Schedule } from './runtime/schedule.js';
-import { editedByHand } from './externalsecret/secret.js';
 import { StoreReconciler } from './secretstore/reconcile.js';
 import { Generators } from './generatorstate/generators.js';
 import { DEFAULT_GC_GRACE_MS, GeneratorStates, STATE_CONTROLLER_LABEL, stateLedger, stateNeedsWork } from './generatorstate/state.js';
@@ -33,6 +32,8 @@ import { DEFAULT_MAX_GENERATOR_STATES, type StateLedger } from './generatorstate
 import { readyCondition } from './externalsecret/status.js';
 import type { ExternalSecret, GeneratorState } from '../api/types.js';
 import { storeIdOf } from '../stores/id.js';
+import { fleetParts, type FleetParts, type FleetSettings } from './fleet/wire.js';
+import { servesControllerClass } from '../stores/access.js';
 
 export interface ControllerOptions {
   kc: KubeConfig;
@@ -76,6 +77,8 @@ export interface ControllerOptions {
   maxGeneratorStates?: number;
   /** Let namespaced VaultDynamicSecrets use resultType Raw and Auth (--allow-generator-raw-results). */
   allowGeneratorRawResults?: boolean;
+  /** Read budgets and change notifications of the injected pods (docs/fleet.md). */
+  fleet?: FleetSettings;
 }
 
 const metaChanged = (a: KubernetesObject | undefined, b: KubernetesObject): boolean =>
@@ -83,6 +86,9 @@ const metaChanged = (a: KubernetesObject | undefined, b: KubernetesObject): bool
   a.metadata?.generation !== b.metadata?.generation ||
   JSON.stringify(a.metadata?.labels ?? {}) !== JSON.stringify(b.metadata?.labels ?? {}) ||
   JSON.stringify(a.metadata?.annotations ?? {}) !== JSON.stringify(b.metadata?.annotations ?? {});
+
+/** Kinds whose changes the fleet's decisions read (src/controller/fleet/). */
+const FLEET_INPUTS: ReadonlySet<Kind> = new Set(['externalsecrets', 'secretstores', 'clustersecretstores']);
 
 /** The kinds a cluster object provisions, and that cluster object's kind. */
 const OWNER_KINDS = { externalsecrets: CLUSTER_EXTERNAL_SECRET, pushsecrets: CLUSTER_PUSH_SECRET } as const;
@@ -102,9 +108,10 @@ export class Controller {
   private readonly ledger: StateLedger;
   /** The injected pods' agents (ADR 0070). */
   private readonly pods = new PodAgents();
+  private readonly fleet: FleetParts;
   /** store id → ExternalSecret keys using it, and the reverse. */
-  private readonly dependents = new Map<string, Set<string>>();
-  private readonly usesStore = new Map<string, readonly string[]>();
+  private readonly dependents = new Map<string, Set<QueueKey>>();
+  private readonly usesStore = new Map<QueueKey, readonly string[]>();
 
   constructor(private readonly o: ControllerOptions) {
     const { metrics, logger, rest } = o;
@@ -122,13 +129,27 @@ export class Controller {
       ...(o.ambientIdentityNamespaces ? { ambientIdentityNamespaces: o.ambientIdentityNamespaces } : {}),
       allowPrivateStoreAddresses: o.allowPrivateStoreAddresses ?? false,
       ...(o.egressAllow ? { egressAllow: o.egressAllow } : {}),
-      onProviderCall: (store) => metrics.providerCalls.inc({ store }),
+      onProviderCall: (store) => {
+        metrics.providerCalls.inc({ store });
+        this.fleet.reconcilerRead(store);
+      },
     });
     this.informers = new Informers(o.kc, rest, {
       add: (kind, obj) => this.onEvent(kind, obj, undefined, 'add'),
       update: (kind, obj, old) => this.onEvent(kind, obj, old, 'update'),
       delete: (kind, obj) => this.onEvent(kind, obj, undefined, 'delete'),
     }, { logger, namespaces: o.watchNamespaces, generatorStates: `${STATE_CONTROLLER_LABEL}=${o.classes[0] ?? ''}` });
+    this.fleet = fleetParts({
+      kc: o.kc, rest, logger, registry: metrics.registry, settings: o.fleet ?? { patchQps: 50, notifications: false },
+      externalSecret: (ns, name) => this.informers.externalSecret(ns, name),
+      // Not the stores of another class: that class's controller decides their pods. An
+      // unclassed store's pods are decided by each ESI controller alike (the same objects
+      // give the same floors and generations, so their writes agree).
+      store: (kind, ns, name) => {
+        const store = kind === 'ClusterSecretStore' ? this.informers.clusterSecretStore(name) : this.informers.secretStore(ns, name);
+        return store && (!store.spec.controller || servesControllerClass(store, o.classes)) ? store : undefined;
+      },
+    });
     // Bounded by the reconcile workers: a render waits only while a reconcile does.
     this.renderer = new PooledRenderer({
       workers: o.renderWorkers, timeoutMs: o.renderTimeoutMs, maxQueued: o.workers * 4,
@@ -146,7 +167,9 @@ export class Controller {
       rest, generators, events, logger, controllerClass: o.classes[0] ?? '', gracePeriodMs: o.generatorGcGraceMs ?? DEFAULT_GC_GRACE_MS,
       cached: (ns, name) => this.informers.generatorState(ns, name), ledger: this.ledger,
     });
-    this.restarts = new Restarter({ rest, events, logger, minIntervalMs: o.restartMinIntervalMs ?? DEFAULT_RESTART_MIN_INTERVAL_MS });
+    this.restarts = new Restarter({
+      rest, events, logger, minIntervalMs: o.restartMinIntervalMs ?? DEFAULT_RESTART_MIN_INTERVAL_MS, queue: this.queue, schedule: this.schedule,
+    });
     this.es = new ExternalSecretReconciler({
       informers: this.informers, stores: this.stores, clients: this.clients, generators, states: this.states, rest, events, restarts: this.restarts,
       renderer: this.renderer, logger, jitterMaxMs: o.windowMs / 2, allowConfigMapTargets: o.allowConfigMapTargets ?? false, pods: this.pods,
@@ -180,6 +203,7 @@ export class Controller {
   async stop(): Promise<void> {
     this.schedule.stop();
     this.restarts.stop();
+    this.fleet.stop();
     await this.queue.stop();
     await this.informers.stop();
     await this.clients.close();
@@ -195,7 +219,7 @@ export class Controller {
   }
 
   /** Records the stores `key` reads from (several with per-entry sourceRef.storeRef). */
-  private track(key: string, stores: readonly string[]): void {
+  private track(key: QueueKey, stores: readonly string[]): void {
     const prev = this.usesStore.get(key) ?? [];
     if (prev.length === stores.length && prev.every((s, i) => s === stores[i])) return;
     for (const p of prev) this.dependents.get(p)?.delete(key);
@@ -221,6 +245,7 @@ export class Controller {
     const ns = obj.metadata?.namespace ?? '';
     const name = obj.metadata?.name ?? '';
     const changed = verb !== 'update' || metaChanged(old, obj);
+    if (changed && FLEET_INPUTS.has(kind)) this.fleet.changed();
     if (this.onClusterKinds(kind, obj, changed) || this.onStateKinds(kind, obj, verb)) return;
     if (kind === 'externalsecrets') {
       if (changed) this.queue.add(queueKey('es', ns, name));
@@ -242,6 +267,7 @@ export class Controller {
     if (kind === 'pods') {
       // Only an agent's transition or a changed mount queues its ExternalSecrets (coalesced by key).
       for (const es of this.pods.update(obj as V1Pod, verb)) this.queue.add(queueKey('es', ns, es));
+      this.fleet.observePod(obj as V1Pod, verb);
       return true;
     }
     if (kind !== 'generatorstates') return false;
@@ -298,13 +324,14 @@ export class Controller {
   }
 
   /** Runs the reconcile the key names and returns when to run it again (the queue applies it). */
-  private async handle(key: string, requestedAt: number): Promise<Requeue> {
+  private async handle(key: QueueKey, requestedAt: number): Promise<Requeue> {
     const { kind, namespace, name } = keyOf(key);
     this.o.metrics.queueDepth.set(this.queue.depth);
     this.o.metrics.scheduled.set(this.schedule.size);
     if (kind === 'ces' || kind === 'cps') return (await this.cluster.reconcile(kind, name)).requeue;
     // Whatever the namespace's selection now: a lease this controller minted is its to revoke.
     if (kind === 'gs') return this.states.reconcile(namespace, name);
+    if (Restarter.owns(key)) return this.restarts.handle(key);
     if (kind !== 'css' && !this.inScope(namespace)) return {};
     // With a namespace selector a ClusterSecretStore is validated only for its users.
     if (kind === 'css' && this.o.namespaceSelector && !this.dependents.get(storeIdOf('ClusterSecretStore', name))?.size) return {};

@@ -88,7 +88,7 @@ function sourceReader(objects: Obj[]) {
 }
 
 /** The Secret the reconciler would create for `es` from `data`. Throws Error (template) or UsageError. */
-export async function renderSecret(es: ExternalSecret, data: Record<string, Uint8Array>, objects: Obj[]): Promise<V1Secret> {
+async function renderSecret(es: ExternalSecret, data: Record<string, Uint8Array>, objects: Obj[]): Promise<V1Secret> {
   const name = es.metadata?.name;
   if (!name) throw new UsageError('the ExternalSecret has no metadata.name');
   const namespace = es.metadata.namespace ?? 'default';

@@ -2,7 +2,7 @@
 // 0066): `spec.secretStoreRef`, the default of every entry without a sourceRef, and each
 // entry's own `sourceRef.storeRef`. Pure, shared by the spec checks (src/externalsecret/
 // checks.ts) and the reconciler, which looks every one of them up and applies the access
-// rules to each (src/controller/externalsecret/stores.ts).
+// rules to each (src/controller/externalsecret/spec.ts).
 import type { ExternalSecretSpec, SecretStoreRef } from '../api/types.js';
 import { storeKindOf } from '../stores/use.js';
 import type { StoreKind } from '../stores/id.js';

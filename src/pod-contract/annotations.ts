@@ -53,6 +53,10 @@ export interface InjectionRequest {
   leaseOverlapSeconds?: number;
   /** `esi.dev/lease-revoke-on-exit`: false leaves the pod's leases to expire by themselves. */
   leaseRevokeOnExit?: boolean;
+  /** `esi.dev/refresh-floor`: the period the store's read budget sets (the controller writes it). */
+  refreshFloorSeconds?: number;
+  /** `esi.dev/change-generation`: value-free; a new one means a source changed (the controller writes it). */
+  changeGeneration?: string;
 }
 
 type Field = Exclude<keyof InjectionRequest, 'templates' | 'dynamic'>;
@@ -123,6 +127,27 @@ function port(raw: string): number {
   return n;
 }
 
+/** The controller → agent channel (docs/decisions/0082-fleet-budget-and-change-channel.md):
+ *  annotations the controller sets on the pod and the agent reads through a downwardAPI
+ *  volume, each file parsed by the same entry of the table below. */
+export const REFRESH_FLOOR_ANNOTATION = 'esi.dev/refresh-floor';
+export const CHANGE_GENERATION_ANNOTATION = 'esi.dev/change-generation';
+
+/** The refresh rule of esi.dev/refresh-interval, shared by esi.dev/refresh-floor. */
+function parseRefreshSeconds(raw: string): number {
+  const s = parseDuration(raw);
+  if (s < 10) throw new Error('must be at least 10s (stores rate-limit)');
+  if (s > MAX_REFRESH_SECONDS) throw new Error(`must be at most ${MAX_REFRESH_SECONDS / 3600}h`);
+  return s;
+}
+
+/** A change generation: lowercase letters and digits, at most 32 (a hash, never a value). */
+export function parseGeneration(raw: string): string {
+  const v = raw.trim();
+  if (!/^[a-z0-9]{1,32}$/.test(v)) throw new Error('must be 1-32 lowercase letters and digits');
+  return v;
+}
+
 function spec<K extends Field>(s: AnnotationSpec<K>): AnnotationSpec<K> {
   return s;
 }
@@ -160,12 +185,17 @@ export const ANNOTATIONS = [
   spec({
     name: 'esi.dev/refresh-interval', field: 'refreshSeconds', type: 'duration', default: '1h',
     description: 'How often the sidecar fetches again (with ±10 % jitter), for example `30s`, `5m`, `1h`. At least 10s, at most 24h. Ignored in `init-only` mode.',
-    parse: (raw) => {
-      const s = parseDuration(raw);
-      if (s < 10) throw new Error('must be at least 10s (stores rate-limit)');
-      if (s > MAX_REFRESH_SECONDS) throw new Error(`must be at most ${MAX_REFRESH_SECONDS / 3600}h`);
-      return s;
-    },
+    parse: parseRefreshSeconds,
+  }),
+  spec({
+    name: REFRESH_FLOOR_ANNOTATION, field: 'refreshFloorSeconds', type: 'duration', default: undefined,
+    description: 'Written by the controller, not by hand: the shortest refresh period the read budget of the pod\'s stores allows (`esi.dev/read-budget` on the store, docs/fleet.md). The agent reads it through a downwardAPI file and refreshes every max(`esi.dev/refresh-interval`, this), so a pod never refreshes more often than its own annotation asks. A value set at creation is accepted and replaced.',
+    parse: parseRefreshSeconds,
+  }),
+  spec({
+    name: CHANGE_GENERATION_ANNOTATION, field: 'changeGeneration', type: 'token', default: undefined,
+    description: 'Written by the controller, not by hand: a value-free token (a hash of the changed sources\' resource versions, never a value) that changes when a source of the pod\'s ExternalSecrets changed (docs/fleet.md). The agent reads it through a downwardAPI file and fetches at once with its own identity.',
+    parse: parseGeneration,
   }),
   spec({
     name: 'esi.dev/lease-overlap', field: 'leaseOverlapSeconds', type: 'duration', default: undefined,
@@ -215,17 +245,17 @@ export const ANNOTATIONS = [
   }),
   spec({
     name: 'esi.dev/agent-cpu-request', field: 'cpuRequest', type: 'quantity', default: '5m',
-    description: 'CPU request of the agent container.',
+    description: 'CPU request of the agent container; the default shown applies unless the operator sets another for every agent (`esi webhook --agent-cpu-request`, the chart\'s `agent.resources.requests.cpu`).',
     parse: (raw) => parseQuantity(raw, { min: 0.001, max: 4 }),
   }),
   spec({
     name: 'esi.dev/agent-memory-request', field: 'memoryRequest', type: 'quantity', default: '32Mi',
-    description: 'Memory request of the agent container.',
+    description: 'Memory request of the agent container; the default shown applies unless the operator sets another for every agent (`esi webhook --agent-memory-request`, the chart\'s `agent.resources.requests.memory`).',
     parse: (raw) => parseQuantity(raw, { min: 16 * 1024 ** 2, max: 4 * 1024 ** 3 }),
   }),
   spec({
     name: 'esi.dev/agent-memory-limit', field: 'memoryLimit', type: 'quantity', default: '96Mi',
-    description: 'Memory limit of the agent container.',
+    description: 'Memory limit of the agent container; the default shown applies unless the operator sets another for every agent (`esi webhook --agent-memory-limit`, the chart\'s `agent.resources.limits.memory`).',
     parse: (raw) => parseQuantity(raw, { min: 32 * 1024 ** 2, max: 8 * 1024 ** 3 }),
   }),
 ] as const satisfies readonly AnnotationSpec[];

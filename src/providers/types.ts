@@ -161,6 +161,11 @@ export interface ProviderContext {
   readConfigMap?(ref: SecretKeySelector): Promise<Uint8Array>;
   /** The workload's own service-account token (pod identity); `audience` as configured. */
   serviceAccountToken(audience?: string): Promise<string>;
+  /** Whether the operator lends this store the identity of the process running the client,
+   *  as its environment provides it (EKS Pod Identity, an Azure workload-identity token
+   *  file): the reconciler sets it for a store --allow-ambient-identity lends it to. Absent
+   *  = never (the agent: there the store names the pod's own identity). */
+  environmentIdentity?: boolean;
   logger: Logger;
   /** Per-call deadline in milliseconds. */
   timeoutMs: number;

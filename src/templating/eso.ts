@@ -215,6 +215,21 @@ function renderAll(engine: TemplateEngine, how: { choice: 'go' | 'handlebars'; g
  *  keys the templates do not override; without any template targeting Data the fetched
  *  data is kept as it is (as ESO). Labels and annotations are rendered only with
  *  `metadata: true` (the reconciler); configMap/secret sources need `sources`. */
+/** What renderExternalSecretTemplate returns when there is nothing to render (no template,
+ *  or one with metadata only): the data as fetched, the template's literal metadata.
+ *  Undefined when a template must run. No user code runs here, so the reconciler does this
+ *  on its main thread rather than in the render pool. */
+export function untemplated(
+  target: { template: ExternalSecretTemplate | undefined; choice: TemplateEngineChoice },
+  data: Record<string, Uint8Array>,
+  opts: Pick<RenderOptions, 'metadata'>,
+): RenderedTemplate | undefined {
+  const { template, choice } = target;
+  if (choice !== 'none' && template) return undefined;
+  if (!opts.metadata) return { data, labels: {}, annotations: {} };
+  return { data, labels: { ...(template?.metadata?.labels ?? {}) }, annotations: { ...(template?.metadata?.annotations ?? {}) } };
+}
+
 export function renderExternalSecretTemplate(
   engine: TemplateEngine,
   target: { name: string; template: ExternalSecretTemplate | undefined; choice: TemplateEngineChoice },
@@ -222,8 +237,8 @@ export function renderExternalSecretTemplate(
   opts: RenderOptions = { metadata: false },
 ): RenderedTemplate {
   const { name: esName, template, choice } = target;
-  const plain = { data, labels: { ...(template?.metadata?.labels ?? {}) }, annotations: { ...(template?.metadata?.annotations ?? {}) } };
-  if (choice === 'none' || !template) return opts.metadata ? plain : { data, labels: {}, annotations: {} };
+  const plain = untemplated(target, data, opts);
+  if (plain || !template || choice === 'none') return plain!;
   const jobs = jobsOf(esName, template, opts);
   const toData = jobs.some((j) => j.target === 'Data');
   const out: RenderedTemplate = { data: toData ? (Object.create(null) as Record<string, Uint8Array>) : data, labels: {}, annotations: {} };

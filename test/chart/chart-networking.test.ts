@@ -79,8 +79,8 @@ function suite(helm: Helm): void {
     const ctlPod = deployment(objs, 'controller').spec.template.metadata.labels;
     for (const [k, v] of Object.entries(ctl.spec.podSelector.matchLabels)) t.equal(ctlPod[k], v, `selects the controller pods (${k})`);
     t.same(ctl.spec.policyTypes, ['Ingress']);
-    const probePort = (podOf(objs, 'controller').containers[0]! as { ports?: { containerPort: number }[] }).ports?.[0]?.containerPort;
-    t.same(ctl.spec.ingress, [{ ports: [{ port: probePort, protocol: 'TCP' }] }], 'the metrics and probe port, nothing else');
+    const served = (podOf(objs, 'controller').containers[0]! as { ports?: { containerPort: number }[] }).ports?.map((p) => ({ port: p.containerPort, protocol: 'TCP' }));
+    t.same(ctl.spec.ingress, [{ ports: served }], 'the probe port and the metrics port (metrics.secure), nothing else');
 
     const moved = policy(await helm.template('esi', NS, ['--set', 'networkPolicy.enabled=true', '--set', 'webhook.port=10250']), 'webhook')!;
     t.equal(moved.spec.ingress[0]!.ports[0]!.port, 10250, 'follows webhook.port');

@@ -19,8 +19,8 @@ import {
 
 const NS = 'esi-system';
 
-/** The objects of the webhook side; the controller's and the CRDs (crds.test.ts) are checked in their own tests. */
-const webhookPart = (objs: K8sObject[]) => objs.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] !== 'controller' && o.kind !== 'CustomResourceDefinition');
+/** The objects of the webhook side; the controller's, the metrics RBAC (metrics.test.ts) and the CRDs (crds.test.ts) are checked in their own tests. */
+const webhookPart = (objs: K8sObject[]) => objs.filter((o) => !['controller', 'metrics'].includes(o.metadata.labels?.['app.kubernetes.io/component'] ?? '') && o.kind !== 'CustomResourceDefinition');
 const CERT_MANAGER = ['--set', 'certificates.mode=cert-manager', '--api-versions', 'cert-manager.io/v1/Certificate'];
 
 /** Leaf keys of values.yaml (a map with keys is descended, anything else is a leaf). */
@@ -108,7 +108,8 @@ function suite(helm: Helm): void {
       t.equal(flagged.status, 0, `node accepts webhook.nodeFlags on its command line: ${flagged.stderr}`);
       t.equal(c.image, 'ghcr.io/esi-dev/esi:0.1.0', 'image tag defaults to appVersion');
       t.same(c.args, [
-        'webhook', '--port=8443', '--agent-image=ghcr.io/esi-dev/esi:0.1.0', '--agent-pull-policy=IfNotPresent',
+        'webhook', '--port=8443', '--agent-image=ghcr.io/esi-dev/esi:0.1.0', '--metrics-secure=true',
+        '--agent-cpu-request=5m', '--agent-memory-request=32Mi', '--agent-memory-limit=96Mi', '--agent-pull-policy=IfNotPresent',
         '--token-audience=esi', '--agent-run-as-user=65532', '--service-name=esi-webhook', '--secret-name=esi-webhook-tls',
         '--webhook-config-name=esi', '--cert-validity=7776000',
       ], 'agent image = the ESI image; self-managed certificate flags name the chart objects');
@@ -224,11 +225,10 @@ function suite(helm: Helm): void {
     const svc = objs.find((o) => o.kind === 'Service' && o.metadata.name === 'esi-controller-metrics') as K8sObject & { spec: { selector: Record<string, string>; ports: { targetPort: string }[] } };
     const pod = (deploymentOf(objs.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'controller')) as unknown as { spec: { template: { metadata: { labels: Record<string, string> } } } }).spec.template.metadata.labels;
     for (const [k, v] of Object.entries(svc.spec.selector)) t.equal(pod[k], v, `the metrics Service selects the controller pods (${k})`);
-    t.equal(svc.spec.ports[0]!.targetPort, 'http-metrics', "the controller's probe and metrics port");
+    t.equal(svc.spec.ports[0]!.targetPort, 'https-metrics', "the controller's authenticated metrics port (metrics.secure, metrics.test.ts)");
     const sm = objs.find((o) => o.kind === 'ServiceMonitor' && o.metadata.name === 'esi-controller') as K8sObject & { spec: { selector: { matchLabels: Record<string, string> }; endpoints: { port: string; scheme?: string }[] } };
     for (const [k, v] of Object.entries(sm.spec.selector.matchLabels)) t.equal(svc.metadata.labels?.[k], v, `the ServiceMonitor selects the metrics Service (${k})`);
-    t.match(sm.spec.endpoints[0], { port: 'http-metrics' });
-    t.equal(sm.spec.endpoints[0]!.scheme, undefined, 'plain HTTP, as the controller serves it');
+    t.match(sm.spec.endpoints[0], { port: 'https-metrics', scheme: 'https' });
     const rule = one(objs, 'PrometheusRule') as K8sObject & { spec: { groups: { rules: { alert: string; expr: string; for: string }[] }[] } };
     const notReady = rule.spec.groups[0]!.rules.find((r) => r.alert === 'ExternalSecretNotReady')!;
     t.equal(notReady.expr, 'externalsecret_status_condition{condition="Ready",status="False"} == 1', "ESO's series and labels");
@@ -336,7 +336,7 @@ function suite(helm: Helm): void {
     const ns = await createNamespace(cp.kc, 'esi-chart-dry', t);
     const client = KubernetesObjectApi.makeApiClient(cp.kc);
     const release = `dry-${randomBytes(3).toString('hex')}`;
-    for (const [mode, args, count] of [['self', [], 16], ['cert-manager', CERT_MANAGER, 14]] as const) {
+    for (const [mode, args, count] of [['self', [], 19], ['cert-manager', CERT_MANAGER, 17]] as const) {
       const objs = await helm.template(release, ns, [...args]);
       // cert-manager's CRDs are not installed on the test control plane; ESI's CRDs may
       // already be (dry-run create would answer AlreadyExists), crds.test.ts installs them.

@@ -50,7 +50,8 @@ export function parseDockerfile(text: string): Dockerfile {
       const [image, , name] = args.split(/\s+/);
       stages.push({ name: name ?? String(stages.length), from: substitute(image!, globalArgs), instructions: [] });
     } else if (stages.length === 0) {
-      if (cmd === 'ARG') globalArgs[argDefault(args)[0]] = argDefault(args)[1];
+      // A default may name an earlier ARG (NODE_IMAGE=node:${NODE_VERSION}-…), as Docker expands it.
+      if (cmd === 'ARG') globalArgs[argDefault(args)[0]] = substitute(argDefault(args)[1], globalArgs);
     } else {
       stages.at(-1)!.instructions.push({ cmd, args, line });
     }

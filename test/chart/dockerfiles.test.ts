@@ -16,7 +16,7 @@ import { walk } from './imports.js';
 const ROOT = join(import.meta.dirname, '..', '..');
 const read = (p: string) => readFileSync(join(ROOT, p), 'utf8');
 const pkg = JSON.parse(read('package.json')) as { version: string; dependencies: Record<string, string> };
-const DISTROLESS = /^gcr\.io\/distroless\/nodejs\d+-debian\d+(:nonroot)?(@sha256:[a-f0-9]{64})?$/;
+const DISTROLESS = /^gcr\.io\/distroless\/cc-debian\d+(:nonroot)?(@sha256:[a-f0-9]{64})?$/;
 const ENTRYPOINT = ['/nodejs/bin/node', '/app/bin/esi.js'];
 const excluded = dockerignore(read('.dockerignore'));
 const recipes: Record<'webhook' | 'agent', Dockerfile> = {
@@ -35,7 +35,10 @@ const prune = (stageArg(stage(recipes.agent, 'deps'), 'AGENT_PRUNE') ?? '').spli
 for (const [name, recipe] of Object.entries(recipes)) {
   t.test(`Dockerfile.${name}: the recipe`, async (t) => {
     const last = finalStage(recipe);
-    t.match(last.from, DISTROLESS, 'final image is distroless Node.js: no shell, no package manager');
+    t.match(last.from, DISTROLESS, 'final image is distroless (glibc, libstdc++): no shell, no package manager');
+    t.ok(copies(last).some((c) => c.from === 'deps' && c.sources[0] === '/usr/local/bin/node' && c.dest === '/nodejs/bin/node'),
+      'Node.js: the node image\'s binary (NODE_VERSION, target platform) at /nodejs/bin/node');
+    t.match(stage(recipe, 'deps').from, /^node:\d+\.\d+\.\d+-bookworm-slim$/, 'from node:<NODE_VERSION>, an exact release');
     t.notOk(last.instructions.some((i) => i.cmd === 'RUN'), 'nothing runs in the final stage (there is no shell)');
     const user = last.instructions.filter((i) => i.cmd === 'USER').at(-1)?.args;
     t.equal(user, '65532:65532', 'numeric non-root USER (runAsNonRoot can verify it)');

@@ -114,6 +114,8 @@ async function suite(helm: Helm): Promise<void> {
       ['create', 'secrets', { namespace: ns }], ['get', 'secrets', { namespace: ns, name: tlsSecret }],
       ['update', 'secrets', { namespace: ns, name: tlsSecret }], ['watch', 'secrets', { namespace: ns, name: tlsSecret }],
       ['get', 'mutatingwebhookconfigurations', { ...mwc, name: release }], ['update', 'mutatingwebhookconfigurations', { ...mwc, name: release }],
+      // metrics.secure: who scrapes /metrics is asked of the apiserver (docs/metrics.md).
+      ['create', 'tokenreviews', { group: 'authentication.k8s.io' }], ['create', 'subjectaccessreviews', { group: 'authorization.k8s.io' }],
     ];
     const denied: [string, string, Parameters<typeof can>[2]?][] = [
       ['list', 'secrets'], ['get', 'secrets', { namespace: appNs, name: 'db' }], ['list', 'secrets', { namespace: ns }],

@@ -83,7 +83,9 @@ async function suite(helm: Helm): Promise<void> {
     const kubeconfig = join(dir, 'kubeconfig');
     await writeFile(kubeconfig, kubeConfigForToken(kc, await serviceAccountToken(kc, home, sa)).exportConfig(), { mode: 0o600 });
     // The Deployment's own flags; the fixture picks the probe port, and the pod's namespace is passed.
-    const args = argsOf(objs).slice(1).filter((a) => !a.startsWith('--port='));
+    // The chart's own port and its authenticated metrics are for a cluster: here the test
+    // reads the controller's counters on the fixture's plain metrics port.
+    const args = argsOf(objs).slice(1).filter((a) => !a.startsWith('--port=') && !a.startsWith('--metrics-'));
     const c = await startController(kubeconfig, [...args, '--namespace', home], t, { createNamespace: false });
 
     for (const ns of [listed, other]) {
@@ -93,7 +95,7 @@ async function suite(helm: Helm): Promise<void> {
     // A ClusterSecretStore is a cluster kind: not served in scoped mode, even of the controller's
     // own class and used from a listed namespace. It exists, of this test's class: a store
     // missing from the API is reported as StoreNotFound by whichever controller sees the
-    // ExternalSecret (externalsecret/stores.ts), and the other test files' controllers, sharing this
+    // ExternalSecret (externalsecret/spec.ts), and the other test files' controllers, sharing this
     // control plane and watching every namespace, did so.
     const css = `css-${run}`;
     await create(env, undefined, 'clustersecretstores', fakeStore(css, env.cls, [{ key: 'db', value: 'pw-cluster' }], 'ClusterSecretStore'));

@@ -6,7 +6,7 @@ import t from 'tap';
 import type { V1Secret } from '@kubernetes/client-node';
 import { slim } from '../../src/controller/runtime/informers.js';
 import { DATA_HASH_ANNOTATION, EXTERNAL_SECRET_ANNOTATION, MANAGED_LABEL } from '../../src/controller/runtime/labels.js';
-import { contentHash } from '../../src/controller/externalsecret/secret.js';
+import { contentHash } from '../../src/controller/runtime/labels.js';
 
 const big = Buffer.alloc(900 * 1024, 'x').toString('base64');
 const secret = (annotations: Record<string, string>, data: Record<string, string>): V1Secret => ({

@@ -50,7 +50,10 @@ export async function startController(kubeconfigPath: string, args: string[], t?
   // policy refuses a SecretStore by default: the operator's allow-list opens that one address
   // unless the test sets --egress-allow itself (`--egress-allow=` for the strict default).
   const egress = args.some((a) => a.startsWith('--egress-allow')) ? [] : ['--egress-allow=127.0.0.1,::1'];
-  const child = spawn(process.execPath, ['--import', 'tsx', ...imports, 'src/cli/esi.ts', 'controller', '--kubeconfig', kubeconfigPath, '--listen', '127.0.0.1', '--port', String(port), ...egress, ...args], {
+  // The tests scrape the probe port: plain metrics, as an operator asks with
+  // --metrics-secure=false, unless the test sets the flag itself (metrics-auth.test.ts).
+  const plain = args.some((a) => a.startsWith('--metrics-secure')) ? [] : ['--metrics-secure=false'];
+  const child = spawn(process.execPath, ['--import', 'tsx', ...imports, 'src/cli/esi.ts', 'controller', '--kubeconfig', kubeconfigPath, '--listen', '127.0.0.1', '--port', String(port), ...egress, ...plain, ...args], {
     cwd: ROOT, env: { ...process.env, ESI_LOG_LEVEL: 'debug' }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

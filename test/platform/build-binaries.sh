@@ -3,12 +3,14 @@
 # published Go modules at pinned versions, and caches the binaries by version under
 # ~/.cache/esi/bin. A second run finds them and does nothing.
 #
-#   test/platform/build-binaries.sh [kube-apiserver|etcd|kube-components|all|full]
+#   test/platform/build-binaries.sh [kube-apiserver|etcd|kube-components|actionlint|all|full]
 #
 # all = etcd + kube-apiserver (the control plane; what the demo needs).
 # kube-components = kube-controller-manager, kube-scheduler and kubelet (the controllers
 # tests opt into, and the node of test/platform/node/).
-# full = all + kube-components (what the tests need; cold, one go build for all four).
+# actionlint = the GitHub Actions workflow checker test/chart/workflows.test.ts runs.
+# full = all + kube-components + actionlint (what the tests need; cold, one go build for
+# the four Kubernetes commands).
 #
 # Why wrapper modules: k8s.io/kubernetes and etcd's server module carry `replace`
 # lines in their own go.mod, so `go install mod@version` refuses them. A tiny module
@@ -111,16 +113,33 @@ build_etcd() {
   step "etcd ready: $out"
 }
 
+# actionlint's go.mod has no `replace` lines: `go install module/cmd/actionlint@version`
+# builds it directly, stamped with its version (`actionlint -version` reports it).
+build_actionlint() {
+  local out="$bin/actionlint-$ACTIONLINT_VERSION"
+  lock "actionlint-$ACTIONLINT_VERSION"
+  [ -x "$out" ] && { step "actionlint $ACTIONLINT_VERSION cached at $out"; return; }
+  local w="$cache/go/work/actionlint-$ACTIONLINT_VERSION"
+  rm -rf "$w" && mkdir -p "$w"
+  step "actionlint $ACTIONLINT_VERSION: compiling"
+  (cd "$w" && GOBIN="$w" go install -trimpath -ldflags="-s -w -X github.com/rhysd/actionlint.version=$ACTIONLINT_VERSION" \
+    "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION" >"$w/build.log" 2>&1) \
+    || { tail -30 "$w/build.log" >&2; fail "go install github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"; }
+  mv "$w/actionlint" "$out"
+  step "actionlint ready: $out"
+}
+
 case "${1:-all}" in
   kube-apiserver) build_kube kube-apiserver ;;
   etcd) build_etcd ;;
   # shellcheck disable=SC2086
   kube-components) build_kube $KUBE_COMPONENTS ;;
+  actionlint) build_actionlint ;;
   # The control plane (what the demo needs).
   all) build_etcd; build_kube kube-apiserver ;;
   # Everything the tests need (npm run platform:build): cold, the four Kubernetes commands
   # compile in one go build.
   # shellcheck disable=SC2086
-  full) build_etcd; build_kube kube-apiserver $KUBE_COMPONENTS ;;
-  *) echo "usage: $0 [kube-apiserver|etcd|kube-components|all|full]" >&2; exit 2 ;;
+  full) build_etcd; build_kube kube-apiserver $KUBE_COMPONENTS; build_actionlint ;;
+  *) echo "usage: $0 [kube-apiserver|etcd|kube-components|actionlint|all|full]" >&2; exit 2 ;;
 esac

@@ -123,14 +123,16 @@ t.test('static checks of spec.provider.aws', async (tt) => {
   } } };
   tt.same(validateSpec(ok), []);
   tt.same(validateSpec({ service: 'ParameterStore', region: 'us-east-1', role: 'arn:aws:iam::123456789012:role/app' }), [], 'web identity with a role');
-  tt.match(validateSpec({ service: 'SecretsManager', region: 'us-east-1' }).join(), /aws\.role is required for web identity.*eks\.amazonaws\.com\/role-arn/);
+  tt.match(validateSpec({ service: 'SecretsManager', region: 'us-east-1', auth: { jwt: {} } }).join(), /aws\.role is required for web identity.*eks\.amazonaws\.com\/role-arn/);
+  // Without any auth the controller may use its EKS Pod Identity: the role is checked when the client is built.
+  tt.same(validateSpec({ service: 'SecretsManager', region: 'us-east-1' }), [], 'no auth, no role: left to the client build');
   tt.match(validateSpec({ ...ok, service: 'S3' }).join(), /aws\.service must be one of SecretsManager, ParameterStore/);
   tt.match(validateSpec({ ...ok, region: '' }).join(), /aws\.region is required/);
   tt.match(validateSpec({ ...ok, region: 'Frankfurt' }).join(), /not an AWS region name/);
   tt.match(validateSpec({ ...ok, role: 'team-b' }).join(), /aws\.role must be an IAM role ARN/);
   tt.match(validateSpec({ ...ok, additionalRoles: ['x'] }).join(), /aws\.additionalRoles\[0\] must be an IAM role ARN/);
   tt.match(validateSpec({ ...ok, auth: { secretRef: { accessKeyIDSecretRef: { name: 'aws', key: 'id' } } } }).join(),
-    /secretAccessKeySecretRef is required/);
+    /aws\.auth\.secretRef\.secretAccessKeySecretRef must be an object with name and key/);
   tt.match(validateSpec({ ...ok, secretsManager: { forceDeleteWithoutRecovery: true, recoveryWindowInDays: 7 } }).join(), /cannot both be set/);
   tt.match(validateSpec({ ...ok, secretsManager: { recoveryWindowInDays: 3 } }).join(), /from 7 to 30/);
   tt.match(validateSpec({ ...ok, service: 'ParameterStore', secretsManager: {} }).join(), /applies to service SecretsManager only/);

@@ -8,10 +8,9 @@
 //     apiserver's JWKS, issuer, audience) and checks the OAuth token-exchange form.
 //     Real GCP STS is not reachable from here; what it would do beyond that (attribute
 //     conditions, IAM) is not covered.
-import { createPublicKey, createVerify, generateKeyPairSync, type JsonWebKey } from 'node:crypto';
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import t from 'tap';
@@ -24,6 +23,7 @@ import { ProviderError } from '../../src/providers/types.js';
 import { startGcpsmEmulator } from '../platform/backends/gcpsm-emulator.js';
 import { useControlPlane } from '../platform/controlPlane.js';
 import { createNamespace, serviceAccountToken } from '../helpers/kube.js';
+import { apiserverIssuer, verifyJwt } from '../helpers/oidc.js';
 import { captureLogger, tempRoot } from '../injector/fixtures.js';
 import { testContext } from './context.js';
 
@@ -114,16 +114,6 @@ t.test('the agent renders files from Secret Manager (emulator) with a mounted ke
 
 // ---------------------------------------------------------------- workload identity
 
-function httpsGetJson(url: string, token: string, ca: string): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    httpsRequest(url, { headers: { authorization: `Bearer ${token}` }, ca }, (res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d));
-      res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(body)) : reject(new Error(`${url}: ${res.statusCode}`))));
-    }).on('error', reject).end();
-  });
-}
-
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve) => {
     let body = '';
@@ -132,27 +122,10 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-/** Verifies a Kubernetes service-account token as STS verifies an OIDC token. */
-function verifyJwt(token: string, jwks: { keys: (JsonWebKey & { kid?: string })[] }, issuer: string, audience: string): Record<string, unknown> | string {
-  const [h, p, s] = token.split('.');
-  if (!h || !p || !s) return 'not a JWT';
-  const header = JSON.parse(Buffer.from(h, 'base64url').toString()) as { alg?: string; kid?: string };
-  const jwk = jwks.keys.find((k) => k.kid === header.kid);
-  if (header.alg !== 'RS256' || !jwk) return 'unknown key';
-  if (!createVerify('RSA-SHA256').update(`${h}.${p}`).verify(createPublicKey({ key: jwk, format: 'jwk' }), Buffer.from(s, 'base64url'))) return 'bad signature';
-  const claims = JSON.parse(Buffer.from(p, 'base64url').toString()) as Record<string, unknown>;
-  if (claims.iss !== issuer) return 'wrong issuer';
-  const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
-  if (!aud.includes(audience)) return 'wrong audience';
-  if (typeof claims.exp !== 'number' || claims.exp * 1000 < Date.now()) return 'expired';
-  return claims;
-}
-
 t.test('workload identity: the pod token exchanged at STS (local stand-in verifying it)', async (tt) => {
   const cp = await useControlPlane(tt);
   const ns = await createNamespace(cp.kc, 'gcpsm-wi', tt);
-  const jwks = (await httpsGetJson(`${cp.server}/openid/v1/jwks`, cp.token, cp.caPem)) as { keys: JsonWebKey[] };
-  const issuer = ((await httpsGetJson(`${cp.server}/.well-known/openid-configuration`, cp.token, cp.caPem)) as { issuer: string }).issuer;
+  const { issuer, jwks } = await apiserverIssuer(cp);
 
   const wi = { serviceAccountRef: { name: 'default' }, clusterProjectID: 'host-proj', clusterLocation: 'europe-west1', clusterName: 'prod' };
   const gke = federationPlan(wi, PROJECT);

@@ -44,7 +44,14 @@ t.test('nothing imports src/cli', async (t) => {
   t.match(await layering('injector/example.ts', "import { run } from '../src/cli/main.js';\nexport { run };"), [/src\/cli is the composition root/], 'injector/');
 });
 
+t.test("the controller's runtime/ imports no kind's folder; the kinds use runtime/", async (t) => {
+  const code = "import type { Outcome } from '../externalsecret/reconcile.js';\nexport type O = Outcome;";
+  t.match(await layering('src/controller/runtime/example.ts', code), [/src\/controller\/runtime\/ is used by the kinds' folders and imports none of them/]);
+  t.same(await layering('src/controller/runtime/example.ts', "import { fetchExternalSecret } from '../../externalsecret/fetch.js';\nexport { fetchExternalSecret };"), [], 'src/externalsecret (the ES semantics) is not a kind folder');
+  t.same(await layering('src/controller/externalsecret/example.ts', "import { WorkQueue } from '../runtime/queue.js';\nexport { WorkQueue };"), [], 'a kind uses runtime/');
+});
+
 t.test('the tree itself keeps the rules', async (t) => {
-  const results = await eslint.lintFiles(['src/cli/**/*.ts', 'src/controller/cmd.ts', 'webhook/cmd.ts']);
+  const results = await eslint.lintFiles(['src/cli/**/*.ts', 'src/controller/cmd.ts', 'src/controller/runtime/*.ts', 'webhook/cmd.ts']);
   t.same(results.flatMap((r) => r.messages.filter((m) => m.severity === 2).map((m) => `${r.filePath}: ${m.message}`)), []);
 });

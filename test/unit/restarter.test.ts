@@ -2,15 +2,32 @@
 // the real apiserver is test/controller/restart.test.ts): changes inside the minimum interval
 // coalesce into one delayed restart; a failed restart is retried a bounded number of times;
 // a delayed restart re-reads the workload and skips one that opted out meanwhile.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import pino from 'pino';
 import type { KubeRest } from '../../src/kube/rest.js';
 import type { EventRecorder } from '../../src/controller/runtime/events.js';
-import { Restarter } from '../../src/controller/restart/restarter.js';
+import { Restarter, type RestartOptions } from '../../src/controller/restart/restarter.js';
+import { WorkQueue } from '../../src/controller/runtime/queue.js';
+import { Schedule } from '../../src/controller/runtime/schedule.js';
+import { queueKey } from '../../src/controller/runtime/keys.js';
 import { RESTART_ON_CHANGE_ANNOTATION, RESTARTED_AT_ANNOTATION } from '../../src/controller/restart/match.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ES = { apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', name: 'db', namespace: 'app' };
+
+/** A Restarter on a work queue of its own, as the controller runs it on the one queue. */
+function restarter(t: Test, o: Omit<RestartOptions, 'queue' | 'schedule'>): Restarter {
+  const schedule = new Schedule((k) => queue.add(k));
+  const queue: WorkQueue = new WorkQueue({ workers: 4, baseDelayMs: 20, maxDelayMs: 1000, schedule, handle: (k) => r.handle(k) });
+  const r = new Restarter({ ...o, queue, schedule });
+  queue.start();
+  t.teardown(async () => {
+    r.stop();
+    schedule.stop();
+    await queue.stop();
+  });
+  return r;
+}
 
 function api(opts: { failPatches?: number } = {}) {
   const deployments: Record<string, { metadata: { name: string; annotations: Record<string, string> }; spec: { template: { metadata: { annotations: Record<string, string> }; spec: object } } }> = {
@@ -45,8 +62,7 @@ function api(opts: { failPatches?: number } = {}) {
 
 t.test('one restart per interval: changes inside it coalesce into one delayed restart', async (t) => {
   const a = api();
-  const r = new Restarter({ rest: a.rest, events: a.recorder, logger: pino({ level: 'silent' }), minIntervalMs: 400 });
-  t.teardown(() => r.stop());
+  const r = restarter(t, { rest: a.rest, events: a.recorder, logger: pino({ level: 'silent' }), minIntervalMs: 400 });
   r.secretChanged('app', 'db', ES);
   await sleep(50);
   t.equal(a.patches.length, 1, 'the first change restarts at once');
@@ -68,8 +84,7 @@ t.test('one restart per interval: changes inside it coalesce into one delayed re
 t.test('the last restart is read back from the workload: the bound holds across controller restarts', async (t) => {
   const a = api();
   a.deployments.web!.spec.template.metadata.annotations[RESTARTED_AT_ANNOTATION] = new Date().toISOString();
-  const r = new Restarter({ rest: a.rest, events: a.recorder, logger: pino({ level: 'silent' }), minIntervalMs: 300 });
-  t.teardown(() => r.stop());
+  const r = restarter(t, { rest: a.rest, events: a.recorder, logger: pino({ level: 'silent' }), minIntervalMs: 300 });
   r.secretChanged('app', 'db', ES);
   await sleep(100);
   t.equal(a.patches.length, 0, 'restarted moments ago (by an earlier controller): delayed');
@@ -78,8 +93,7 @@ t.test('the last restart is read back from the workload: the bound holds across 
 
   const b = api();
   b.deployments.web!.spec.template.metadata.annotations[RESTARTED_AT_ANNOTATION] = '3000-01-01T00:00:00Z';
-  const r2 = new Restarter({ rest: b.rest, events: b.recorder, logger: pino({ level: 'silent' }), minIntervalMs: 300 });
-  t.teardown(() => r2.stop());
+  const r2 = restarter(t, { rest: b.rest, events: b.recorder, logger: pino({ level: 'silent' }), minIntervalMs: 300 });
   r2.secretChanged('app', 'db', ES);
   await sleep(100);
   t.equal(b.patches.length, 0, 'a time in the future counts as now');
@@ -89,8 +103,7 @@ t.test('the last restart is read back from the workload: the bound holds across 
 
 t.test('a failed restart is reported and retried, a bounded number of times', async (t) => {
   const a = api({ failPatches: 100 });
-  const r = new Restarter({ rest: a.rest, events: a.recorder, logger: pino({ level: 'silent' }), minIntervalMs: 100, attempts: 3, retryDelayMs: 20 });
-  t.teardown(() => r.stop());
+  const r = restarter(t, { rest: a.rest, events: a.recorder, logger: pino({ level: 'silent' }), minIntervalMs: 100, attempts: 3, retryDelayMs: 20 });
   r.secretChanged('app', 'db', ES);
   await sleep(400);
   const failed = a.events.filter((e) => e.startsWith('Warning RestartFailed'));
@@ -99,8 +112,7 @@ t.test('a failed restart is reported and retried, a bounded number of times', as
   t.equal(a.patches.length, 0);
 
   const b = api({ failPatches: 1 });
-  const r2 = new Restarter({ rest: b.rest, events: b.recorder, logger: pino({ level: 'silent' }), minIntervalMs: 100, attempts: 3, retryDelayMs: 20 });
-  t.teardown(() => r2.stop());
+  const r2 = restarter(t, { rest: b.rest, events: b.recorder, logger: pino({ level: 'silent' }), minIntervalMs: 100, attempts: 3, retryDelayMs: 20 });
   r2.secretChanged('app', 'db', ES);
   await sleep(200);
   t.equal(b.patches.length, 1, 'the retry restarts it');
@@ -108,8 +120,7 @@ t.test('a failed restart is reported and retried, a bounded number of times', as
 
 t.test('a delayed restart skips a workload that opted out meanwhile; unrelated Secrets restart nothing', async (t) => {
   const a = api();
-  const r = new Restarter({ rest: a.rest, events: a.recorder, logger: pino({ level: 'silent' }), minIntervalMs: 300 });
-  t.teardown(() => r.stop());
+  const r = restarter(t, { rest: a.rest, events: a.recorder, logger: pino({ level: 'silent' }), minIntervalMs: 300 });
   r.secretChanged('app', 'other', ES);
   await sleep(50);
   t.equal(a.patches.length, 0, 'not referenced');
@@ -125,10 +136,31 @@ t.test('a delayed restart skips a workload that opted out meanwhile; unrelated S
 
 t.test('many changes in one namespace at once: one scan of each kind for the lot', async (t) => {
   const a = api();
-  const r = new Restarter({ rest: a.rest, events: a.recorder, logger: pino({ level: 'silent' }), minIntervalMs: 300 });
-  t.teardown(() => r.stop());
+  const r = restarter(t, { rest: a.rest, events: a.recorder, logger: pino({ level: 'silent' }), minIntervalMs: 300 });
   for (let i = 0; i < 50; i++) r.secretChanged('app', i === 49 ? 'db' : `s${i}`, ES);
   await sleep(100);
   t.ok(a.lists.length <= 2, `${a.lists.length} Deployment lists for 50 changes (the first, and one for the rest)`);
   t.equal(a.patches.length, 1);
+});
+
+t.test('the work is keys of the work queue: a scan per namespace, a delayed restart per workload', async (t) => {
+  const a = api();
+  const queued: string[] = [];
+  const scheduled: string[] = [];
+  const r = new Restarter({
+    rest: a.rest, events: a.recorder, logger: pino({ level: 'silent' }), minIntervalMs: 60_000,
+    queue: { add: (k) => queued.push(k) }, schedule: { at: (k) => scheduled.push(k) },
+  });
+  t.teardown(() => r.stop());
+  r.secretChanged('app', 'db', ES);
+  r.secretChanged('app', 'db', ES);
+  t.same(queued, ['restart/app/'], 'one scan key for the namespace, nothing run yet');
+  t.ok(Restarter.owns(queueKey('restart', 'app', '')) && Restarter.owns(queueKey('Deployment', 'app', 'web')) && !Restarter.owns(queueKey('es', 'app', 'db')));
+  await r.handle(queueKey('restart', 'app', ''));
+  t.equal(a.patches.length, 1, 'the queue ran the scan: restarted');
+  r.secretChanged('app', 'db', ES);
+  await r.handle(queueKey('restart', 'app', ''));
+  t.same(scheduled, ['Deployment/app/web'], 'inside the interval: the delayed restart is a scheduled key, not a timer');
+  await r.handle(queueKey('Deployment', 'app', 'web'));
+  t.equal(a.patches.length, 2, 'the key coming due restarts it');
 });

@@ -156,3 +156,26 @@ Call: include "esi.monitoring.render" (dict "root" $ "kind" "ServiceMonitor" "va
 {{- fail (printf "%s needs prometheus-operator's CRDs: the cluster serves no monitoring.coreos.com/v1 %s (metrics.renderMode=failIfMissing). Install prometheus-operator; with helm template add --api-versions monitoring.coreos.com/v1/%s; a GitOps tool rendering without the cluster: set metrics.renderMode=alwaysRender (docs/gitops.md), or skipIfMissing to leave it out" .value .kind .kind) }}
 {{- end }}
 {{- end }}
+
+{{/* The controller's metrics Service and the Secret of its self-managed metrics certificate
+(docs/metrics.md, "Authentication"); the certificate names the Service. */}}
+{{- define "esi.controller.metricsService" -}}
+{{- printf "%s-controller-metrics" (include "esi.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- define "esi.controller.metricsSecret" -}}
+{{- printf "%s-controller-metrics-tls" (include "esi.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* How a ServiceMonitor endpoint authenticates in secure mode (metrics.secure): the
+configured authorization, else the token of Prometheus' own ServiceAccount. */}}
+{{- define "esi.metrics.scrapeAuth" -}}
+{{- if .Values.metrics.secure }}
+{{- with .Values.metrics.serviceMonitor.authorization }}
+authorization:
+  {{- toYaml . | nindent 2 }}
+{{- else }}
+# Prometheus' own ServiceAccount token; the apiserver checks it and its right to get /metrics.
+bearerTokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token
+{{- end }}
+{{- end }}
+{{- end }}

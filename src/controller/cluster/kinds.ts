@@ -11,8 +11,8 @@ import { storeRefsOf } from '../../externalsecret/store-refs.js';
 import { resourceOf, resourcePath, type PathOptions } from '../../kube/paths.js';
 
 /** On each provisioned object: the name of the cluster object that owns it. */
-export const CLUSTER_EXTERNAL_SECRET_LABEL = 'esi.dev/cluster-external-secret';
-export const CLUSTER_PUSH_SECRET_LABEL = 'esi.dev/cluster-push-secret';
+const CLUSTER_EXTERNAL_SECRET_LABEL = 'esi.dev/cluster-external-secret';
+const CLUSTER_PUSH_SECRET_LABEL = 'esi.dev/cluster-push-secret';
 
 export type ClusterObject = ClusterExternalSecret | ClusterPushSecret;
 

@@ -5,14 +5,14 @@
 // retrying can help. Messages are value-free by construction (src/externalsecret, the
 // providers and templating build them).
 import { EXTERNAL_SECRET_API_VERSION, type AnySecretStore, type ExternalSecret, type SecretStoreRef } from '../../api/types.js';
-import { storeIdOf } from '../../stores/id.js';
+import { storeId, storeIdOf } from '../../stores/id.js';
 import { storeKindOf } from '../../stores/use.js';
 import { fetchExternalSecret } from '../../externalsecret/fetch.js';
 import { TemplateSourceError } from '../../externalsecret/template-sources.js';
 import { ProviderError, type SecretsClient } from '../../providers/types.js';
 import { selectTemplateEngine, type RenderedTemplate } from '../../templating/index.js';
 import { RenderBusy, RenderFailed, type PooledRenderer } from '../../templating/pool/index.js';
-import { storeId, type ClientCache } from '../runtime/clients.js';
+import type { ClientCache } from '../runtime/clients.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { noStoreClient, type GeneratorReads, type Generators } from '../generatorstate/generators.js';
 import type { Generation } from '../generatorstate/state.js';
@@ -120,7 +120,7 @@ export class ExternalSecretFetcher {
       }
       const ref = es.spec.secretStoreRef;
       const main = ref?.name ? byId.get(storeIdOf(storeKindOf(ref), ref.name, ns)) : undefined;
-      // Every store was looked up before the fetch (src/controller/externalsecret/stores.ts).
+      // Every store was looked up before the fetch (src/controller/externalsecret/spec.ts).
       const clientFor = (r: SecretStoreRef) => byId.get(storeIdOf(storeKindOf(r), r.name, ns)) ?? noStoreClient;
       return await fetchExternalSecret(main ?? noStoreClient, {
         name: es.metadata.name!, data: es.spec.data ?? [], dataFrom: es.spec.dataFrom ?? [],

@@ -15,6 +15,16 @@ export function isManifestTarget(es: ExternalSecret): boolean {
   return !!es.spec.target?.manifest;
 }
 
+/** The name of the object the ExternalSecret writes. */
+export function targetName(es: ExternalSecret): string {
+  return es.spec.target?.name ?? es.metadata.name!;
+}
+
+/** The kind of object the ExternalSecret writes: a Secret, or its manifest's ConfigMap. */
+export function targetKind(es: ExternalSecret): 'Secret' | 'ConfigMap' {
+  return isManifestTarget(es) ? 'ConfigMap' : 'Secret';
+}
+
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** A ConfigMap as the Secret planSecret reasons about: every value base64, type Opaque. */
@@ -44,7 +54,7 @@ function asConfigMap(s: V1Secret): V1ConfigMap {
 }
 
 /** What to do about the target ConfigMap (`cur`: the live one, if any). */
-export function planConfigMap(d: Desired, es: ExternalSecret, cur: V1ConfigMap | undefined, esExists: (name: string) => boolean): Plan {
+function planConfigMap(d: Desired, es: ExternalSecret, cur: V1ConfigMap | undefined, esExists: (name: string) => boolean): Plan {
   return planSecret({ ...d, kind: 'ConfigMap', type: 'Opaque', immutable: false }, es, cur && asSecret(cur), esExists);
 }
 

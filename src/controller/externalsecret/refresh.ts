@@ -13,7 +13,7 @@ export const DEFAULT_REFRESH_INTERVAL = '1h';
 /** The shortest refresh the reconciler honours (docs/controller.md, "Refresh"): a tenant's
  *  `refreshInterval: 1ms` would otherwise be a hot loop of reconciles and remote reads.
  *  Shorter intervals (but 0, "never") are raised to it. */
-export const MIN_REFRESH_INTERVAL_MS = 1000;
+const MIN_REFRESH_INTERVAL_MS = 1000;
 
 /** A refresh interval in ms (0 = never), at least MIN_REFRESH_INTERVAL_MS; throws naming `field`. */
 export function refreshIntervalMs(raw: string, field: string): number {

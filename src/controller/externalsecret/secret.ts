@@ -8,7 +8,7 @@
 // A Secret written by another ExternalSecret (ownerReference or annotation) is never taken
 // over; one ESI does not manage only when its writer allows it (adoptedBy: ADR 0057).
 import type { V1OwnerReference, V1Secret } from '@kubernetes/client-node';
-import { createHash } from 'node:crypto';
+import { LAST_APPLIED } from '../../kube/list.js';
 import { EXTERNAL_SECRET_API_VERSION, KIND_EXTERNAL_SECRET, type CreationPolicy, type ExternalSecret } from '../../api/types.js';
 import {
   ADOPT_ANNOTATION,
@@ -20,6 +20,7 @@ import {
   SOURCE_STORE_ANNOTATION,
   STORE_KIND_LABEL,
   STORE_LABEL,
+  contentHash,
   labelValue,
 } from '../runtime/labels.js';
 
@@ -39,16 +40,6 @@ export interface Desired {
   ownerReference?: V1OwnerReference;
   policy: CreationPolicy;
 }
-
-/** Hash of the managed content: type and the given keys' values (all keys by default). */
-export function contentHash(type: string, data: Record<string, string>, keys = Object.keys(data)): string {
-  const h = createHash('sha256').update(type).update('\0');
-  for (const k of [...keys].sort()) h.update(k).update('\0').update(data[k] ?? '').update('\0');
-  return h.digest('hex').slice(0, 40);
-}
-
-/** kubectl's record of the applied manifest: not the ExternalSecret's metadata for a user. */
-const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
 /** The labels and annotations the Secret carries besides ESI's own: the template's (as
  *  rendered) or, without a template, the ExternalSecret's own, as ESO copies them. */
@@ -124,7 +115,7 @@ export type Plan =
 
 /** Whether another ExternalSecret claims `secret`: its controller ownerReference, or the
  *  annotation naming an ExternalSecret that still exists (`esExists`). */
-export function claimedByOther(secret: V1Secret, es: ExternalSecret, esExists: (name: string) => boolean): string | undefined {
+function claimedByOther(secret: V1Secret, es: ExternalSecret, esExists: (name: string) => boolean): string | undefined {
   const ctl = secret.metadata?.ownerReferences?.find((o) => o.controller && o.kind === 'ExternalSecret');
   if (ctl && ctl.uid !== es.metadata.uid) return `ExternalSecret "${ctl.name}"`;
   const annotated = secret.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION];
@@ -136,7 +127,7 @@ export function claimedByOther(secret: V1Secret, es: ExternalSecret, esExists: (
  *  not. Its writer allows it in one of two ways: the Secret's controller ownerReference is
  *  this very ExternalSecret (what ESO leaves when the ExternalSecret moves from ESO to ESI),
  *  or the Secret carries `esi.dev/adopt: <this ExternalSecret's name>`. */
-export function adoptedBy(secret: V1Secret, es: ExternalSecret): string | undefined {
+function adoptedBy(secret: V1Secret, es: ExternalSecret): string | undefined {
   const ctl = secret.metadata?.ownerReferences?.find((o) => o.controller);
   if (ctl && ctl.kind === KIND_EXTERNAL_SECRET && ctl.uid === es.metadata.uid) return 'its controller ownerReference is this ExternalSecret';
   if (secret.metadata?.annotations?.[ADOPT_ANNOTATION] === es.metadata.name) return `it carries ${ADOPT_ANNOTATION}: ${es.metadata.name}`;
@@ -210,16 +201,6 @@ export function matches(d: Desired, cur: V1Secret): boolean {
   // Merge keeps the Secret's other keys; the other policies own every key.
   if (d.policy === 'Merge') return !staleMergedKeys(d, cur).some((k) => k in data);
   return Object.keys(data).length === Object.keys(d.data).length;
-}
-
-/** A managed Secret whose content no longer matches its own data-hash was edited by hand. */
-export function editedByHand(cur: V1Secret): boolean {
-  const a = cur.metadata?.annotations ?? {};
-  const hash = a[DATA_HASH_ANNOTATION];
-  if (!hash) return false;
-  const merged = a[MERGED_KEYS_ANNOTATION];
-  const keys = merged !== undefined ? merged.split(',').filter(Boolean) : undefined;
-  return contentHash(cur.type ?? 'Opaque', cur.data ?? {}, keys) !== hash;
 }
 
 function body(d: Desired, base?: V1Secret): V1Secret {

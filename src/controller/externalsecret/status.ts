@@ -3,13 +3,16 @@
 // idle refresh writes nothing. lastTransitionTime moves only when the status flips.
 import { createHash } from 'node:crypto';
 import type { Condition, ExternalSecret, ExternalSecretStatus } from '../../api/types.js';
+import { LAST_APPLIED } from '../../kube/list.js';
+import { EXTERNAL_SECRETS, resourcePath } from '../../kube/paths.js';
 import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
+import { targetKind, targetName } from './manifest-target.js';
 
 /** ESO's `syncedResourceVersion`: the generation and a hash of labels and annotations. */
 export function syncedResourceVersion(es: ExternalSecret): string {
   const h = createHash('sha256')
     .update(JSON.stringify(Object.entries(es.metadata.labels ?? {}).sort()))
-    .update(JSON.stringify(Object.entries(es.metadata.annotations ?? {}).filter(([k]) => k !== 'kubectl.kubernetes.io/last-applied-configuration').sort()))
+    .update(JSON.stringify(Object.entries(es.metadata.annotations ?? {}).filter(([k]) => k !== LAST_APPLIED).sort()))
     .digest('hex')
     .slice(0, 16);
   return `${es.metadata.generation ?? 0}-${h}`;
@@ -30,7 +33,7 @@ export function withReady(conditions: Condition[] | undefined, status: Condition
 }
 
 /** Whether two statuses differ in what ESI writes (conditions, refresh, binding). */
-export function statusDiffers(a: ExternalSecretStatus | undefined, b: ExternalSecretStatus): boolean {
+function statusDiffers(a: ExternalSecretStatus | undefined, b: ExternalSecretStatus): boolean {
   const ra = readyCondition(a?.conditions);
   const rb = readyCondition(b.conditions);
   if (ra?.status !== rb?.status || ra?.reason !== rb?.reason || ra?.message !== rb?.message) return true;
@@ -54,4 +57,31 @@ export async function patchStatus(rest: KubeRest, path: string, status: object):
     if (isKubeStatus(err, 404)) return false;
     throw err;
   }
+}
+
+/** An ExternalSecret's status after a sync that fetched from `source` (a description of its
+ *  stores). `missing`: creationPolicy Merge found no Secret to merge into (Ready=True, reason
+ *  SecretMissing, as ESO: nothing failed, the keys are merged once the Secret exists). */
+export function syncedStatus(es: ExternalSecret, source: string, o: { wrote: boolean; now: number; missing?: string | undefined }): ExternalSecretStatus {
+  const { missing } = o;
+  const none = es.spec.target?.creationPolicy === 'None' || !!missing;
+  const target = targetName(es);
+  const message = missing
+    ? `${missing}; its keys are merged once it exists`
+    : none
+      ? `values fetched from ${source} (creationPolicy None: no Secret written)`
+      : `${targetKind(es)} "${target}" is in sync with ${source}`;
+  return {
+    conditions: withReady(es.status?.conditions, 'True', missing ? 'SecretMissing' : 'SecretSynced', message),
+    // Only a write moves refreshTime: an idle refresh writes nothing, status included.
+    refreshTime: o.wrote || !es.status?.refreshTime ? new Date(o.now).toISOString() : es.status.refreshTime,
+    syncedResourceVersion: syncedResourceVersion(es),
+    ...(none ? {} : { binding: { name: target } }),
+  };
+}
+
+/** Writes an ExternalSecret's status when it differs; true when written. */
+export async function writeStatus(rest: KubeRest, es: ExternalSecret, status: ExternalSecretStatus): Promise<boolean> {
+  if (!statusDiffers(es.status, status)) return false;
+  return patchStatus(rest, resourcePath(EXTERNAL_SECRETS, { namespace: es.metadata.namespace!, name: es.metadata.name!, subresource: 'status' }), status);
 }

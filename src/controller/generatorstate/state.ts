@@ -27,7 +27,7 @@ import { labelValue } from '../runtime/labels.js';
 import type { Requeue } from '../runtime/queue.js';
 
 /** ESO's label naming the object (and key) a GeneratorState belongs to. */
-export const OWNER_KEY_LABEL = 'generators.external-secrets.io/owner-key';
+const OWNER_KEY_LABEL = 'generators.external-secrets.io/owner-key';
 /** The controller class whose reconciler created (and cleans up) the state: its watch selects on it. */
 export const STATE_CONTROLLER_LABEL = 'esi.dev/generator-state-controller';
 /** Held until the state's lease is revoked (ESO's GeneratorStates carry their own). */

@@ -21,7 +21,7 @@ import { CONFIG_MAPS, NAMESPACES, resourcePath, SECRETS } from '../../kube/paths
 import { ProviderError } from '../../providers/types.js';
 import { referencedObjects } from '../../stores/access.js';
 import { describeStore } from '../../stores/use.js';
-import { storeId } from '../runtime/clients.js';
+import { storeId } from '../../stores/id.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { Informers } from '../runtime/informers.js';
 import type { LeftReason, LetGo, PushMetrics } from './cleanup.js';
@@ -66,7 +66,7 @@ const deleting = (o: { metadata?: { deletionTimestamp?: unknown }; status?: { ph
 
 /** Whether namespace `ns` is being deleted: the cache, else the API (the cache may lag the
  *  PushSecret's own deletion, and scoped mode watches no Namespaces). Unknown = no. */
-export async function namespaceDeleting(d: LetGoDeps, ns: string): Promise<boolean> {
+async function namespaceDeleting(d: LetGoDeps, ns: string): Promise<boolean> {
   if (deleting(d.informers.namespace(ns))) return true;
   try {
     return deleting(await d.rest.get<V1Namespace>(resourcePath(NAMESPACES, { name: ns })));

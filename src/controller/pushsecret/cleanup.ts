@@ -9,7 +9,8 @@
 // a store untracked is named in an Event and a log line and counted (leftBehind).
 import type { Logger } from 'pino';
 import type { AnySecretStore, PushSecret, PushSecretData } from '../../api/types.js';
-import { storeId, type ClientCache } from '../runtime/clients.js';
+import type { ClientCache } from '../runtime/clients.js';
+import { storeId } from '../../stores/id.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { Informers } from '../runtime/informers.js';
 import type { StoreReconciler } from '../secretstore/reconcile.js';

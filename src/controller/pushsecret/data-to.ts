@@ -13,7 +13,7 @@ import { transformKeys } from '../../templating/go/index.js';
 import { reverseUnicode } from './values.js';
 
 /** At most this many keys of one source Secret are expanded: bounded work per reconcile. */
-export const MAX_DATA_TO_KEYS = 1000;
+const MAX_DATA_TO_KEYS = 1000;
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

@@ -13,7 +13,7 @@ import { CONFIG_MAPS, resourcePath } from '../../kube/paths.js';
 import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
 import { compact, type Synced } from './status.js';
 
-export const RECORD_LABEL = 'esi.dev/push-record';
+const RECORD_LABEL = 'esi.dev/push-record';
 const SUBJECT_ANNOTATION = 'esi.dev/push-secret';
 const KEY = 'synced';
 

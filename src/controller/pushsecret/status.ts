@@ -19,7 +19,7 @@ export function regarding(ps: PushSecret): Regarding {
 }
 
 /** The generation and a hash of labels and annotations, as ExternalSecrets record it. */
-export function pushResourceVersion(ps: PushSecret): string {
+function pushResourceVersion(ps: PushSecret): string {
   return syncedResourceVersion(ps as unknown as ExternalSecret);
 }
 

@@ -116,7 +116,7 @@ export async function storeProblems(
 
 /** The stores a Secret's values came from, as the ExternalSecret that wrote it labelled it
  *  (several, comma-separated, when its entries name their own stores: ADR 0066). */
-export function sourceStoresOf(secret: V1Secret): { kind: string; name?: string; label?: string }[] {
+function sourceStoresOf(secret: V1Secret): { kind: string; name?: string; label?: string }[] {
   const exact = secret.metadata?.annotations?.[SOURCE_STORE_ANNOTATION];
   const parsed = (exact ?? '').split(',').map((x) => /^(SecretStore|ClusterSecretStore)\/(.+)$/.exec(x)).filter((m) => !!m);
   if (parsed.length) return parsed.map((m) => ({ kind: m[1]!, name: m[2]! }));

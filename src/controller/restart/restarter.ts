@@ -6,6 +6,8 @@
 //  - a change only queues its namespace; scans run SCANS at a time, each one paged LIST per
 //    workload kind for every change that arrived meanwhile (N Secrets changing at once in one
 //    namespace cost one scan, and a workload using several of them one restart);
+//  - scans, delayed restarts and retries are keys of the controller's one work queue
+//    (`restart/<ns>/` and `<Kind>/<ns>/<name>`, ../runtime/keys.ts): no timer of its own;
 //  - at most one restart per workload per minimum interval: a change inside the interval is
 //    folded into one delayed restart at its end. The last restart is read back from the
 //    workload's own annotation too, so the bound holds across controller restarts;
@@ -17,9 +19,10 @@ import { pagedList } from '../../kube/list.js';
 import { DAEMON_SETS, DEPLOYMENTS, resourcePath, STATEFUL_SETS, type Resource } from '../../kube/paths.js';
 import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
 import type { EventRecorder, Regarding } from '../runtime/events.js';
+import { keyOf, queueKey, type QueueKey } from '../runtime/keys.js';
+import type { Requeue, WorkQueue } from '../runtime/queue.js';
+import type { Schedule } from '../runtime/schedule.js';
 import { RESTARTED_AT_ANNOTATION, restartedAt, restartsFor, type WorkloadLike } from './match.js';
-
-export { dataChanged } from './match.js';
 
 export const DEFAULT_RESTART_MIN_INTERVAL_MS = 60_000;
 /** Namespace scans running at once. */
@@ -27,15 +30,22 @@ const SCANS = 2;
 const ATTEMPTS = 5;
 const RETRY_DELAY_MS = 5_000;
 
-const KINDS: readonly { kind: string; res: Resource }[] = [
+const KINDS = [
   { kind: 'Deployment', res: DEPLOYMENTS }, { kind: 'StatefulSet', res: STATEFUL_SETS }, { kind: 'DaemonSet', res: DAEMON_SETS },
-];
+] as const satisfies readonly { kind: string; res: Resource }[];
+
+/** The queue key of a namespace's scan. */
+const scanKey = (ns: string) => queueKey('restart', ns, '');
 
 export interface RestartOptions {
   rest: KubeRest;
   events: EventRecorder;
   logger: Logger;
   minIntervalMs: number;
+  /** The controller's work queue and its timer heap: scans, delayed restarts and retries
+   *  are its keys, handed back to `handle`. */
+  queue: Pick<WorkQueue, 'add'>;
+  schedule: Pick<Schedule, 'at'>;
   /** Tries of one restart (or of one namespace scan) before it is given up. */
   attempts?: number;
   /** Delay before the first retry; doubles with each. */
@@ -45,15 +55,22 @@ export interface RestartOptions {
 /** Changed Secret name → the ExternalSecret that wrote it (the Events are about it). */
 type Changes = Map<string, Regarding>;
 
+/** Changes of one namespace not scanned yet, and the failed scans they carry. */
+interface Pending {
+  changes: Changes;
+  failures: number;
+}
+
 /** One workload's restart state. */
 interface Slot {
   kind: (typeof KINDS)[number];
   ns: string;
   name: string;
+  key: QueueKey;
   /** When ESI last restarted it (ms). */
   last: number;
-  /** The delayed restart or retry, and the changes it is for. */
-  timer?: NodeJS.Timeout;
+  /** A delayed restart or a retry is scheduled (its key), for the changes in `due`. */
+  scheduled: boolean;
   due: Changes;
   failures: number;
 }
@@ -63,12 +80,13 @@ const distinct = (rs: Iterable<Regarding>) => [...new Map([...rs].map((r) => [`$
 const label = (s: { kind: { kind: string }; name: string }) => `${s.kind.kind} "${s.name}"`;
 
 export class Restarter {
-  private readonly slots = new Map<string, Slot>();
+  private readonly slots = new Map<QueueKey, Slot>();
   /** Namespaces waiting for a scan, with the changes that arrived meanwhile. */
-  private readonly waiting = new Map<string, { changes: Changes; failures: number }>();
-  private readonly scanTimers = new Set<NodeJS.Timeout>();
-  /** Namespaces being scanned. */
-  private readonly active = new Set<string>();
+  private readonly waiting = new Map<string, Pending>();
+  /** Failed scans waiting for their retry. */
+  private readonly retrying = new Map<string, Pending>();
+  /** Namespaces given a scan slot: their key is queued or being handled. */
+  private readonly admitted = new Set<string>();
   private stopped = false;
 
   constructor(private readonly o: RestartOptions) {}
@@ -82,46 +100,78 @@ export class Restarter {
     this.pump();
   }
 
+  /** Whether `key` is one of the restarter's (handle it with `handle`). */
+  static owns(key: QueueKey): boolean {
+    const kind = keyOf(key).kind;
+    return kind === 'restart' || KINDS.some((k) => k.kind === kind);
+  }
+
+  /** Runs one of its queue keys: a namespace's scan, or a workload's delayed restart or retry. */
+  async handle(key: QueueKey): Promise<Requeue> {
+    if (this.stopped) return {};
+    const { kind, namespace } = keyOf(key);
+    if (kind === 'restart') return this.scanNext(namespace);
+    const slot = this.slots.get(key);
+    if (!slot) return {};
+    slot.scheduled = false;
+    await this.delayed(slot);
+    return {};
+  }
+
   stop(): void {
     this.stopped = true;
     this.waiting.clear();
-    for (const t of this.scanTimers) clearTimeout(t);
-    for (const s of this.slots.values()) clearTimeout(s.timer);
+    this.retrying.clear();
     this.slots.clear();
   }
 
-  /** Starts scans while fewer than SCANS run; never two of one namespace at once (both
-   *  would find the same workload due and restart it twice). */
+  /** Gives waiting namespaces a scan slot while fewer than SCANS hold one; never two scans
+   *  of one namespace at once (both would find the same workload due and restart it twice). */
   private pump(): void {
-    for (const [ns, w] of this.waiting) {
-      if (this.stopped || this.active.size >= SCANS) return;
-      if (this.active.has(ns)) continue;
-      this.waiting.delete(ns);
-      this.active.add(ns);
-      void this.scan(ns, w.changes).catch((err: unknown) => this.scanFailed(ns, w, err)).finally(() => {
-        this.active.delete(ns);
-        this.pump();
-      });
+    for (const ns of this.waiting.keys()) {
+      if (this.stopped || this.admitted.size >= SCANS) return;
+      if (this.admitted.has(ns)) continue;
+      this.admitted.add(ns);
+      this.o.queue.add(scanKey(ns));
     }
   }
 
-  private scanFailed(ns: string, w: { changes: Changes; failures: number }, err: unknown): void {
+  /** The scan of `ns`, once it holds a slot. A retry coming due joins the changes waiting. */
+  private async scanNext(ns: string): Promise<Requeue> {
+    const retry = this.retrying.get(ns);
+    if (retry) {
+      this.retrying.delete(ns);
+      const now = this.waiting.get(ns) ?? { changes: new Map(), failures: 0 };
+      for (const [k, v] of retry.changes) if (!now.changes.has(k)) now.changes.set(k, v);
+      now.failures = Math.max(now.failures, retry.failures);
+      this.waiting.set(ns, now);
+    }
+    if (!this.admitted.has(ns)) {
+      this.pump();
+      return {};
+    }
+    const w = this.waiting.get(ns);
+    this.waiting.delete(ns);
+    try {
+      if (w) await this.scan(ns, w.changes);
+      return {};
+    } catch (err) {
+      return this.scanFailed(ns, w!, err);
+    } finally {
+      this.admitted.delete(ns);
+      this.pump();
+    }
+  }
+
+  private scanFailed(ns: string, w: Pending, err: unknown): Requeue {
     const failures = w.failures + 1;
     const last = failures >= (this.o.attempts ?? ATTEMPTS);
     const message = `cannot list the workloads of namespace "${ns}" to restart them: ${(err as Error).message}${last ? ' (giving up)' : ' (retrying)'}`;
     this.o.logger.warn({ namespace: ns, secrets: [...w.changes.keys()], err: (err as Error).message }, 'restart on change: list failed');
     for (const es of distinct(w.changes.values())) this.o.events.emit(es, 'Warning', 'RestartFailed', message);
-    if (last || this.stopped) return;
-    const t = setTimeout(() => {
-      this.scanTimers.delete(t);
-      // Changes that arrived meanwhile are already waiting: this retry joins them.
-      const now = this.waiting.get(ns) ?? { changes: new Map(), failures };
-      for (const [k, v] of w.changes) if (!now.changes.has(k)) now.changes.set(k, v);
-      now.failures = Math.max(now.failures, failures);
-      this.waiting.set(ns, now);
-      this.pump();
-    }, this.retryDelay(failures));
-    this.scanTimers.add(t);
+    if (last || this.stopped) return {};
+    this.retrying.set(ns, { changes: w.changes, failures });
+    return { after: this.retryDelay(failures) };
   }
 
   private retryDelay(failures: number): number {
@@ -144,7 +194,7 @@ export class Restarter {
     const ready: Slot[] = [];
     for (const { slot, hits } of found) {
       for (const h of hits) slot.due.set(h, changes.get(h)!);
-      if (slot.timer) continue; // a delayed restart is pending: this change joins it
+      if (slot.scheduled) continue; // a delayed restart is pending: this change joins it
       const wait = slot.last + this.o.minIntervalMs - now;
       if (wait <= 0) ready.push(slot);
       else this.delay(slot, wait, hits);
@@ -153,9 +203,9 @@ export class Restarter {
   }
 
   private slot(kind: Slot['kind'], ns: string, name: string, annotated: number): Slot {
-    const key = `${kind.kind}/${ns}/${name}`;
+    const key = queueKey(kind.kind, ns, name);
     let s = this.slots.get(key);
-    if (!s) this.slots.set(key, (s = { kind, ns, name, last: 0, due: new Map(), failures: 0 }));
+    if (!s) this.slots.set(key, (s = { kind, ns, name, key, last: 0, scheduled: false, due: new Map(), failures: 0 }));
     // A time in the future (written by hand) counts as now: the wait stays within one interval.
     s.last = Math.max(s.last, Math.min(annotated, Date.now()));
     return s;
@@ -165,7 +215,7 @@ export class Restarter {
    *  workloads restarted within the last interval. */
   private prune(): void {
     const now = Date.now();
-    for (const [k, s] of this.slots) if (!s.timer && s.last + this.o.minIntervalMs <= now) this.slots.delete(k);
+    for (const [k, s] of this.slots) if (!s.scheduled && s.last + this.o.minIntervalMs <= now) this.slots.delete(k);
   }
 
   private delay(slot: Slot, ms: number, hits: string[]): void {
@@ -173,14 +223,13 @@ export class Restarter {
     for (const es of distinct(hits.map((h) => slot.due.get(h)!))) {
       this.o.events.emit(es, 'Normal', 'RestartDelayed', `Restart of ${label(slot)} delayed to ${at}: it restarted less than the minimum interval (--restart-min-interval) ago`);
     }
-    this.arm(slot, ms);
+    this.later(slot, ms);
   }
 
-  private arm(slot: Slot, ms: number): void {
-    slot.timer = setTimeout(() => {
-      slot.timer = undefined;
-      void this.delayed(slot);
-    }, ms);
+  /** Runs the workload's key again in `ms` (a delayed restart or a retry). */
+  private later(slot: Slot, ms: number): void {
+    slot.scheduled = true;
+    this.o.schedule.at(slot.key, Date.now() + ms);
   }
 
   /** A delayed restart or a retry: the workload is read again, and restarted only if it
@@ -241,6 +290,6 @@ export class Restarter {
       slot.failures = 0;
       return;
     }
-    this.arm(slot, this.retryDelay(slot.failures));
+    this.later(slot, this.retryDelay(slot.failures));
   }
 }

@@ -65,7 +65,6 @@ export interface ClientCacheOptions {
   loadProvider?: (name: string) => Promise<Provider>;
 }
 
-export { storeId } from '../../stores/id.js';
 
 const b64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
 
@@ -269,6 +268,7 @@ export class ClientCache {
           throw new ProviderError('AuthFailed', id, `cannot request a token for ServiceAccount "${sa.namespace}/${sa.name}" (${(err as Error).message})`);
         }
       }),
+      environmentIdentity: lendsIdentity(store, this.lending()),
       logger: this.opts.logger.child({ store: id, provider: providerName }),
       timeoutMs: this.opts.timeoutMs,
       addresses: this.egressPolicy(store),

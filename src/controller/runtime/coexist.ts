@@ -8,7 +8,7 @@
 import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
 import { CUSTOM_RESOURCE_DEFINITIONS, resourcePath } from '../../kube/paths.js';
 
-export const PROBE_CRD = 'externalsecrets.external-secrets.io';
+const PROBE_CRD = 'externalsecrets.external-secrets.io';
 const ESI_MARK = ['app.kubernetes.io/part-of', 'esi'] as const;
 
 export interface ClaimDecision {

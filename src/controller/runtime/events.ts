@@ -22,9 +22,9 @@ export interface Regarding {
   uid?: string;
 }
 
-export const EVENT_QPS = 20;
-export const EVENT_BURST = 100;
-export const EVENT_QUEUE = 100;
+const EVENT_QPS = 20;
+const EVENT_BURST = 100;
+const EVENT_QUEUE = 100;
 
 export interface EventRecorderOptions {
   /** `source.component` and `reportingComponent` of the Events. */

@@ -14,8 +14,7 @@ import { RestartableInformer } from '../../kube/informer.js';
 import { pagedList, trimObject } from '../../kube/list.js';
 import { CLUSTER_EXTERNAL_SECRETS, CLUSTER_PUSH_SECRETS, CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, GENERATOR_STATES, NAMESPACES, PODS, PUSH_SECRETS, resourcePath, SECRET_STORES, SECRETS, type Resource } from '../../kube/paths.js';
 import type { KubeRest } from '../../kube/rest.js';
-import { DATA_HASH_ANNOTATION, EXTERNAL_SECRET_ANNOTATION, MANAGED_LABEL } from './labels.js';
-import { editedByHand } from '../externalsecret/secret.js';
+import { DATA_HASH_ANNOTATION, EXTERNAL_SECRET_ANNOTATION, MANAGED_LABEL, editedByHand } from './labels.js';
 import { AGENT_CONTAINER, AGENT_INIT_CONTAINER, INJECT_LABEL, PREFIX } from '../../pod-contract/annotations.js';
 
 export type Kind = 'externalsecrets' | 'secretstores' | 'clustersecretstores' | 'namespaces' | 'secrets' | 'pushsecrets'

@@ -1,10 +1,12 @@
 // The work queue's keys, built and read here only: `es/<ns>/<name>` (ExternalSecrets),
 // `ps/<ns>/<name>` (PushSecrets), `ss/<ns>/<name>` (SecretStores), `css/<name>`,
 // `ces/<name>` (ClusterExternalSecrets), `cps/<name>` (ClusterPushSecrets), `gs/<ns>/<name>`
-// (GeneratorStates). Object names
+// (GeneratorStates), `restart/<ns>/` (a namespace's restart-on-change scan) and
+// `Deployment/<ns>/<name>`, `StatefulSet/…`, `DaemonSet/…` (a workload's delayed or retried
+// restart, ../restart/restarter.ts). Object names
 // and namespaces never hold '/' (src/kube/names.ts), so a key reads back unambiguously.
 
-export type KeyKind = 'es' | 'ps' | 'ss' | 'css' | 'ces' | 'cps' | 'gs';
+export type KeyKind = 'es' | 'ps' | 'ss' | 'css' | 'ces' | 'cps' | 'gs' | 'restart' | 'Deployment' | 'StatefulSet' | 'DaemonSet';
 
 /** A key of the work queue (a string: the queue dedupes by it), built by `queueKey`. */
 export type QueueKey = string & { readonly queueKey: unique symbol };
@@ -23,7 +25,7 @@ export function queueKey(kind: KeyKind, namespace: string, name: string): QueueK
 }
 
 /** The object a key names. */
-export function keyOf(key: string): KeyOf {
+export function keyOf(key: QueueKey): KeyOf {
   const [kind, a = '', b = ''] = key.split('/');
   return CLUSTER_SCOPED.has(kind!) ? { kind: kind as KeyKind, namespace: '', name: a } : { kind: kind as KeyKind, namespace: a, name: b };
 }

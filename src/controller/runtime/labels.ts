@@ -1,7 +1,9 @@
 // The labels and annotations ESI puts on the Secrets it manages (docs/controller.md,
 // docs/decisions/0021-managed-secret-metadata.md). Other components read them: the
 // reconciler watches only Secrets carrying MANAGED_LABEL, and PushSecret refuses to push a
-// Secret back to the store named by STORE_KIND_LABEL / STORE_LABEL.
+// Secret back to the store named by STORE_KIND_LABEL / STORE_LABEL. DATA_HASH_ANNOTATION holds
+// contentHash of what ESI wrote, so any reader can tell a hand edit (editedByHand).
+import type { V1Secret } from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
 
 /** `"true"` on every Secret ESI manages; the reconciler's Secret watch selects on it. */
@@ -35,4 +37,21 @@ export function labelValue(name: string): string {
   if (name.length <= 63) return name;
   const hash = createHash('sha256').update(name).digest('hex').slice(0, 8);
   return `${name.slice(0, 54).replace(/[^A-Za-z0-9]+$/, '')}-${hash}`;
+}
+
+/** Hash of the managed content: type and the given keys' values (all keys by default). */
+export function contentHash(type: string, data: Record<string, string>, keys = Object.keys(data)): string {
+  const h = createHash('sha256').update(type).update('\0');
+  for (const k of [...keys].sort()) h.update(k).update('\0').update(data[k] ?? '').update('\0');
+  return h.digest('hex').slice(0, 40);
+}
+
+/** A managed Secret whose content no longer matches its own data-hash was edited by hand. */
+export function editedByHand(cur: V1Secret): boolean {
+  const a = cur.metadata?.annotations ?? {};
+  const hash = a[DATA_HASH_ANNOTATION];
+  if (!hash) return false;
+  const merged = a[MERGED_KEYS_ANNOTATION];
+  const keys = merged !== undefined ? merged.split(',').filter(Boolean) : undefined;
+  return contentHash(cur.type ?? 'Opaque', cur.data ?? {}, keys) !== hash;
 }

@@ -4,21 +4,26 @@
 // dashboards read them; the per-object series keep ESO's names and labels so ESO's alerts
 // and dashboards read them (docs/metrics.md).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Outcome } from '../externalsecret/reconcile.js';
+import { ObjectSeries } from './object-series.js';
 
 export function controllerMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const r = [registry];
-  const perObject = ['name', 'namespace'] as const;
+  // ESO's per-object series: one small record per ExternalSecret, text at scrape time.
+  const objects = new ObjectSeries({
+    calls: { name: 'externalsecret_sync_calls_total', type: 'counter', help: 'Total number of the External Secret sync calls (ESO\'s name).' },
+    errors: { name: 'externalsecret_sync_calls_error', type: 'counter', help: 'Total number of the External Secret sync errors (ESO\'s name).' },
+    condition: {
+      name: 'externalsecret_status_condition', type: 'gauge',
+      help: 'The status condition of a specific External Secret (ESO\'s name: 1 for the status it has, 0 for the other).',
+    },
+  });
   return {
     registry,
-    esSyncCalls: new Counter({ name: 'externalsecret_sync_calls_total', help: 'Total number of the External Secret sync calls (ESO\'s name).', labelNames: perObject, registers: r }),
-    esSyncErrors: new Counter({ name: 'externalsecret_sync_calls_error', help: 'Total number of the External Secret sync errors (ESO\'s name).', labelNames: perObject, registers: r }),
-    esCondition: new Gauge({
-      name: 'externalsecret_status_condition', help: 'The status condition of a specific External Secret (ESO\'s name: 1 for the status it has, 0 for the other).',
-      labelNames: [...perObject, 'condition', 'status'] as const, registers: r,
-    }),
+    objects,
+    /** What /metrics serves: prom-client's families, then the per-object ones. */
+    exposition: { contentType: registry.contentType, metrics: async () => `${await registry.metrics()}\n${objects.text()}` },
     syncs: new Counter({ name: 'esi_controller_syncs_total', help: 'ExternalSecret reconciles, by result and reason.', labelNames: ['result', 'reason'] as const, registers: r }),
     syncDuration: new Histogram({
       name: 'esi_controller_sync_duration_seconds', help: 'Time to reconcile one ExternalSecret.',
@@ -55,31 +60,12 @@ export function controllerMetrics() {
 
 export type ControllerMetrics = ReturnType<typeof controllerMetrics>;
 
-/** The Ready condition a reconcile outcome leaves on its object: true or false as written
- *  to status, 'gone' when the object is deleted or served by another controller, undefined
- *  when the reconcile wrote no status (it waits for a cache or a render slot). */
-export function readyOf(out: Outcome): boolean | 'gone' | undefined {
-  if (out.result === 'synced' || out.result === 'unchanged') return true;
-  if (out.result === 'error') return false;
-  return out.reason === 'Deleted' || out.reason === 'OtherClass' || out.reason === 'ClusterKindNotServed' ? 'gone' : undefined;
-}
-
 /** What one ExternalSecret reconcile says about its object, in ESO's per-object series:
  *  a sync call, an error, the Ready condition as a 1/0 pair (as ESO sets it), or, for an
  *  object that is gone or another controller's, no series at all (a tenant creating and
  *  deleting objects must not grow /metrics without bound). */
 export function recordExternalSecret(m: ControllerMetrics, labels: { namespace: string; name: string }, ready: boolean | 'gone' | undefined, error: boolean): void {
-  if (ready === 'gone') {
-    m.esSyncCalls.remove(labels);
-    m.esSyncErrors.remove(labels);
-    for (const status of ['True', 'False']) m.esCondition.remove({ ...labels, condition: 'Ready', status });
-    return;
-  }
-  m.esSyncCalls.inc(labels);
-  if (error) m.esSyncErrors.inc(labels);
-  if (ready === undefined) return;
-  m.esCondition.set({ ...labels, condition: 'Ready', status: 'True' }, ready ? 1 : 0);
-  m.esCondition.set({ ...labels, condition: 'Ready', status: 'False' }, ready ? 0 : 1);
+  m.objects.record(labels.namespace, labels.name, ready, error);
 }
 
 /** `secrets`, `externalsecrets`, `events`, … from an API path, for the writes metric. */

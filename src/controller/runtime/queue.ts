@@ -4,6 +4,7 @@
 // cap, and rate limiters bound the calls toward the apiserver and each store. It is the one
 // loop that retries, forgets and schedules: reconcilers return a Requeue (or throw, which
 // backs off), as the reconcilers of Kubernetes' sample-controller do; keys: ./keys.ts.
+import type { QueueKey } from './keys.js';
 import type { Schedule } from './schedule.js';
 
 /** What one reconcile asks of the queue. */
@@ -49,38 +50,39 @@ export class TokenBucket {
   }
 }
 
-export interface QueueOptions {
+/** `K`: the keys, QueueKey in the controller (built by keys.ts only). */
+export interface QueueOptions<K extends string = QueueKey> {
   workers: number;
   /** First retry delay and cap of the per-key exponential backoff, in ms. */
   baseDelayMs: number;
   maxDelayMs: number;
   /** Runs the key (queued at `requestedAt`, ms) and says when to run it again (none: a
    *  success, the backoff is cleared); throwing requeues it with backoff. */
-  handle: (key: string, requestedAt: number) => Promise<Requeue | void>;
-  schedule: Schedule;
+  handle: (key: K, requestedAt: number) => Promise<Requeue | void>;
+  schedule: Schedule<K>;
   /** Observers for metrics: time a key waited in the queue, queue depth. */
   onDequeue?: (waitedMs: number) => void;
-  onError?: (key: string, err: unknown) => void;
+  onError?: (key: K, err: unknown) => void;
 }
 
-export class WorkQueue {
-  private readonly fifo: string[] = [];
+export class WorkQueue<K extends string = QueueKey> {
+  private readonly fifo: K[] = [];
   private head = 0;
-  private readonly queued = new Map<string, number>();
-  private readonly processing = new Set<string>();
-  private readonly dirty = new Set<string>();
-  private readonly failures = new Map<string, number>();
+  private readonly queued = new Map<K, number>();
+  private readonly processing = new Set<K>();
+  private readonly dirty = new Set<K>();
+  private readonly failures = new Map<K, number>();
   private waiting: (() => void)[] = [];
   private stopped = false;
   private readonly running: Promise<void>[] = [];
 
-  constructor(private readonly opts: QueueOptions) {}
+  constructor(private readonly opts: QueueOptions<K>) {}
 
   start(): void {
     for (let i = 0; i < this.opts.workers; i++) this.running.push(this.worker());
   }
 
-  add(key: string): void {
+  add(key: K): void {
     if (this.stopped) return;
     if (this.processing.has(key)) {
       this.dirty.add(key);
@@ -93,7 +95,7 @@ export class WorkQueue {
   }
 
   /** Re-adds `key` after its backoff (base · 2^failures, capped). */
-  retry(key: string): number {
+  retry(key: K): number {
     const n = this.failures.get(key) ?? 0;
     this.failures.set(key, n + 1);
     const delay = Math.min(this.opts.maxDelayMs, this.opts.baseDelayMs * 2 ** Math.min(n, 30));
@@ -102,11 +104,11 @@ export class WorkQueue {
   }
 
   /** Clears the backoff of `key` (after a success, or when the object is gone). */
-  forget(key: string): void {
+  forget(key: K): void {
     this.failures.delete(key);
   }
 
-  failuresOf(key: string): number {
+  failuresOf(key: K): number {
     return this.failures.get(key) ?? 0;
   }
 
@@ -127,7 +129,7 @@ export class WorkQueue {
 
   /** The one place a reconcile's result becomes a schedule: the next periodic run first
    *  (it replaces an earlier one), then a retry, which only ever brings the run closer. */
-  private apply(key: string, r: Requeue): void {
+  private apply(key: K, r: Requeue): void {
     if (r.next === 'cancel') this.opts.schedule.cancel(key);
     else if (r.next !== undefined) this.opts.schedule.at(key, r.next);
     if (r.backoff) this.retry(key);
@@ -135,7 +137,7 @@ export class WorkQueue {
     if (r.after !== undefined) this.opts.schedule.sooner(key, r.after);
   }
 
-  private next(): Promise<string | undefined> {
+  private next(): Promise<K | undefined> {
     if (this.stopped) return Promise.resolve(undefined);
     if (this.head < this.fifo.length) {
       const key = this.fifo[this.head++]!;

@@ -2,26 +2,28 @@
 // drained by a single setTimeout armed for the earliest entry. 10 000 ExternalSecrets
 // cost 10 000 heap entries, not 10 000 timers. Rescheduling a key supersedes its earlier
 // entry (stale entries are skipped when they surface: lazy deletion).
+import type { QueueKey } from './keys.js';
 
-interface Entry {
+interface Entry<K> {
   at: number;
-  key: string;
+  key: K;
   seq: number;
 }
 
-export class Schedule {
-  private readonly heap: Entry[] = [];
+/** Keys are the work queue's (`K`, QueueKey in the controller). */
+export class Schedule<K extends string = QueueKey> {
+  private readonly heap: Entry<K>[] = [];
   /** The live sequence number of each key; entries with another seq are stale. */
-  private readonly live = new Map<string, { seq: number; at: number }>();
+  private readonly live = new Map<K, { seq: number; at: number }>();
   private seq = 0;
   private timer: NodeJS.Timeout | undefined;
   private armedFor = Infinity;
   private stopped = false;
 
-  constructor(private readonly fire: (key: string) => void, private readonly now: () => number = Date.now) {}
+  constructor(private readonly fire: (key: K) => void, private readonly now: () => number = Date.now) {}
 
   /** Runs `key` at `at` (ms since epoch); replaces any earlier schedule of the key. */
-  at(key: string, at: number): void {
+  at(key: K, at: number): void {
     if (this.stopped) return;
     const seq = ++this.seq;
     this.live.set(key, { seq, at });
@@ -30,19 +32,19 @@ export class Schedule {
   }
 
   /** Runs `key` after `ms` unless it is already due sooner. */
-  sooner(key: string, ms: number): void {
+  sooner(key: K, ms: number): void {
     const at = this.now() + ms;
     const cur = this.live.get(key);
     if (cur && cur.at <= at) return;
     this.at(key, at);
   }
 
-  cancel(key: string): void {
+  cancel(key: K): void {
     this.live.delete(key);
   }
 
   /** When `key` is due, if scheduled. */
-  due(key: string): number | undefined {
+  due(key: K): number | undefined {
     return this.live.get(key)?.at;
   }
 
@@ -84,7 +86,7 @@ export class Schedule {
     this.arm();
   }
 
-  private push(e: Entry): void {
+  private push(e: Entry<K>): void {
     const h = this.heap;
     h.push(e);
     let i = h.length - 1;
@@ -99,7 +101,7 @@ export class Schedule {
     if (h.length > 1024 && h.length > 4 * this.live.size) this.compact();
   }
 
-  private pop(): Entry | undefined {
+  private pop(): Entry<K> | undefined {
     const h = this.heap;
     const top = h[0];
     const last = h.pop();

@@ -11,6 +11,13 @@
 //   identity role from the ServiceAccount's `eks.amazonaws.com/role-arn` annotation;
 //   the agent cannot read ServiceAccounts, so the store names it in `role`.
 //
+// - no `auth` in the reconciler, when the operator lends the controller its identity
+//   (ctx.environmentIdentity) and the controller runs with EKS Pod Identity
+//   (POD_IDENTITY_ENV): the node agent's credentials, as ESO's default chain finds them;
+//   then `additionalRoles` and `role` are assumed in turn with AssumeRole, as ESO does.
+//   With IRSA instead (IRSA_ENV: the role of the controller's ServiceAccount annotation and
+//   its token file), that role is taken with AssumeRoleWithWebIdentity first, the same way.
+//
 // The STS client is imported only when a role is assumed. Temporary credentials are
 // cached and refreshed before they expire; the token is re-read on every refresh
 // (the kubelet rotates it).
@@ -27,7 +34,8 @@ import {
   type AwsCredentialIdentity,
   type AwsCredentialIdentityProvider,
 } from './sdk.js';
-import { endpointFromEnv, STS_AUDIENCE, usesWebIdentity } from './spec.js';
+import { readFile } from 'node:fs/promises';
+import { endpointFromEnv, irsaFromEnv, podIdentityFromEnv, ROLE_REQUIRED, STS_AUDIENCE, usesWebIdentity } from './spec.js';
 
 export interface Credentials {
   provider: AwsCredentialIdentityProvider;
@@ -107,6 +115,42 @@ function webIdentityCredentials(s: StsClients, ctx: ProviderContext, spec: AWSPr
   };
 }
 
+/** IRSA: the role EKS's webhook named in the controller's environment, with the token the
+ *  kubelet keeps in the file (re-read at every refresh: it rotates). Neither comes from a store. */
+function irsaCredentials(s: StsClients, ctx: ProviderContext, irsa: { role: string; tokenFile: string }): AwsCredentialIdentityProvider {
+  const client = s.make(noCredentials);
+  return async () => {
+    let token: string;
+    try {
+      token = (await readFile(irsa.tokenFile, 'utf8')).trim();
+    } catch (err) {
+      throw new ProviderError('AuthFailed', ctx.storeId, `IRSA: the web identity token file ${irsa.tokenFile} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, undefined, { cause: err });
+    }
+    const command = new s.sts.AssumeRoleWithWebIdentityCommand({ RoleArn: irsa.role, RoleSessionName: sessionName(ctx.namespace), WebIdentityToken: token });
+    const out = await s.call<StsModule.AssumeRoleWithWebIdentityCommandOutput>(client, `sts:AssumeRoleWithWebIdentity of ${irsa.role} (IRSA)`, command);
+    return fromStsCredentials(out.Credentials);
+  };
+}
+
+/** EKS Pod Identity: the SDK's container credentials from the endpoint and token file the
+ *  operator's environment names (never a store field: the SDK dials only loopback, the
+ *  EKS agent's link-local address or HTTPS). A fresh provider per fetch: the SDK's one
+ *  closes its connection handler after its first answer. */
+async function podIdentityCredentials(ctx: ProviderContext, pi: { uri: string; tokenFile: string }): Promise<AwsCredentialIdentityProvider> {
+  const { fromHttp } = await import('@aws-sdk/credential-provider-http');
+  // The SDK waits `timeout` between its own retries too: none here, the callers retry
+  // with backoff (as every SDK client of this provider, sdk.ts).
+  const timeout = Math.min(ctx.timeoutMs, 5000);
+  return async () => {
+    try {
+      return await fromHttp({ awsContainerCredentialsFullUri: pi.uri, awsContainerAuthorizationTokenFile: pi.tokenFile, timeout, maxRetries: 0 })();
+    } catch (err) {
+      // The SDK's message names the status or the token file, never a credential.
+      throw new ProviderError('AuthFailed', ctx.storeId, `EKS Pod Identity (${pi.uri}): ${(err as Error).message.split('\n')[0]}`, undefined, { cause: err });
+    }
+  };
+}
+
 function assumeRole(store: { s: StsClients; ctx: ProviderContext; spec: AWSProvider }, step: Step, previous: AwsCredentialIdentityProvider): AwsCredentialIdentityProvider {
   const { s, ctx, spec } = store;
   const client = s.make(previous);
@@ -124,25 +168,44 @@ function assumeRole(store: { s: StsClients; ctx: ProviderContext; spec: AWSProvi
   };
 }
 
+/** The controller's own AWS identity, for a store it lends it to that names no `auth`:
+ *  EKS Pod Identity first, else IRSA (ESO's default chain, in the same order). */
+function lentEnvironment(ctx: ProviderContext, spec: AWSProvider): { podIdentity?: { uri: string; tokenFile: string }; irsa?: { role: string; tokenFile: string } } {
+  if (spec.auth || ctx.environmentIdentity !== true) return {};
+  const podIdentity = podIdentityFromEnv();
+  if (podIdentity) return { podIdentity };
+  const irsa = irsaFromEnv();
+  return irsa ? { irsa } : {};
+}
+
+/** The credentials every role step starts from: the lent environment's (Pod Identity, IRSA),
+ *  the pod's web identity of `role`, or the store's static keys. */
+async function firstCredentials(o: {
+  ctx: ProviderContext; spec: AWSProvider; s: StsClients | undefined; webIdentity: boolean;
+  podIdentity: { uri: string; tokenFile: string } | undefined; irsa: { role: string; tokenFile: string } | undefined;
+}): Promise<AwsCredentialIdentityProvider> {
+  if (o.podIdentity) return podIdentityCredentials(o.ctx, o.podIdentity);
+  if (o.irsa) return irsaCredentials(o.s!, o.ctx, o.irsa);
+  if (o.webIdentity) return webIdentityCredentials(o.s!, o.ctx, o.spec);
+  const keys = staticKeys(o.ctx, o.spec);
+  keys.catch(() => undefined);
+  return () => keys;
+}
+
 export async function buildCredentials(ctx: ProviderContext, spec: AWSProvider): Promise<Credentials> {
-  const webIdentity = usesWebIdentity(spec);
+  const { podIdentity, irsa } = lentEnvironment(ctx, spec);
+  const webIdentity = usesWebIdentity(spec) && !podIdentity && !irsa;
   if (webIdentity && !spec.role) {
-    throw new ProviderError('InvalidSpec', ctx.storeId, 'aws.role is required for web identity (the role the pod\'s token is exchanged for)');
+    const pi = ctx.environmentIdentity ? ' (or run the controller with EKS Pod Identity or IRSA, which need no role)' : '';
+    throw new ProviderError('InvalidSpec', ctx.storeId, `${ROLE_REQUIRED}${pi}`);
   }
   if (webIdentity && (spec.externalID || spec.sessionTags?.length || spec.transitiveTagKeys?.length)) {
     ctx.logger.warn('aws.externalID, sessionTags and transitiveTagKeys apply to AssumeRole with static keys; ignored with web identity');
   }
   const steps = roleSteps(spec, webIdentity);
-  const s = webIdentity || steps.length > 0 ? new StsClients(await import('@aws-sdk/client-sts'), ctx, spec) : undefined;
+  const s = webIdentity || podIdentity || irsa || steps.length > 0 ? new StsClients(await import('@aws-sdk/client-sts'), ctx, spec) : undefined;
 
-  let current: AwsCredentialIdentityProvider;
-  if (webIdentity) {
-    current = webIdentityCredentials(s!, ctx, spec);
-  } else {
-    const keys = staticKeys(ctx, spec);
-    keys.catch(() => undefined);
-    current = () => keys;
-  }
+  let current = await firstCredentials({ ctx, spec, s, podIdentity, irsa, webIdentity });
   for (const step of steps) current = assumeRole({ s: s!, ctx, spec }, step, current);
   const provider = s ? cachedCredentials(current) : current;
 

@@ -1,10 +1,11 @@
 // What ESI knows about the `aws` provider without loading an AWS SDK.
 import type { AWSProvider } from '../../api/types.js';
-import { field, References } from '../refs.js';
+import { fieldReferences } from '../fields.js';
+import { field } from '../refs.js';
 import { capabilities } from '../define.js';
 import type { ProviderMeta } from '../types.js';
 import { validatePushMetadata } from './push-metadata.js';
-import { STS_AUDIENCE, usesWebIdentity, validateSpec } from './spec.js';
+import { FIELDS, STS_AUDIENCE, usesWebIdentity, validateSpec } from './spec.js';
 
 export const meta: ProviderMeta = {
   name: 'aws',
@@ -12,17 +13,15 @@ export const meta: ProviderMeta = {
   capabilities: capabilities(['name', 'tags', 'path'], { versions: true, pushProperty: 'path', ownershipMark: true }),
   validateSpec,
   validatePushMetadata,
-  references: (spec) =>
-    new References('aws', spec)
-      .secretKey('auth.secretRef.accessKeyIDSecretRef', 'auth.secretRef.secretAccessKeySecretRef', 'auth.secretRef.sessionTokenSecretRef')
-      .serviceAccount('auth.jwt.serviceAccountRef'),
+  references: (spec) => fieldReferences('aws', FIELDS, spec),
   identity: {
     // Without static keys, ESI assumes the role with the pod's token (STS web identity).
     ambient: (spec) => typeof spec === 'object' && spec !== null && usesWebIdentity(spec as AWSProvider),
     audience: () => STS_AUDIENCE,
   },
-  // Web identity without a serviceAccountRef exchanges the token of whatever runs the client.
+  // Web identity without a serviceAccountRef exchanges the token of whatever runs the client;
+  // in the controller, no auth may use its EKS Pod Identity instead (auth.ts).
   ambientIdentity: (spec) => typeof spec === 'object' && spec !== null && usesWebIdentity(spec as AWSProvider) && field(spec, 'auth.jwt.serviceAccountRef') === undefined
-    ? { field: field(spec, 'auth') ? 'aws.auth.jwt.serviceAccountRef' : 'aws.auth', source: 'the service-account token of the process running the client (STS web identity)', kind: 'token' }
+    ? { field: field(spec, 'auth') ? 'aws.auth.jwt.serviceAccountRef' : 'aws.auth', source: 'the service-account token of the process running the client (STS web identity) or, without auth, its EKS Pod Identity', kind: 'token' }
     : undefined,
 };

@@ -2,7 +2,7 @@
 // settings read from the environment of the process that runs the provider (the agent
 // container, the reconciler). Nothing here does I/O.
 import type { AWSProvider } from '../../api/types.js';
-import { secretKeyProblems, serviceAccountProblems } from '../spec-checks.js';
+import { fieldProblems, type FieldRule } from '../fields.js';
 import { isObject } from '../../json-object.js';
 
 export type AwsService = 'SecretsManager' | 'ParameterStore';
@@ -34,14 +34,38 @@ export function endpointFromEnv(service: keyof typeof ENDPOINT_ENV, env: NodeJS.
   return undefined;
 }
 
+/** EKS Pod Identity, as the EKS Pod Identity webhook sets it in the containers of a pod
+ *  whose ServiceAccount has an association: the node agent's credentials endpoint and the
+ *  projected token it wants (the SDKs' container credentials). Both, or none. */
+export const POD_IDENTITY_ENV = { uri: 'AWS_CONTAINER_CREDENTIALS_FULL_URI', tokenFile: 'AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE' } as const;
+
+export function podIdentityFromEnv(env: NodeJS.ProcessEnv = process.env): { uri: string; tokenFile: string } | undefined {
+  const uri = env[POD_IDENTITY_ENV.uri]?.trim();
+  const tokenFile = env[POD_IDENTITY_ENV.tokenFile]?.trim();
+  return uri && tokenFile ? { uri, tokenFile } : undefined;
+}
+
+/** IRSA: the variables EKS's pod identity webhook sets on a pod whose ServiceAccount has
+ *  the `eks.amazonaws.com/role-arn` annotation (the role, and the projected token's file). */
+export const IRSA_ENV = { role: 'AWS_ROLE_ARN', tokenFile: 'AWS_WEB_IDENTITY_TOKEN_FILE' } as const;
+
+/** The controller's IRSA role and token file, when its environment has both. */
+export function irsaFromEnv(env: NodeJS.ProcessEnv = process.env): { role: string; tokenFile: string } | undefined {
+  const role = env[IRSA_ENV.role]?.trim();
+  const tokenFile = env[IRSA_ENV.tokenFile]?.trim();
+  return role && tokenFile ? { role, tokenFile } : undefined;
+}
 
 const ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]+$/;
 const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
 
-function selectorProblems(v: unknown, path: string, required: boolean): string[] {
-  if (v === undefined) return required ? [`${path} is required`] : [];
-  return secretKeyProblems(path, v);
-}
+/** Every field that references a Secret key or a ServiceAccount. */
+export const FIELDS: readonly FieldRule[] = [
+  { path: 'auth.secretRef.accessKeyIDSecretRef', kind: 'secretKey', required: 'withParent' },
+  { path: 'auth.secretRef.secretAccessKeySecretRef', kind: 'secretKey', required: 'withParent' },
+  { path: 'auth.secretRef.sessionTokenSecretRef', kind: 'secretKey' },
+  { path: 'auth.jwt.serviceAccountRef', kind: 'serviceAccount' },
+];
 
 function roleProblem(v: unknown, path: string): string | undefined {
   if (typeof v !== 'string' || !ROLE_ARN.test(v)) return `${path} must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)`;
@@ -53,17 +77,8 @@ function authProblems(auth: unknown): string[] {
   if (!isObject(auth)) return ['aws.auth must be an object'];
   const problems: string[] = [];
   if (auth.secretRef !== undefined && auth.jwt !== undefined) problems.push('aws.auth must set only one of secretRef and jwt');
-  if (auth.secretRef !== undefined) {
-    if (!isObject(auth.secretRef)) return [...problems, 'aws.auth.secretRef must be an object'];
-    const ref = auth.secretRef;
-    for (const [field, required] of [['accessKeyIDSecretRef', true], ['secretAccessKeySecretRef', true], ['sessionTokenSecretRef', false]] as const) {
-      problems.push(...selectorProblems(ref[field], `aws.auth.secretRef.${field}`, required));
-    }
-  }
+  if (auth.secretRef !== undefined && !isObject(auth.secretRef)) problems.push('aws.auth.secretRef must be an object');
   if (auth.jwt !== undefined && !isObject(auth.jwt)) problems.push('aws.auth.jwt must be an object');
-  else if (isObject(auth.jwt) && auth.jwt.serviceAccountRef !== undefined) {
-    problems.push(...serviceAccountProblems('aws.auth.jwt.serviceAccountRef', auth.jwt.serviceAccountRef));
-  }
   const unknown = Object.keys(auth).filter((k) => k !== 'secretRef' && k !== 'jwt');
   if (unknown.length) problems.push(`aws.auth.${unknown[0]} is not supported by ESI (secretRef or jwt)`);
   return problems;
@@ -110,6 +125,11 @@ function roleChainProblems(p: Record<string, unknown>): string[] {
   return problems;
 }
 
+/** Why a web-identity store needs `role` (static check and client build). */
+export const ROLE_REQUIRED =
+  'aws.role is required for web identity (auth.jwt or no auth): ESI assumes that role with the pod\'s own ' +
+  'service-account token and cannot read the ServiceAccount\'s eks.amazonaws.com/role-arn annotation';
+
 /** Whether the store authenticates with the workload's token (STS web identity). */
 export function usesWebIdentity(p: AWSProvider): boolean {
   return !p.auth || !p.auth.secretRef;
@@ -123,15 +143,14 @@ export function validateSpec(spec: unknown): string[] {
   if (typeof spec.region !== 'string' || spec.region === '') problems.push('aws.region is required');
   else if (!REGION.test(spec.region)) problems.push(`aws.region "${spec.region}" is not an AWS region name (e.g. eu-central-1)`);
   if (spec.prefix !== undefined && typeof spec.prefix !== 'string') problems.push('aws.prefix must be a string');
-  problems.push(...authProblems(spec.auth), ...roleChainProblems(spec), ...secretsManagerProblems(spec.secretsManager));
+  problems.push(...authProblems(spec.auth), ...fieldProblems('aws', FIELDS, spec), ...roleChainProblems(spec), ...secretsManagerProblems(spec.secretsManager));
   if (spec.secretsManager !== undefined && spec.service === 'ParameterStore') {
     problems.push('aws.secretsManager applies to service SecretsManager only');
   }
-  if (problems.length === 0 && usesWebIdentity(spec as unknown as AWSProvider) && !spec.role) {
-    problems.push(
-      'aws.role is required for web identity (auth.jwt or no auth): ESI assumes that role with the pod\'s own ' +
-        'service-account token and cannot read the ServiceAccount\'s eks.amazonaws.com/role-arn annotation',
-    );
+  // Without any `auth`, the controller may use its EKS Pod Identity, where no role is
+  // needed (auth.ts): then `role` is checked when the client is built.
+  if (problems.length === 0 && spec.auth !== undefined && usesWebIdentity(spec as unknown as AWSProvider) && !spec.role) {
+    problems.push(ROLE_REQUIRED);
   }
   return problems;
 }

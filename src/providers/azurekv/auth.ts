@@ -17,7 +17,8 @@ import {
 import type { TlsSettings } from '@azure/core-rest-pipeline';
 import type { AzureKVProvider, SecretKeySelector as ApiSelector } from '../../api/types.js';
 import { ProviderError, type ProviderContext } from '../types.js';
-import { authority, WORKLOAD_IDENTITY_AUDIENCE } from './spec.js';
+import { readFile } from 'node:fs/promises';
+import { authority, ENV, WORKLOAD_IDENTITY_AUDIENCE } from './spec.js';
 
 export interface CredentialOptions {
   tlsOptions?: TlsSettings;
@@ -86,18 +87,37 @@ async function workloadIdentity(ctx: ProviderContext, spec: AzureKVProvider, o: 
       `authType WorkloadIdentity needs the ${!clientId ? 'client id (authSecretRef.clientId or identityId)' : 'tenant id (tenantId or authSecretRef.tenantId)'}`);
   }
   const audience = spec.serviceAccountRef?.audiences?.[0] ?? WORKLOAD_IDENTITY_AUDIENCE;
+  const token = ownTokenFile(ctx, spec, env) ?? (() => ctx.serviceAccountToken(audience));
   // Re-read on every token request: the kubelet rotates the projected token.
   let failure: ProviderError | undefined;
   const assertion = async () => {
     failure = undefined;
     try {
-      return await ctx.serviceAccountToken(audience);
+      return await token();
     } catch (err) {
       if (err instanceof ProviderError) failure = err;
       throw err;
     }
   };
   return new PodTokenCredential(new ClientAssertionCredential(tenantId, clientId, assertion, o), () => failure);
+}
+
+/** The controller's own workload identity as the Azure webhook set it up
+ *  (AZURE_FEDERATED_TOKEN_FILE), for a store the operator lends it to that names no
+ *  ServiceAccount, as ESO reads it; otherwise undefined (a token is requested instead). */
+function ownTokenFile(ctx: ProviderContext, spec: AzureKVProvider, env: NodeJS.ProcessEnv): (() => Promise<string>) | undefined {
+  const file = env[ENV.federatedTokenFile]?.trim();
+  if (!file || spec.serviceAccountRef || ctx.environmentIdentity !== true) return undefined;
+  return async () => {
+    let text: string;
+    try {
+      text = (await readFile(file, 'utf8')).trim();
+    } catch (err) {
+      throw new ProviderError('AuthFailed', ctx.storeId, `${ENV.federatedTokenFile} (${file}) cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    if (!text) throw new ProviderError('AuthFailed', ctx.storeId, `${ENV.federatedTokenFile} (${file}) is empty`);
+    return text;
+  };
 }
 
 /** MSAL rewraps whatever the assertion callback throws into a message-only error; this

@@ -1,9 +1,10 @@
 // What ESI knows about the `azurekv` provider without loading the Azure SDK.
-import { field, References } from '../refs.js';
+import { fieldReferences } from '../fields.js';
+import { field } from '../refs.js';
 import { capabilities } from '../define.js';
 import type { ProviderMeta } from '../types.js';
 import { validatePushMetadata } from './push-metadata.js';
-import { validateSpec, WORKLOAD_IDENTITY_AUDIENCE } from './spec.js';
+import { FIELDS, validateSpec, WORKLOAD_IDENTITY_AUDIENCE } from './spec.js';
 
 export const meta: ProviderMeta = {
   name: 'azurekv',
@@ -11,10 +12,7 @@ export const meta: ProviderMeta = {
   capabilities: capabilities(['name', 'tags'], { versions: true, pushProperty: 'key', ownershipMark: true }),
   validateSpec,
   validatePushMetadata,
-  references: (spec) =>
-    new References('azurekv', spec)
-      .secretKey('authSecretRef.clientId', 'authSecretRef.clientSecret', 'authSecretRef.clientCertificate', 'authSecretRef.tenantId')
-      .serviceAccount('serviceAccountRef'),
+  references: (spec) => fieldReferences('azurekv', FIELDS, spec),
   identity: {
     ambient: (spec) => (spec as { authType?: unknown } | null)?.authType === 'WorkloadIdentity',
     audience: () => WORKLOAD_IDENTITY_AUDIENCE,

@@ -3,7 +3,7 @@
 // `environmentType`, whether a vault host is an Azure Key Vault endpoint, and which
 // operator-level environment variables widen what the provider accepts.
 import type { AzureAuthType, AzureEnvironmentType, AzureKVProvider } from '../../api/types.js';
-import { secretKeyProblems, serviceAccountProblems } from '../spec-checks.js';
+import { fieldProblems, type FieldRule } from '../fields.js';
 import { isObject } from '../../json-object.js';
 
 export const AUTH_TYPES: readonly AzureAuthType[] = ['ServicePrincipal', 'ManagedIdentity', 'WorkloadIdentity'];
@@ -45,6 +45,9 @@ export const ENV = {
   allowedVaultHosts: 'ESI_AZUREKV_ALLOWED_VAULT_HOSTS',
   /** The Azure SDK's own override of the Entra ID authority host. */
   authorityHost: 'AZURE_AUTHORITY_HOST',
+  /** The projected token the Azure workload-identity webhook mounts into a labelled pod
+   *  (with AZURE_CLIENT_ID and AZURE_TENANT_ID): the controller's own federated token. */
+  federatedTokenFile: 'AZURE_FEDERATED_TOKEN_FILE',
 } as const;
 
 
@@ -65,6 +68,12 @@ function vaultUrlProblems(url: unknown): string[] {
 
 type Ref = Record<string, unknown> | undefined;
 
+/** Every field that references a Secret key or a ServiceAccount. */
+export const FIELDS: readonly FieldRule[] = [
+  ...(['clientId', 'clientSecret', 'clientCertificate', 'tenantId'] as const).map((f): FieldRule => ({ path: `authSecretRef.${f}`, kind: 'secretKey' })),
+  { path: 'serviceAccountRef', kind: 'serviceAccount' },
+];
+
 function servicePrincipalProblems(p: Record<string, unknown>, ref: Ref): string[] {
   const problems: string[] = [];
   if (!ref?.clientId) problems.push('azurekv.authSecretRef.clientId is required for authType ServicePrincipal');
@@ -80,9 +89,6 @@ function authProblems(p: Record<string, unknown>, authType: AzureAuthType): stri
   const problems: string[] = [];
   const ref: Ref = isObject(p.authSecretRef) ? p.authSecretRef : undefined;
   if (p.authSecretRef !== undefined && !ref) problems.push('azurekv.authSecretRef must be an object');
-  for (const f of ['clientId', 'clientSecret', 'clientCertificate', 'tenantId'] as const) {
-    if (ref?.[f] !== undefined) problems.push(...secretKeyProblems(`azurekv.authSecretRef.${f}`, ref[f]));
-  }
   if (authType === 'ServicePrincipal') return [...problems, ...servicePrincipalProblems(p, ref)];
   if (ref?.clientSecret || ref?.clientCertificate) {
     problems.push(`azurekv.authSecretRef.clientSecret/clientCertificate are not used with authType ${authType}; remove them`);
@@ -92,7 +98,7 @@ function authProblems(p: Record<string, unknown>, authType: AzureAuthType): stri
 
 export function validateSpec(spec: unknown): string[] {
   if (!isObject(spec)) return ['azurekv must be an object'];
-  const problems = vaultUrlProblems(spec.vaultUrl);
+  const problems = [...vaultUrlProblems(spec.vaultUrl), ...fieldProblems('azurekv', FIELDS, spec)];
   const authType = (spec.authType ?? 'ServicePrincipal') as AzureAuthType;
   if (!AUTH_TYPES.includes(authType)) {
     problems.push(`azurekv.authType must be one of ${AUTH_TYPES.join(', ')}`);
@@ -110,7 +116,6 @@ export function validateSpec(spec: unknown): string[] {
     if (REFUSED_ENVIRONMENTS[env]) problems.push(REFUSED_ENVIRONMENTS[env]!);
     else if (!AUTHORITY_HOSTS[env]) problems.push(`azurekv.environmentType "${String(env)}" is unknown`);
   }
-  if (spec.serviceAccountRef !== undefined) problems.push(...serviceAccountProblems('azurekv.serviceAccountRef', spec.serviceAccountRef));
   return problems;
 }
 

@@ -41,7 +41,9 @@ async function connect(ctx: ProviderContext, spec: GCPSMProvider, overrides: Aut
   }
   // Built in emulator mode too, so a missing or malformed credential still shows.
   const creds = await storeCredentials(ctx, spec, overrides);
-  const opts: ClientOptions = { fallback: false };
+  // A project the store names spares ADC its own lookup, which for a federated identity
+  // asks Cloud Resource Manager and fails without resourcemanager.projects.get.
+  const opts: ClientOptions = { fallback: false, ...(spec.projectID ? { projectId: spec.projectID } : {}) };
   if (emulator) {
     ctx.logger.warn({ endpoint: `${emulator.host}:${emulator.port}` }, `gcpsm: ${EMULATOR_ENV} is set, using a plaintext emulator without credentials`);
     Object.assign(opts, { apiEndpoint: emulator.host, port: emulator.port, sslCreds: credentials.createInsecure(), universeDomain: 'googleapis.com' });

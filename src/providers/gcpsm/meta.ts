@@ -1,9 +1,10 @@
 // What ESI knows about the `gcpsm` provider without loading the Google SDKs.
-import { field, References } from '../refs.js';
+import { fieldReferences } from '../fields.js';
+import { field } from '../refs.js';
 import { capabilities } from '../define.js';
 import type { ProviderMeta } from '../types.js';
 import { validatePushMetadata } from './push-metadata.js';
-import { federationPlan, validateSpec } from './spec.js';
+import { FIELDS, federationPlan, validateSpec } from './spec.js';
 
 export const meta: ProviderMeta = {
   name: 'gcpsm',
@@ -11,10 +12,7 @@ export const meta: ProviderMeta = {
   capabilities: capabilities(['name', 'tags', 'path'], { versions: true, pushProperty: 'path', ownershipMark: true }),
   validateSpec,
   validatePushMetadata,
-  references: (spec) =>
-    new References('gcpsm', spec)
-      .secretKey('auth.secretRef.secretAccessKeySecretRef')
-      .serviceAccount('auth.workloadIdentity.serviceAccountRef'),
+  references: (spec) => fieldReferences('gcpsm', FIELDS, spec),
   identity: {
     // No auth = Application Default Credentials, which on GKE is the pod's identity.
     ambient: (spec) => field(spec, 'auth') === undefined || field(spec, 'auth.workloadIdentity') !== undefined,

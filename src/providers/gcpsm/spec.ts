@@ -1,7 +1,7 @@
 // The gcpsm store spec without I/O or SDKs: validation and the workload identity
 // federation plan (which token the pod presents, for which STS audience).
 import type { GCPWorkloadIdentity } from '../../api/types.js';
-import { secretKeyProblems, serviceAccountProblems } from '../spec-checks.js';
+import { fieldProblems, type FieldRule } from '../fields.js';
 import { isObject } from '../../json-object.js';
 
 /** A workload identity pool provider of IAM (non-GKE clusters federate through one). */
@@ -40,20 +40,26 @@ export function federationPlan(wi: GCPWorkloadIdentity, projectID: string | unde
 
 const optString = (v: unknown): boolean => v === undefined || typeof v === 'string';
 
-function validateAuth(auth: unknown, projectID: unknown): string[] {
+const SERVICE_ACCOUNT: FieldRule = { path: 'auth.workloadIdentity.serviceAccountRef', kind: 'serviceAccount', required: 'withParent' };
+/** Every field that references a Secret key or a ServiceAccount. */
+export const FIELDS: readonly FieldRule[] = [
+  { path: 'auth.secretRef.secretAccessKeySecretRef', kind: 'secretKey', required: 'withParent' },
+  SERVICE_ACCOUNT,
+];
+
+function validateAuth(spec: Record<string, unknown>): string[] {
+  const auth = spec.auth;
   if (auth === undefined) return [];
   if (!isObject(auth)) return ['gcpsm.auth must be an object'];
-  const problems: string[] = [];
-  if (auth.secretRef !== undefined) {
-    const key = isObject(auth.secretRef) ? auth.secretRef.secretAccessKeySecretRef : undefined;
-    problems.push(...secretKeyProblems('gcpsm.auth.secretRef.secretAccessKeySecretRef', key));
-  }
+  const problems = fieldProblems('gcpsm', FIELDS, spec);
+  if (auth.secretRef !== undefined && !isObject(auth.secretRef)) problems.push('gcpsm.auth.secretRef must be an object with secretAccessKeySecretRef');
   const wi = auth.workloadIdentity;
+  const projectID = spec.projectID;
   if (wi !== undefined) {
-    const saProblems = serviceAccountProblems('gcpsm.auth.workloadIdentity.serviceAccountRef', isObject(wi) ? wi.serviceAccountRef : undefined);
-    if (saProblems.length > 0) {
-      problems.push(...saProblems);
-    } else {
+    if (!isObject(wi)) {
+      problems.push('gcpsm.auth.workloadIdentity must be an object with serviceAccountRef');
+    } else if (fieldProblems('gcpsm', [SERVICE_ACCOUNT], spec).length === 0) {
+      // The plan reads the ServiceAccount's audiences: only once the selector is valid.
       const plan = federationPlan(wi as never, typeof projectID === 'string' ? projectID : undefined);
       if (Array.isArray(plan)) problems.push(`gcpsm.auth.workloadIdentity needs ${plan.join(', ')} (or serviceAccountRef.audiences[0] naming an IAM workload identity pool provider)`);
     }
@@ -69,6 +75,6 @@ export function validateSpec(spec: unknown): string[] {
   if (!optString(spec.location) || (typeof spec.location === 'string' && !/^[a-z0-9-]*$/.test(spec.location))) {
     problems.push('gcpsm.location must be a region name such as europe-west1');
   }
-  return [...problems, ...validateAuth(spec.auth, spec.projectID)];
+  return [...problems, ...validateAuth(spec)];
 }
 

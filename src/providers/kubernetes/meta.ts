@@ -1,9 +1,10 @@
 // What ESI knows about the `kubernetes` provider without loading its client.
-import { field, References } from '../refs.js';
+import { fieldReferences } from '../fields.js';
+import { field } from '../refs.js';
 import { capabilities } from '../define.js';
 import { metadataChecker, oneOf, stringMap } from '../push-metadata.js';
 import type { ProviderMeta } from '../types.js';
-import { validateSpec } from './spec.js';
+import { FIELDS, validateSpec } from './spec.js';
 
 export const meta: ProviderMeta = {
   name: 'kubernetes',
@@ -14,11 +15,7 @@ export const meta: ProviderMeta = {
   validatePushMetadata: metadataChecker('kubernetes', { labels: stringMap, annotations: stringMap, targetMergePolicy: oneOf('Merge', 'Replace', 'Ignore') }, {
     sourceMergePolicy: "the provider never sees the source Secret's own labels and annotations",
   }),
-  references: (spec) =>
-    new References('kubernetes', spec)
-      .caProvider('server.caProvider')
-      .secretKey('auth.token.bearerToken', 'auth.cert.clientCert', 'auth.cert.clientKey', 'authRef')
-      .serviceAccount('auth.serviceAccount'),
+  references: (spec) => fieldReferences('kubernetes', FIELDS, spec),
   identity: {
     // No auth (in-cluster) or auth.serviceAccount: the pod's own token.
     ambient: (spec) => field(spec, 'auth') === undefined || field(spec, 'auth.serviceAccount') !== undefined,

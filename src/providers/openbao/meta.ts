@@ -4,10 +4,10 @@
 // rules, references and client, see docs/decisions/0030-openbao-served-by-vault.md). Only
 // the field names differ in messages; fields ESO's openBao kind does not have are refused.
 import { metadataChecker, stringMap } from '../push-metadata.js';
-import { References } from '../refs.js';
+import { fieldReferences } from '../fields.js';
 import type { ProviderMeta } from '../types.js';
 import { meta as vault } from '../vault/meta.js';
-import { validateSpecAs } from '../vault/spec.js';
+import { FIELDS as VAULT_FIELDS, validateSpecAs } from '../vault/spec.js';
 import { isObject } from '../../json-object.js';
 
 export const NAME = 'openBao';
@@ -30,8 +30,6 @@ export const meta: ProviderMeta = {
   validateSpec: (spec) => [...foreignFields(spec), ...validateSpecAs(NAME, spec, ['tokenSecretRef', 'appRole'])],
   // The vault client applies push metadata: the same field, this provider's name in messages.
   validatePushMetadata: metadataChecker(NAME, { customMetadata: stringMap }),
-  references: (spec) =>
-    new References(NAME, spec)
-      .caProvider('caProvider')
-      .secretKey('auth.tokenSecretRef', 'auth.appRole.roleRef', 'auth.appRole.secretRef', 'auth.userPass.secretRef'),
+  // The vault table under this name: fields openBao does not have are refused above.
+  references: (spec) => fieldReferences(NAME, VAULT_FIELDS, spec),
 };

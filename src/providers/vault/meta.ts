@@ -1,9 +1,10 @@
 // What ESI knows about the `vault` provider without loading its client.
-import { field, References } from '../refs.js';
+import { fieldReferences } from '../fields.js';
+import { field } from '../refs.js';
 import { capabilities } from '../define.js';
 import { metadataChecker, stringMap } from '../push-metadata.js';
 import type { ProviderMeta } from '../types.js';
-import { validateSpec } from './spec.js';
+import { FIELDS, validateSpec } from './spec.js';
 
 export const meta: ProviderMeta = {
   name: 'vault',
@@ -14,16 +15,7 @@ export const meta: ProviderMeta = {
   validateSpec,
   // Push metadata: KV v2 custom_metadata (the managed-by mark is always added).
   validatePushMetadata: metadataChecker('vault', { customMetadata: stringMap }),
-  references: (spec) =>
-    new References('vault', spec)
-      .caProvider('caProvider')
-      .secretKey(
-        'auth.tokenSecretRef', 'auth.appRole.roleRef', 'auth.appRole.secretRef', 'auth.kubernetes.secretRef',
-        'auth.jwt.secretRef', 'auth.ldap.secretRef', 'auth.userPass.secretRef', 'auth.cert.clientCert',
-        'auth.cert.secretRef', 'tls.certSecretRef', 'tls.keySecretRef',
-      )
-      .serviceAccount('auth.kubernetes.serviceAccountRef')
-      .serviceAccount('auth.jwt.kubernetesServiceAccountToken.serviceAccountRef', 'auth.jwt.kubernetesServiceAccountToken'),
+  references: (spec) => fieldReferences('vault', FIELDS, spec),
   identity: {
     // Kubernetes auth without a token Secret logs in with the pod's own token.
     ambient: (spec) => field(spec, 'auth.kubernetes') !== undefined && field(spec, 'auth.kubernetes.secretRef') === undefined,

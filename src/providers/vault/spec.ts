@@ -1,7 +1,7 @@
 // Static checks of a `spec.provider.vault` object (ESO v1 field names), without I/O.
 // Every problem names the field and what to fix; a spec with problems gets no client.
 import type { VaultAuth, VaultProvider } from '../../api/types.js';
-import { caBundleProblems, caProviderProblems, secretKeyProblems, serverUrlProblems, serviceAccountProblems } from '../spec-checks.js';
+import { fieldProblems, type FieldRule } from '../fields.js';
 import { isObject } from '../../json-object.js';
 
 /** Auth methods ESI implements, in the order the docs list them. */
@@ -16,20 +16,24 @@ const RESERVED_HEADERS = ['x-vault-token', 'x-vault-namespace', 'x-vault-request
 
 const isNonEmpty = (v: unknown): v is string => typeof v === 'string' && v.trim() !== '';
 
+/** Every field that references a Secret, a ServiceAccount, a CA or the server. */
+export const FIELDS: readonly FieldRule[] = [
+  { path: 'server', kind: 'url', required: 'always', example: 'https://vault.example.com:8200' },
+  { path: 'caBundle', kind: 'caBundle' },
+  { path: 'caProvider', kind: 'caProvider' },
+  { path: 'auth.tokenSecretRef', kind: 'secretKey' },
+  { path: 'auth.appRole.roleRef', kind: 'secretKey' },
+  { path: 'auth.appRole.secretRef', kind: 'secretKey', required: 'withParent' },
+  { path: 'auth.kubernetes.secretRef', kind: 'secretKey' },
+  { path: 'auth.kubernetes.serviceAccountRef', kind: 'serviceAccount' },
+  { path: 'auth.jwt.secretRef', kind: 'secretKey' },
+  { path: 'auth.jwt.kubernetesServiceAccountToken.serviceAccountRef', kind: 'serviceAccount', required: 'withParent', audiencesAt: 'auth.jwt.kubernetesServiceAccountToken' },
+  { path: 'tls.certSecretRef', kind: 'secretKey' },
+  { path: 'tls.keySecretRef', kind: 'secretKey' },
+];
+
 function checkOptionalString(v: unknown, field: string, problems: string[]): void {
   if (v !== undefined && !isNonEmpty(v)) problems.push(`${field} must be a non-empty string when set`);
-}
-
-function checkServer(server: unknown, problems: string[]): void {
-  if (!isNonEmpty(server)) {
-    problems.push('vault.server must be the server URL, e.g. https://vault.example.com:8200');
-    return;
-  }
-  problems.push(...serverUrlProblems('vault.server', server));
-}
-
-function checkCa(p: Partial<VaultProvider>, problems: string[]): void {
-  problems.push(...caBundleProblems('vault.caBundle', p.caBundle), ...caProviderProblems('vault.caProvider', p.caProvider));
 }
 
 function checkAppRole(a: Record<string, unknown>, problems: string[]): void {
@@ -38,15 +42,11 @@ function checkAppRole(a: Record<string, unknown>, problems: string[]): void {
   const hasRef = a.roleRef !== undefined;
   if (hasId === hasRef) problems.push('vault.auth.appRole needs exactly one of roleId or roleRef');
   if (hasId) checkOptionalString(a.roleId, 'vault.auth.appRole.roleId', problems);
-  if (hasRef) problems.push(...secretKeyProblems('vault.auth.appRole.roleRef', a.roleRef));
-  problems.push(...secretKeyProblems('vault.auth.appRole.secretRef', a.secretRef));
 }
 
 function checkKubernetes(k: Record<string, unknown>, problems: string[]): void {
   checkOptionalString(k.mountPath, 'vault.auth.kubernetes.mountPath', problems);
   if (!isNonEmpty(k.role)) problems.push('vault.auth.kubernetes.role must name the Vault role');
-  if (k.secretRef !== undefined) problems.push(...secretKeyProblems('vault.auth.kubernetes.secretRef', k.secretRef));
-  if (k.serviceAccountRef !== undefined) problems.push(...serviceAccountProblems('vault.auth.kubernetes.serviceAccountRef', k.serviceAccountRef));
   if (k.secretRef !== undefined && k.serviceAccountRef !== undefined) {
     problems.push('vault.auth.kubernetes: set secretRef or serviceAccountRef, not both');
   }
@@ -58,11 +58,7 @@ function checkJwt(j: Record<string, unknown>, problems: string[]): void {
   const hasSecret = j.secretRef !== undefined;
   const hasSa = j.kubernetesServiceAccountToken !== undefined;
   if (hasSecret === hasSa) problems.push('vault.auth.jwt needs exactly one of secretRef or kubernetesServiceAccountToken');
-  if (hasSecret) problems.push(...secretKeyProblems('vault.auth.jwt.secretRef', j.secretRef));
-  if (hasSa) {
-    const k = j.kubernetesServiceAccountToken;
-    problems.push(...serviceAccountProblems('vault.auth.jwt.kubernetesServiceAccountToken.serviceAccountRef', isObject(k) ? k.serviceAccountRef : undefined));
-  }
+  if (hasSa && !isObject(j.kubernetesServiceAccountToken)) problems.push('vault.auth.jwt.kubernetesServiceAccountToken must be an object with serviceAccountRef');
 }
 
 /** The one auth method a valid spec sets. */
@@ -82,7 +78,6 @@ function checkAuth(auth: unknown, problems: string[]): void {
   const known = set.filter((k) => (AUTH_METHODS as readonly string[]).includes(k));
   if (known.length === 0 && unsupported.length === 0) problems.push(`vault.auth must set one of ${AUTH_METHODS.join(', ')}`);
   if (known.length > 1) problems.push(`vault.auth must set exactly one method, found ${known.join(', ')}`);
-  if (auth.tokenSecretRef != null) problems.push(...secretKeyProblems('vault.auth.tokenSecretRef', auth.tokenSecretRef));
   const methods = { appRole: checkAppRole, kubernetes: checkKubernetes, jwt: checkJwt } as const;
   for (const [name, check] of Object.entries(methods)) {
     const v = auth[name];
@@ -113,19 +108,15 @@ function checkTls(tls: unknown, problems: string[]): void {
   if ((tls.certSecretRef === undefined) !== (tls.keySecretRef === undefined)) {
     problems.push('vault.tls needs both certSecretRef and keySecretRef for a client certificate');
   }
-  if (tls.certSecretRef !== undefined) problems.push(...secretKeyProblems('vault.tls.certSecretRef', tls.certSecretRef));
-  if (tls.keySecretRef !== undefined) problems.push(...secretKeyProblems('vault.tls.keySecretRef', tls.keySecretRef));
 }
 
 export function validateSpec(spec: unknown): string[] {
   if (!isObject(spec)) return ['vault must be an object'];
   const p = spec as Partial<VaultProvider>;
-  const problems: string[] = [];
-  checkServer(p.server, problems);
+  const problems = fieldProblems('vault', FIELDS, spec);
   checkOptionalString(p.path, 'vault.path', problems);
   if (p.version !== undefined && p.version !== 'v1' && p.version !== 'v2') problems.push(`vault.version must be v1 or v2, got "${String(p.version)}"`);
   checkOptionalString(p.namespace, 'vault.namespace', problems);
-  checkCa(p, problems);
   checkAuth(p.auth, problems);
   checkHeaders(p.headers, problems);
   checkTls(p.tls, problems);

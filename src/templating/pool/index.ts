@@ -1,7 +1,7 @@
 // The render pool as its callers use it (the reconciler: src/controller/): the same inputs and
 // outputs as renderExternalSecretTemplate and transformKeys, asynchronous, per tenant.
 import type { SecretMap } from '../../providers/types.js';
-import { describeTemplates, type RenderedTemplate, type TemplateEngineChoice, type TemplateSources } from '../eso.js';
+import { describeTemplates, untemplated, type RenderedTemplate, type TemplateEngineChoice, type TemplateSources } from '../eso.js';
 import type { ExternalSecretTemplate } from '../../api/types.js';
 import { RenderPool, type RenderPoolOptions } from './pool.js';
 
@@ -21,6 +21,9 @@ export class PooledRenderer {
     data: Record<string, Uint8Array>,
     opts: { metadata: boolean; sources?: TemplateSources },
   ): Promise<RenderedTemplate> {
+    // Nothing to render: no thread (none may have started) and no copy of the values to it.
+    const plain = untemplated(target, data, opts);
+    if (plain) return { ...plain, data: Object.assign(Object.create(null) as Record<string, Uint8Array>, plain.data) };
     const res = await this.pool.run(at, describeTemplates(target.name, target.template), { kind: 'render', target, data: Object.entries(data), opts });
     if (res.kind !== 'render') throw new Error('render pool: unexpected reply');
     const out = Object.create(null) as Record<string, Uint8Array>;

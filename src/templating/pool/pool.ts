@@ -104,7 +104,6 @@ export class RenderPool {
 
   constructor(private readonly o: RenderPoolOptions) {
     this.suspectMs = o.suspectMs ?? 10 * 60_000;
-    for (let i = 0; i < o.workers; i++) this.slots.push(this.spawn());
   }
 
   /** Runs `req` for `key` (an object) of `tenant`; rejects with RenderBusy or RenderFailed. */
@@ -123,6 +122,15 @@ export class RenderPool {
       this.queued++;
       this.dispatch();
     });
+  }
+
+  /** Threads start with the first renders that need them, not with the pool: each holds its
+   *  own heap and Go engine (tens of MiB), and a reconciler whose ExternalSecrets have no
+   *  template never renders here (docs/controller.md, "Memory"). A new thread takes work
+   *  only once its Go engine runs, so no render's deadline pays for the start. */
+  private grow(): void {
+    const free = () => this.slots.filter((s) => !s.dead && !s.job).length; // idle, or starting
+    while (this.queued > free() && this.slots.length < this.o.workers) this.slots.push(this.spawn());
   }
 
   /** Renders waiting for a thread. */
@@ -182,13 +190,14 @@ export class RenderPool {
     for (const slot of this.slots) {
       if (!slot.idle || slot.dead) continue;
       const job = this.take();
-      if (!job) return;
+      if (!job) break;
       slot.idle = false;
       slot.job = job;
       this.running.set(job.tenant, (this.running.get(job.tenant) ?? 0) + 1);
       slot.timer = setTimeout(() => this.kill(slot), this.o.timeoutMs + GRACE_MS);
       slot.worker.postMessage({ ...job.req, id: job.id });
     }
+    this.grow();
   }
 
   /** The next job, round-robin by tenant; a suspect tenant runs one render at a time. */

@@ -10,7 +10,8 @@
 #
 # The Go module proxy reachable from ESI's build machine answers 403 ("This module
 # version is not available") for that module (and for the other Secret Manager
-# emulators on the proxy; none is on PyPI). Then the tests use ESI's own emulator,
+# emulators on the proxy; PyPI's gcplocal 0.1.0 serves no Secret Manager, see
+# docs/providers/gcpsm.md, "Tests"). Then the tests use ESI's own emulator,
 # which gcpsm-emulator.ts serves from the official protos shipped in the
 # @google-cloud/secret-manager npm package; this script checks those are installed and
 # says which one the tests will run. A second run is quick either way.

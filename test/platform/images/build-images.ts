@@ -9,11 +9,14 @@
 //                         agent and the tests' app containers.
 //   esi.local/pause:3.10  the pod sandbox: a static Go program (images/pause/main.go).
 //
-// What differs from the published Dockerfiles (docs/decisions/0018-test-node.md): the
-// Node.js runtime is this machine's `node` binary and the shared libraries it links (glibc,
-// libstdc++) instead of gcr.io/distroless/nodejs22-debian12, so the Node.js major version
-// is the machine's; there is no /etc/ssl CA bundle (Node.js uses its built-in one); the
-// agent uses this same image rather than the pruned Dockerfile.agent one.
+// Same Node.js as the published images: the official binary of NODE_VERSION
+// (test/platform/versions.env, installed by test/platform/install-node.sh), whatever Node.js
+// runs this script. What differs from Dockerfile.webhook (docs/decisions/0018-test-node.md,
+// 0084-release-and-images.md): the shared libraries node links (glibc, libstdc++) are this
+// Debian 12 machine's instead of gcr.io/distroless/cc-debian12's; there is no /etc/ssl CA
+// bundle (Node.js uses its built-in one); PATH is /nodejs/bin; the agent uses this same image
+// rather than the pruned Dockerfile.agent one. test/chart/image-equivalence.test.ts compares
+// the built archive with Dockerfile.webhook's final stage.
 //
 // Archives are cached under ~/.cache/esi/images keyed by a hash of every input, so an
 // unchanged tree reuses them.
@@ -23,7 +26,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, cpSync, createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { cacheDir } from '../binaries.js';
+import { cacheDir, pinned, pinnedNode } from '../binaries.js';
 
 export const ESI_IMAGE = 'esi.local/esi:node';
 export const PAUSE_IMAGE = 'esi.local/pause:3.10';
@@ -72,6 +75,13 @@ function tarLayer(dir: string, out: string): void {
   run('tar', ['--sort=name', '--owner=0', '--group=0', '--numeric-owner', '--mtime=@0', '--format=gnu', '-C', dir, '-cf', out, '.']);
 }
 
+/** The esi image's config: Dockerfile.webhook's final USER, WORKDIR, ENV, ENTRYPOINT and CMD. */
+export const ESI_IMAGE_CONFIG: ImageSpec['config'] = {
+  User: `${UID}:${UID}`, WorkingDir: '/app',
+  Env: ['NODE_ENV=production', 'PATH=/nodejs/bin'],
+  Entrypoint: ['/nodejs/bin/node', '/app/bin/esi.js'], Cmd: ['--help'],
+};
+
 interface ImageSpec {
   name: string;
   layers: string[];
@@ -117,9 +127,9 @@ async function writeOciArchive(spec: ImageSpec, work: string, out: string): Prom
   renameSync(`${out}.tmp`, out);
 }
 
-/** The machine's node binary, the shared libraries it links and a minimal /etc. */
+/** The pinned node binary, the shared libraries it links and a minimal /etc. */
 function runtimeRootfs(dir: string): void {
-  const node = run('sh', ['-c', 'command -v node']).trim();
+  const node = pinnedNode();
   mkdirSync(join(dir, 'nodejs', 'bin'), { recursive: true });
   copyFileSync(node, join(dir, 'nodejs', 'bin', 'node'));
   chmodSync(join(dir, 'nodejs', 'bin', 'node'), 0o755);
@@ -164,7 +174,7 @@ function pruneOld(images: string, prefix: string, keep: string): void {
 }
 
 async function buildEsiImage(images: string): Promise<string> {
-  const nodeVersion = process.version;
+  const nodeVersion = `v${pinned('NODE_VERSION')}`;
   const out = join(images, `esi-${inputHash([nodeVersion])}.tar`);
   if (existsSync(out)) return out;
   const started = Date.now();
@@ -178,15 +188,7 @@ async function buildEsiImage(images: string): Promise<string> {
   appRootfs(app);
   tarLayer(runtime, join(work, 'runtime.tar'));
   tarLayer(app, join(work, 'app.tar'));
-  await writeOciArchive({
-    name: ESI_IMAGE,
-    layers: [join(work, 'runtime.tar'), join(work, 'app.tar')],
-    config: {
-      User: `${UID}:${UID}`, WorkingDir: '/app',
-      Env: ['NODE_ENV=production', 'PATH=/nodejs/bin'],
-      Entrypoint: ['/nodejs/bin/node', '/app/bin/esi.js'], Cmd: ['--help'],
-    },
-  }, work, out);
+  await writeOciArchive({ name: ESI_IMAGE, layers: [join(work, 'runtime.tar'), join(work, 'app.tar')], config: ESI_IMAGE_CONFIG }, work, out);
   rmSync(work, { recursive: true, force: true });
   pruneOld(images, 'esi-', out);
   log(`${ESI_IMAGE} built in ${Math.round((Date.now() - started) / 1000)}s: ${out}`);

@@ -1,0 +1,113 @@
+// The fleet bench's moving parts: a store stand-in that counts reads (HTTP, read by the agents'
+// webhook provider), N real agent processes (`node bin/esi.js agent --root DIR`, as in a
+// container), their files, their RSS, and the channel files the kubelet would project.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AgentConfig } from '../../src/agent-config/types.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const BIN = join(ROOT, 'bin', 'esi.js');
+export const OUT_DIR = '/var/run/secrets/esi';
+export const CHANNEL = '/var/run/esi/channel';
+
+export interface StandIn {
+  url: string;
+  /** Epoch ms of every read, in order. */
+  reads: number[];
+  set(key: string, value: string): void;
+  close(): Promise<void>;
+}
+
+export async function startStandIn(): Promise<StandIn> {
+  const values = new Map<string, string>();
+  const reads: number[] = [];
+  const server = createServer((req, res) => {
+    const key = decodeURIComponent(new URL(req.url!, 'http://x').pathname.slice('/s/'.length));
+    reads.push(Date.now());
+    const value = values.get(key);
+    res.writeHead(value === undefined ? 404 : 200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(value === undefined ? {} : { value }));
+  });
+  server.keepAliveTimeout = 120_000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`, reads, set: (k, v) => values.set(k, v),
+    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}
+
+export interface Agent {
+  index: number;
+  root: string;
+  proc: ChildProcess;
+}
+
+/** Keys an agent reads: the key every pod shares, and one of `groups` smaller ones. */
+export const keysOf = (i: number, groups: number) => ['shared', `group-${i % groups}`];
+
+export function agentConfig(i: number, o: { url: string; refreshSeconds: number; groups: number }): AgentConfig {
+  const store = 'SecretStore/fleet/standin';
+  return {
+    version: 1, mode: 'native-sidecar', pod: { namespace: 'fleet', name: `pod-${i}`, serviceAccountName: 'default' },
+    outputDir: OUT_DIR, fileMode: 0o440, refreshSeconds: o.refreshSeconds, port: 0, channelDir: CHANNEL,
+    stores: { [store]: { kind: 'SecretStore', name: 'standin', provider: { webhook: { url: `${o.url}/s/{{ .remoteRef.key }}`, result: { jsonPath: '$.value' } } } } },
+    secrets: [{ name: 'app', store, dataFrom: [], data: keysOf(i, o.groups).map((k) => ({ secretKey: k, remoteRef: { key: k } })) }],
+    templates: [],
+  };
+}
+
+export async function startAgent(dir: string, i: number, config: AgentConfig): Promise<Agent> {
+  const root = join(dir, `pod-${i}`);
+  await mkdir(join(root, CHANNEL), { recursive: true });
+  await writeFile(join(root, 'config.json'), JSON.stringify(config));
+  const proc = spawn(process.execPath, [BIN, 'agent', '--root', root, '--config-file', join(root, 'config.json')], {
+    stdio: ['ignore', 'ignore', 'ignore'], env: { ...process.env, ESI_LOG_LEVEL: 'warn' },
+  });
+  return { index: i, root, proc };
+}
+
+/** The content of an agent's file, or undefined. */
+export async function fileOf(a: Agent, key: string): Promise<string | undefined> {
+  return readFile(join(a.root, OUT_DIR, 'app', key), 'utf8').catch(() => undefined);
+}
+
+/** As the kubelet projects the pod's annotations: the whole file by rename. */
+export async function project(a: Agent, file: 'refresh-floor' | 'change-generation', value: string): Promise<void> {
+  const tmp = join(a.root, CHANNEL, `.${file}.tmp`);
+  await writeFile(tmp, value);
+  await rename(tmp, join(a.root, CHANNEL, file));
+}
+
+/** Resident memory of the agents, bytes. */
+export function rssOf(agents: readonly Agent[]): number {
+  let sum = 0;
+  for (const a of agents) {
+    try {
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${a.proc.pid}/status`, 'utf8'));
+      sum += Number(m?.[1] ?? 0) * 1024;
+    } catch {
+      // exited
+    }
+  }
+  return sum;
+}
+
+/** Polls every agent's file until each shows `value`; returns each one's delay from `since`. */
+export async function arrival(agents: readonly Agent[], key: string, value: string, since: number, timeoutMs: number): Promise<number[]> {
+  const seen = new Map<number, number>();
+  const deadline = Date.now() + timeoutMs;
+  while (seen.size < agents.length && Date.now() < deadline) {
+    await Promise.all(agents.filter((a) => !seen.has(a.index)).map(async (a) => {
+      if ((await fileOf(a, key)) === value) seen.set(a.index, Date.now() - since);
+    }));
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  if (seen.size < agents.length) throw new Error(`${agents.length - seen.size} agents never showed the new value within ${timeoutMs} ms`);
+  return [...seen.values()].sort((a, b) => a - b);
+}
+
+export const quantile = (sorted: readonly number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;

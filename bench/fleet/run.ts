@@ -1,0 +1,159 @@
+// `npm run bench:fleet`: N injected agents as real processes (`node bin/esi.js agent`, default
+// 200) against a store stand-in that counts reads (agents.ts), with the controller's real
+// fleet decisions (src/controller/fleet/fleet.ts) in this process. The pod cache and the
+// source watch are emulated: the Fleet sees N injected pods and the stand-in as the
+// Kubernetes-provider store it stands for; each pod patch it makes is counted as one apiserver
+// write and lands in that agent's channel files the way the kubelet projects them (the
+// kubelet's own hop, 0.2 s at p50 on the test node, is measured by
+// test/node/channel-latency.test.ts and added in the model). Side by side in one run:
+//  1. store reads/s with each pod polling at its own interval;
+//  2. a change → the new file in all N pods, polling only;
+//  3. with a read budget on the store: the floors the Fleet writes, then reads/s;
+//  4. a change → the new file in all N pods through change generations;
+// the agents' total RSS, and the model (model.ts) checked against the measured points.
+// Results: BENCHMARKS.md "Fleet" (with the machine and load); `--no-write` prints only.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { AnySecretStore, ExternalSecret } from '../../src/api/types.js';
+import { Fleet } from '../../src/controller/fleet/fleet.js';
+import { CHANGE_NOTIFICATIONS_ANNOTATION, READ_BUDGET_ANNOTATION } from '../../src/controller/fleet/reads.js';
+import { machineInfo, machineMarkdown } from '../lib/machine.js';
+import { markdownTable, writeSection } from '../lib/markdown.js';
+import { agentConfig, arrival, fileOf, keysOf, project, quantile, rssOf, startAgent, startStandIn, type Agent } from './agents.js';
+import { modelRows, type Measured } from './model.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const { values: opts } = parseArgs({ options: {
+  agents: { type: 'string', default: '200' }, refresh: { type: 'string', default: '10' }, budget: { type: 'string', default: '600/m' },
+  groups: { type: 'string', default: '20' }, window: { type: 'string', default: '60' }, 'patch-qps': { type: 'string', default: '100' },
+  'no-write': { type: 'boolean' },
+} });
+const N = Number(opts.agents);
+const REFRESH = Number(opts.refresh);
+const GROUPS = Number(opts.groups);
+const WINDOW_S = Number(opts.window);
+const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
+const log = (msg: string) => process.stdout.write(`${new Date().toISOString()} ${msg} (load ${load()})\n`);
+const until = async (what: string, cond: () => Promise<boolean>, ms: number) => {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+};
+
+const standIn = await startStandIn();
+const dir = await mkdtemp(join(tmpdir(), 'esi-fleet-'));
+const agents: Agent[] = [];
+const cleanup = async () => {
+  for (const a of agents) a.proc.kill('SIGTERM');
+  await standIn.close();
+  await rm(dir, { recursive: true, force: true });
+};
+process.on('SIGINT', () => void cleanup().then(() => process.exit(130)));
+
+/** Reads/s the stand-in counted over the last `seconds`, from `now`. */
+async function readRate(seconds: number): Promise<number> {
+  const from = Date.now();
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  return standIn.reads.filter((t) => t >= from).length / seconds;
+}
+
+try {
+  standIn.set('shared', 'v1');
+  for (let g = 0; g < GROUPS; g++) standIn.set(`group-${g}`, `g${g}-v1`);
+  log(`starting ${N} agents (refresh ${REFRESH}s)`);
+  for (let i = 0; i < N; i++) agents.push(await startAgent(dir, i, agentConfig(i, { url: standIn.url, refreshSeconds: REFRESH, groups: GROUPS })));
+  await until('every first render', async () => (await Promise.all(agents.map((a) => fileOf(a, 'shared')))).every((v) => v === 'v1'), 600_000);
+  const rss = rssOf(agents);
+  log(`all rendered; RSS ${(rss / 2 ** 20).toFixed(0)} MiB`);
+
+  // 1. polling at the own interval (after one full period, so start-up reads are out).
+  await new Promise((r) => setTimeout(r, REFRESH * 1000));
+  const pollingRate = await readRate(WINDOW_S);
+  log(`polling: ${pollingRate.toFixed(2)} reads/s`);
+
+  // 2. a change, polling only.
+  let t0 = Date.now();
+  standIn.set('shared', 'v2');
+  const polled = await arrival(agents, 'shared', 'v2', t0, REFRESH * 3000);
+  log(`change by polling: p50 ${quantile(polled, 0.5)} ms, p99 ${quantile(polled, 0.99)} ms`);
+
+  // 3. the budget, through the real fleet decisions.
+  let writes = 0;
+  const versions = new Map([['shared', '1'], ...Array.from({ length: GROUPS }, (_, g) => [`group-${g}`, '1'] as [string, string])]);
+  const store = {
+    apiVersion: 'external-secrets.io/v1', kind: 'SecretStore',
+    metadata: { name: 'standin', namespace: 'fleet', annotations: { [READ_BUDGET_ANNOTATION]: opts.budget!, [CHANGE_NOTIFICATIONS_ANNOTATION]: 'true' } },
+    spec: { provider: { kubernetes: { remoteNamespace: 'fleet' } } },
+  } as unknown as AnySecretStore;
+  const es = (i: number) => ({ metadata: { name: 'app', namespace: 'fleet' }, spec: { secretStoreRef: { name: 'standin' }, data: keysOf(i, GROUPS).map((k) => ({ secretKey: k, remoteRef: { key: k } })) } }) as unknown as ExternalSecret;
+  const fleet = new Fleet({
+    logger: pino({ level: 'warn' }),
+    // One ExternalSecret per pod stands for the pod's own view (the group key differs by pod).
+    externalSecret: (_ns, name) => es(Number(name.slice('app-'.length))),
+    store: () => store, reconcilerRate: () => 0, sourceVersion: (_ns, name) => versions.get(name),
+    patchPod: async (_ns, name, ann) => {
+      writes++;
+      const a = agents[Number(name.slice('pod-'.length))]!;
+      if (ann['esi.dev/refresh-floor'] !== undefined) await project(a, 'refresh-floor', ann['esi.dev/refresh-floor'] ?? '');
+      if (ann['esi.dev/change-generation']) await project(a, 'change-generation', ann['esi.dev/change-generation']);
+    },
+    patchQps: Number(opts['patch-qps']), debounceMs: 50,
+  });
+  const pod = (i: number): V1Pod => ({ metadata: { namespace: 'fleet', name: `pod-${i}`, annotations: {
+    'esi.dev/injected': 'native-sidecar', 'esi.dev/secrets': `app-${i}`, 'esi.dev/refresh-interval': `${REFRESH}s` } } });
+  for (let i = 0; i < N; i++) fleet.observePod(pod(i), 'add');
+  fleet.recompute();
+  await until('the floors and first generations written', async () => writes >= N, 120_000);
+  const setupWrites = writes;
+  const floor = (await import('node:fs/promises')).readFile(join(agents[0]!.root, '/var/run/esi/channel/refresh-floor'), 'utf8');
+  const floorText = await floor;
+  log(`budget ${opts.budget}: floor ${floorText}, ${setupWrites} pod writes`);
+  // Let the first generations' fetches and one floor period pass before counting.
+  await new Promise((r) => setTimeout(r, (Number.parseInt(floorText, 10) + 2) * 1000));
+  const budgetRate = await readRate(Math.max(WINDOW_S, 2 * Number.parseInt(floorText, 10)));
+  log(`with the budget: ${budgetRate.toFixed(2)} reads/s`);
+
+  // 4. a change through change generations.
+  writes = 0;
+  t0 = Date.now();
+  standIn.set('shared', 'v3');
+  versions.set('shared', '2');
+  fleet.changed(t0);
+  const notified = await arrival(agents, 'shared', 'v3', t0, 120_000);
+  const changeWrites = writes;
+  log(`change by notification: p50 ${quantile(notified, 0.5)} ms, p99 ${quantile(notified, 0.99)} ms, ${changeWrites} pod writes`);
+  fleet.stop();
+
+  const m: Measured = {
+    agents: N, refreshSeconds: REFRESH, keysPerPod: 2, budgetPerSecond: 0, pollingRate, budgetRate,
+    polledP50: quantile(polled, 0.5), polledP99: quantile(polled, 0.99), notifiedP50: quantile(notified, 0.5), notifiedP99: quantile(notified, 0.99),
+    writesPerChange: changeWrites, patchQps: Number(opts['patch-qps']), rssBytes: rss,
+  };
+  m.budgetPerSecond = (await import('../../src/controller/fleet/budget.js')).parseReadBudget(opts.budget!);
+  const machine = machineInfo();
+  const body = `${machineMarkdown(machine)}
+
+\`npm run bench:fleet -- --agents ${N} --refresh ${REFRESH} --budget ${opts.budget} --patch-qps ${opts['patch-qps']}\`: ${N} agents (each reads 2 keys: one all pods share, one of ${GROUPS} group keys), own refresh ${REFRESH} s; load average at the end ${load()}.
+
+${markdownTable(['', 'polling (own interval)', `read budget ${opts.budget} (floor ${floorText})`], [
+    ['store reads/s', pollingRate.toFixed(2), `${budgetRate.toFixed(2)} (budget ${m.budgetPerSecond.toFixed(2)})`],
+    ['change → new file in all pods, p50 / p99', `${(m.polledP50 / 1000).toFixed(2)} s / ${(m.polledP99 / 1000).toFixed(2)} s`, `${(m.notifiedP50 / 1000).toFixed(2)} s / ${(m.notifiedP99 / 1000).toFixed(2)} s (notifications)`],
+    ['apiserver writes per change', '0', `${changeWrites} (one pod patch per pod mounting the key; ${setupWrites} to set the floors)`],
+    ['agents\' total RSS', `${(rss / 2 ** 20).toFixed(0)} MiB (${(rss / N / 2 ** 20).toFixed(1)} MiB each)`, ''],
+  ])}
+
+The model (bench/fleet/model.ts; docs/fleet.md, "Cost") against the measured points, and extrapolated:
+
+${markdownTable(['pods', 'reads/s polling', 'reads/s with budget', 'change p99 polling', 'change p99 notifications', 'reads/month polling', 'cost/month polling (AWS SM)'], modelRows(m))}
+`;
+  process.stdout.write(`\n${body}\n`);
+  if (!opts['no-write']) writeSection(join(ROOT, 'BENCHMARKS.md'), 'Fleet', body);
+} finally {
+  await cleanup();
+}

@@ -1,0 +1,77 @@
+// What an injected pod reads, from the ExternalSecrets it mounts: remote reads per store and
+// refresh (the agent coalesces identical reads within a cycle, injector/fetch.ts), and, for
+// stores whose changes the controller watches, the source Secrets (docs/fleet.md).
+import type { AnySecretStore, ExternalSecret, SecretStoreRef } from '../../api/types.js';
+import { storeIdOf } from '../../stores/id.js';
+
+/** Reads per second (or minute, hour) the fleet may make of a store: `600/m`. */
+export const READ_BUDGET_ANNOTATION = 'esi.dev/read-budget';
+/** `"true"` on a Kubernetes-provider store: the controller watches its source Secrets' metadata
+ *  (with its own identity, as the operator allowed with --change-notifications). */
+export const CHANGE_NOTIFICATIONS_ANNOTATION = 'esi.dev/change-notifications';
+
+type StoreLookup = (kind: 'SecretStore' | 'ClusterSecretStore', ns: string, name: string) => AnySecretStore | undefined;
+
+export interface Source {
+  namespace: string;
+  /** A Secret name; `*` for every Secret of the namespace (dataFrom.find). */
+  name: string;
+}
+
+function resolve(ns: string, ref: SecretStoreRef | undefined, lookup: StoreLookup): { id: string; store: AnySecretStore } | undefined {
+  if (!ref?.name) return undefined;
+  const kind = ref.kind === 'ClusterSecretStore' ? 'ClusterSecretStore' : 'SecretStore';
+  const store = lookup(kind, ns, ref.name);
+  return store ? { id: storeIdOf(kind, ref.name, kind === 'SecretStore' ? ns : undefined), store } : undefined;
+}
+
+/** Every remote read of the ExternalSecrets, by the store it goes to, with its reads key. */
+function eachRead(ns: string, list: readonly ExternalSecret[], lookup: StoreLookup, fn: (id: string, store: AnySecretStore, read: string, key: string | undefined) => void): void {
+  for (const es of list) {
+    const main = es.spec.secretStoreRef;
+    for (const d of es.spec.data ?? []) {
+      if (d.sourceRef?.generatorRef) continue;
+      const s = resolve(ns, d.sourceRef?.storeRef ?? main, lookup);
+      if (s) fn(s.id, s.store, `get ${d.remoteRef.key} ${d.remoteRef.property ?? ''} ${d.remoteRef.version ?? ''}`, d.remoteRef.key);
+    }
+    for (const [i, d] of (es.spec.dataFrom ?? []).entries()) {
+      const s = d.sourceRef?.generatorRef ? undefined : resolve(ns, d.sourceRef?.storeRef ?? main, lookup);
+      if (!s) continue;
+      if (d.extract) fn(s.id, s.store, `map ${d.extract.key}`, d.extract.key);
+      else fn(s.id, s.store, `find ${es.metadata.name} ${i}`, d.find ? '*' : undefined);
+    }
+  }
+}
+
+/** Store id → the store and the distinct remote reads one refresh of the pod makes of it. */
+export function storeReads(ns: string, list: readonly ExternalSecret[], lookup: StoreLookup): Map<string, { store: AnySecretStore; reads: number }> {
+  const seen = new Map<string, { store: AnySecretStore; keys: Set<string> }>();
+  eachRead(ns, list, lookup, (id, store, read) => {
+    let e = seen.get(id);
+    if (!e) seen.set(id, (e = { store, keys: new Set() }));
+    e.keys.add(read);
+  });
+  return new Map([...seen].map(([id, e]) => [id, { store: e.store, reads: e.keys.size }]));
+}
+
+/** The namespace a Kubernetes-provider store reads, when the controller may watch it: a
+ *  SecretStore only its own namespace (a tenant learns nothing of another's Secrets, not even
+ *  when they change), a ClusterSecretStore (the operator's) any. */
+export function watchedNamespace(store: AnySecretStore, ns: string): string | undefined {
+  if (store.metadata.annotations?.[CHANGE_NOTIFICATIONS_ANNOTATION] !== 'true') return undefined;
+  const spec = (store.spec.provider as { kubernetes?: { remoteNamespace?: string } }).kubernetes;
+  if (!spec) return undefined;
+  const remote = spec.remoteNamespace ?? (store.kind === 'SecretStore' ? store.metadata.namespace! : ns);
+  if (store.kind === 'SecretStore' && remote !== store.metadata.namespace) return undefined;
+  return remote;
+}
+
+/** The source Secrets of the pod's watched stores. */
+export function podSources(ns: string, list: readonly ExternalSecret[], lookup: StoreLookup): Source[] {
+  const out = new Map<string, Source>();
+  eachRead(ns, list, lookup, (_id, store, _read, key) => {
+    const namespace = key ? watchedNamespace(store, ns) : undefined;
+    if (namespace) out.set(`${namespace}/${key}`, { namespace, name: key! });
+  });
+  return [...out.values()];
+}

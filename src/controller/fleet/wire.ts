@@ -1,0 +1,84 @@
+// The fleet's parts put together for the controller: the Fleet decisions (fleet.ts), the
+// source watch (sources.ts), the reconciler's read rate (rate.ts) and their metrics
+// (docs/metrics.md, "Fleet"). The controller calls observePod / changed from its event handler.
+import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { AnySecretStore, ExternalSecret } from '../../api/types.js';
+import type { KubeRest } from '../../kube/rest.js';
+import { PODS, resourcePath } from '../../kube/paths.js';
+import { Fleet } from './fleet.js';
+import { RateMeter } from './rate.js';
+import { SourceWatch } from '../../kube/metadata-watch.js';
+
+export interface FleetSettings {
+  /** Reads per second of stores without esi.dev/read-budget (--default-read-budget). */
+  defaultBudget?: number;
+  /** Pod annotation patches per second (--pod-patch-qps). */
+  patchQps: number;
+  /** Watch the source Secrets of stores annotated esi.dev/change-notifications (--change-notifications). */
+  notifications: boolean;
+}
+
+export interface FleetParts {
+  observePod(pod: V1Pod, verb: 'add' | 'update' | 'delete'): void;
+  changed(): void;
+  reconcilerRead(store: string): void;
+  stop(): void;
+}
+
+export function fleetParts(o: {
+  kc: KubeConfig; rest: KubeRest; logger: Logger; registry: Registry; settings: FleetSettings;
+  externalSecret(ns: string, name: string): ExternalSecret | undefined;
+  store(kind: 'SecretStore' | 'ClusterSecretStore', ns: string, name: string): AnySecretStore | undefined;
+}): FleetParts {
+  const registers = [o.registry];
+  const budget = new Gauge({ name: 'esi_fleet_store_read_budget', help: 'Reads per second the store\'s read budget allows the fleet and the reconciler.', labelNames: ['store'] as const, registers });
+  const planned = new Gauge({ name: 'esi_fleet_store_planned_reads', help: 'Reads per second the injected pods (at their refresh floors) and the reconciler make of the store: the budget in use.', labelNames: ['store'] as const, registers });
+  const floor = new Gauge({ name: 'esi_fleet_store_refresh_floor_seconds', help: 'The refresh floor the store\'s budget sets its pods (0: none needed).', labelNames: ['store'] as const, registers });
+  const pods = new Gauge({ name: 'esi_fleet_store_pods', help: 'Refreshing injected pods reading the store.', labelNames: ['store'] as const, registers });
+  const notifications = new Counter({ name: 'esi_fleet_notifications_total', help: 'Change generations written to pods (each one value-free).', registers });
+  const delay = new Histogram({ name: 'esi_fleet_notification_delay_seconds', help: 'From a source change seen by the controller to the pod annotation written.', buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60], registers });
+  const patches = new Counter({ name: 'esi_fleet_pod_patches_total', help: 'Pod annotation patches (refresh floor, change generation), by result.', labelNames: ['result'] as const, registers });
+  const rates = new RateMeter();
+  const onSource = { changed: (): void => undefined };
+  const sources = o.settings.notifications ? new SourceWatch(o.kc, onSource, o.logger) : undefined;
+  const fleet = new Fleet({
+    logger: o.logger, externalSecret: o.externalSecret, store: o.store,
+    reconcilerRate: (s) => rates.rate(s),
+    patchPod: async (ns, name, annotations) => {
+      await o.rest.patch(resourcePath(PODS, { namespace: ns, name }), { metadata: { annotations } });
+    },
+    sourceVersion: (ns, name) => sources?.version(ns, name),
+    ...(sources ? { watchSources: (ns: ReadonlySet<string>) => sources.watchNamespaces(ns) } : {}),
+    ...(o.settings.defaultBudget !== undefined ? { defaultBudget: o.settings.defaultBudget } : {}),
+    patchQps: o.settings.patchQps,
+    metrics: {
+      planned: (store, p) => {
+        budget.set({ store }, p.budget);
+        planned.set({ store }, p.rate);
+        floor.set({ store }, p.floor);
+        pods.set({ store }, p.pods);
+      },
+      notified: (seconds) => {
+        notifications.inc();
+        delay.observe(seconds);
+      },
+      patched: (ok) => patches.inc({ result: ok ? 'success' : 'failure' }),
+    },
+  });
+  onSource.changed = () => fleet.changed(Date.now());
+  // The reconciler's recent reads change what the budget leaves the pods: decide again now and then.
+  const tick = setInterval(() => fleet.changed(), 30_000);
+  tick.unref();
+  return {
+    observePod: (pod, verb) => fleet.observePod(pod, verb),
+    changed: () => fleet.changed(),
+    reconcilerRead: (s) => rates.add(s),
+    stop: () => {
+      clearInterval(tick);
+      fleet.stop();
+      sources?.stop();
+    },
+  };
+}
