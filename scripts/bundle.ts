@@ -24,6 +24,7 @@ export const EXTERNAL = [
   '@grpc/*',
   'google-auth-library',
   'handlebars',
+  'node-forge',
   'pino',
   // Loaded with import() (injector/metrics.ts): Node gives a CommonJS package's named exports
   // to import(); esbuild's bundled import() would give only its default export.

@@ -1,8 +1,9 @@
 // ESO's pkcs12key, pkcs12keyPass, pkcs12cert and pkcs12certPass rendered by the TypeScript
 // engine against the Go oracle (test/templating/go-oracle/, go-pkcs12 v0.5.0): archives made
 // by the oracle itself (fullPemToPkcs12Pass: go-pkcs12's Modern encoder) and by openssl in
-// its default (PBES2/AES-256, SHA-256 MAC), legacy 3DES/SHA-1, unencrypted-certificate and
-// no-MAC forms; RSA and EC keys; right, wrong and empty passwords; broken archives.
+// its default (PBES2/AES-256, SHA-256 MAC), legacy 3DES/SHA-1, legacy RC2-40 (`-legacy`),
+// unencrypted-certificate and no-MAC forms; RSA and EC keys; right, wrong and empty
+// passwords; broken archives. An archive asking for more iterations than ESI allows is refused.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -44,6 +45,7 @@ t.test('pkcs12key and pkcs12cert read archives as ESO reads them', async (t) => 
     'ssl-plaincert': exported('d', 'ec', CANARY, '-certpbe', 'NONE'),
     'ssl-nomac-nopass': exported('e', 'ec', '', '-nomac', '-certpbe', 'NONE', '-keypbe', 'NONE'),
     'ssl-sha512': exported('f', 'ec', CANARY, '-macalg', 'sha512', '-iter', '3000'),
+    'ssl-legacy-rc2': exported('g', 'rsa', CANARY, '-legacy'),
     garbage: Buffer.from(`${CANARY} not an archive`),
   };
   archives['truncated'] = archives['ssl-rsa-pass']!.subarray(0, 200);
@@ -58,7 +60,7 @@ t.test('pkcs12key and pkcs12cert read archives as ESO reads them', async (t) => 
   const c = compare([{ data, jobs }]);
   t.same(c.diffs, [], 'byte-identical PEM, failure where Go fails');
   t.equal(c.refused, 0, `none refused: ${topReasons(c)}`);
-  t.ok(c.tsOfGoOk >= 14, `${c.tsOfGoOk} decoded, ${c.bothFail} failing as in Go`);
+  t.ok(c.tsOfGoOk >= 16, `${c.tsOfGoOk} decoded, ${c.bothFail} failing as in Go`);
 });
 
 t.test('a failing pkcs12key quotes neither the archive nor the password', async (t) => {
@@ -71,4 +73,12 @@ t.test('a failing pkcs12key quotes neither the archive nor the password', async 
       t.notMatch(String((e as Error).message), CANARY, source);
     }
   }
+});
+
+t.test('an archive asking for more iterations than ESI allows is refused before the work', async (t) => {
+  const { renderGoTemplates } = await import('../../src/templating/go/index.js');
+  const { MAX_ITERATIONS } = await import('../../src/templating/go/eso-pkcs12.js');
+  const p12 = exported('h', 'ec', CANARY, '-iter', String(MAX_ITERATIONS + 1));
+  t.throws(() => renderGoTemplates([{ name: 'p', source: `{{ .p | pkcs12keyPass "${CANARY}" }}` }], { p: p12 }),
+    { message: new RegExp(`pkcs12keyPass of an archive asking for more than ${MAX_ITERATIONS} iterations`) });
 });

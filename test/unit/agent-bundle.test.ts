@@ -20,6 +20,7 @@ t.test("esi agent runs from its own bundle, which loads fewer chunks than the sh
   tt.notMatch(all, /ThreadStream|thread-stream/, "without pino's worker transports");
   tt.notMatch(all, /from\s*"(node:)?worker_threads"/, 'node:worker_threads is not loaded at start');
   tt.match(all, /handlebars\/dist\/handlebars\.min\.js/, 'handlebars stays a lazy require of its minified single file');
+  tt.notMatch(all, /from\s*"node-forge"|import\s*"node-forge"/, 'node-forge is not imported at start: ESO\'s PKCS#12 and certificate helpers require it when called');
   const files = readdirSync(join(BUNDLE, 'agent', 'chunks')).filter((f) => f.endsWith('.mjs'));
   tt.notOk(files.some((f) => readFileSync(join(BUNDLE, 'agent', 'chunks', f), 'utf8').includes('Serves the ESI mutating admission webhook')), 'and holds no webhook code');
 });

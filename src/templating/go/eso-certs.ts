@@ -3,19 +3,19 @@
 // CA that is not self-signed) or root (a CA whose subject and issuer are the same bytes and
 // whose signature verifies with its own key, under Go's CheckSignatureFrom rules: key usage
 // allowing certificate signing when present, no SHA-1 or MD5 signature). node:crypto parses
-// and verifies; der.ts reads the fields Go's decision rests on.
+// and verifies; asn1.ts reads the fields Go's decision rests on.
 import { X509Certificate } from 'node:crypto';
 import { ExecFailure } from './errors.js';
 import type { GoFunc } from './exec.js';
-import { certInfo, type CertInfo } from './der.js';
+import { certInfo, type CertInfo } from './asn1.js';
 import { byteString, derToPem, pemDecode } from './eso-pem.js';
 import { textOrBytes } from './sprig.js';
 import type { Value } from './values.js';
 
-/** The signature algorithms Go verifies (SHA-2 RSA PKCS#1 v1.5, RSA-PSS, SHA-2 ECDSA, Ed25519), OIDs in hex. */
+/** The signature algorithms Go verifies (SHA-2 RSA PKCS#1 v1.5, RSA-PSS, SHA-2 ECDSA, Ed25519). */
 const GO_SIGNATURES = new Set([
-  '2a864886f70d01010b', '2a864886f70d01010c', '2a864886f70d01010d', '2a864886f70d01010a',
-  '2a8648ce3d040302', '2a8648ce3d040303', '2a8648ce3d040304', '2b6570',
+  '1.2.840.113549.1.1.11', '1.2.840.113549.1.1.12', '1.2.840.113549.1.1.13', '1.2.840.113549.1.1.10',
+  '1.2.840.10045.4.3.2', '1.2.840.10045.4.3.3', '1.2.840.10045.4.3.4', '1.3.101.112',
 ]);
 const KEY_USAGE_CERT_SIGN = 1 << 5;
 

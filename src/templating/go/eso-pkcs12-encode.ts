@@ -1,58 +1,84 @@
 // ESO's pemToPkcs12, pemToPkcs12Pass, fullPemToPkcs12 and fullPemToPkcs12Pass
 // (test/templating/go-oracle/pkcs12.go): PEM certificates and a PEM private key as a base64
-// PKCS#12 archive, built as go-pkcs12 v0.5.0's Modern encoder builds it (Modern2023): the
+// PKCS#12 archive in the layout of go-pkcs12 v0.5.0's Modern encoder (Modern2023): the
 // certificates in a PBES2 (PBKDF2-HMAC-SHA-256, 2048 iterations, AES-256-CBC) encrypted
 // SafeContents, the key as a PBES2 shrouded key bag in a plain one, both bags of the leaf
 // marked with the SHA-1 of its DER as localKeyId, an HMAC-SHA-256 MAC (2048 iterations),
-// 16-byte random salts; no password means the empty one. Salts and IVs are random, so the
-// archive differs from Go's byte for byte and is tested by round trip
+// 16-byte random salts; no password means the empty one. node-forge (loaded on first use,
+// src/templating/lazy.ts) encodes the DER, encrypts and derives the MAC key; node:crypto
+// reads the key, whatever its type (forge's key objects are RSA only). Salts and IVs are
+// random, so the archive differs from Go's byte for byte and is tested by round trip
 // (test/templating/go-eso-pkcs12-encode.test.ts).
-import { createCipheriv, createHash, createHmac, createPrivateKey, pbkdf2Sync, randomBytes, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, type KeyObject } from 'node:crypto';
+import { loadForge } from '../lazy.js';
+import { bin, buf, fromDer, type Asn1 } from './asn1.js';
 import { ExecFailure } from './errors.js';
 import type { GoFunc } from './exec.js';
 import { parseCerts } from './eso-certs.js';
-import { bmp, kdf, OID } from './eso-pkcs12.js';
+import { OID } from './eso-pkcs12.js';
 import { byteString, pemDecode } from './eso-pem.js';
 import type { Value } from './values.js';
 
 const ITERATIONS = 2048;
 const SALT = 16;
-const OID_LOCAL_KEY_ID = '2a864886f70d010915';
-const OID_HMAC_SHA256 = '2a864886f70d0209';
-const OID_AES256_CBC = '60864801650304012a';
-const OID_SHA256 = '608648016503040201';
+const DATA = '1.2.840.113549.1.7.1';
+const ENCRYPTED_DATA = '1.2.840.113549.1.7.6';
+const X509_CERT = '1.2.840.113549.1.9.22.1';
+const LOCAL_KEY_ID = '1.2.840.113549.1.9.21';
+const SHA256 = '2.16.840.1.101.3.4.2.1';
 
-export function tlv(tag: number, content: Buffer): Buffer {
-  const n = content.length;
-  const len = n < 0x80 ? Buffer.from([n]) : (() => {
-    const bytes: number[] = [];
-    for (let v = n; v > 0; v = Math.floor(v / 256)) bytes.unshift(v & 0xff);
-    return Buffer.from([0x80 | bytes.length, ...bytes]);
-  })();
-  return Buffer.concat([Buffer.from([tag]), len, content]);
-}
-export const seq = (...xs: Buffer[]) => tlv(0x30, Buffer.concat(xs));
-export const set = (...xs: Buffer[]) => tlv(0x31, Buffer.concat(xs));
-export const oid = (hex: string) => tlv(0x06, Buffer.from(hex, 'hex'));
-export const octets = (b: Buffer) => tlv(0x04, b);
-export const explicit0 = (b: Buffer) => tlv(0xa0, b);
-export function int(n: number): Buffer {
-  let hex = n.toString(16);
-  if (hex.length % 2) hex = `0${hex}`;
-  if (parseInt(hex.slice(0, 2), 16) & 0x80) hex = `00${hex}`;
-  return tlv(0x02, Buffer.from(hex, 'hex'));
+/** DER builders over forge's ASN.1 objects. */
+export function der() {
+  const { asn1 } = loadForge();
+  const { Class, Type } = asn1;
+  const u = (type: number, value: string | Asn1[]) => asn1.create(Class.UNIVERSAL, type, Array.isArray(value), value);
+  return {
+    seq: (...xs: Asn1[]) => u(Type.SEQUENCE, xs),
+    set: (...xs: Asn1[]) => u(Type.SET, xs),
+    oid: (dotted: string) => u(Type.OID, asn1.oidToDer(dotted).getBytes()),
+    octets: (b: Buffer | string) => u(Type.OCTETSTRING, typeof b === 'string' ? b : bin(b)),
+    int: (n: number) => u(Type.INTEGER, asn1.integerToDer(n).getBytes()),
+    bmp: (s: string) => u(Type.BMPSTRING, s),
+    explicit0: (x: Asn1) => asn1.create(Class.CONTEXT_SPECIFIC, 0, true, [x]),
+    implicit0: (bytes: string) => asn1.create(Class.CONTEXT_SPECIFIC, 0, false, bytes),
+  };
 }
 
-/** PBES2 parameters and the ciphertext of `data` (PKCS#7 padding, as go-pkcs12's pbEncrypt). */
-export function pbes2(data: Buffer, pass: string): { alg: Buffer; encrypted: Buffer } {
-  const salt = randomBytes(SALT);
-  const iv = randomBytes(16);
-  const key = pbkdf2Sync(Buffer.from(pass, 'utf8'), salt, ITERATIONS, 32, 'sha256');
-  const c = createCipheriv('aes-256-cbc', key, iv);
-  const encrypted = Buffer.concat([c.update(data), c.final()]);
-  const kdfParams = seq(octets(salt), int(ITERATIONS), seq(oid(OID_HMAC_SHA256)));
-  const alg = seq(oid(OID.pbes2), seq(seq(oid(OID.pbkdf2), kdfParams), seq(oid(OID_AES256_CBC), octets(iv))));
-  return { alg, encrypted };
+/** A certificate bag of `certDer`, with `attributes` (a SET) if any. */
+export function certBag(certDer: Buffer, attributes?: Asn1): Asn1 {
+  const d = der();
+  return d.seq(d.oid(OID.certBag), d.explicit0(d.seq(d.oid(X509_CERT), d.explicit0(d.octets(certDer)))), ...(attributes ? [attributes] : []));
+}
+
+/** `content` PBES2-encrypted as go-pkcs12's Modern encoder does (the password as UTF-8):
+ *  its AlgorithmIdentifier and the ciphertext, as forge's EncryptedPrivateKeyInfo holds them. */
+function pbes2(content: Asn1, pass: string): [Asn1, string] {
+  const forge = loadForge();
+  const enc = forge.pki.encryptPrivateKeyInfo(content, forge.util.encodeUtf8(pass), { algorithm: 'aes256', count: ITERATIONS, saltSize: SALT, prfAlgorithm: 'sha256' });
+  const [alg, data] = enc.value as Asn1[];
+  return [alg!, data!.value as string];
+}
+
+/** An EncryptedData ContentInfo of these bags. */
+export function encryptedSafe(bags: Asn1[], pass: string): Asn1 {
+  const d = der();
+  const [alg, data] = pbes2(d.seq(...bags), pass);
+  return d.seq(d.oid(ENCRYPTED_DATA), d.explicit0(d.seq(d.int(0), d.seq(d.oid(DATA), alg, d.implicit0(data)))));
+}
+
+/** The PFX around these ContentInfos, with its HMAC-SHA-256 MAC, base64. */
+export function pfx(contents: Asn1[], pass: string): string {
+  const forge = loadForge();
+  const d = der();
+  const authSafe = forge.asn1.toDer(d.seq(...contents)).getBytes();
+  const salt = forge.random.getBytesSync(SALT);
+  const key = forge.pkcs12.generateKey(pass, forge.util.createBuffer(salt), 3, ITERATIONS, 32, forge.md.sha256.create());
+  const hmac = forge.hmac.create();
+  hmac.start('sha256', key.getBytes());
+  hmac.update(authSafe);
+  const macData = d.seq(d.seq(d.seq(d.oid(SHA256)), d.octets(hmac.digest().getBytes())), d.octets(salt), d.int(ITERATIONS));
+  const out = d.seq(d.int(3), d.seq(d.oid(DATA), d.explicit0(d.octets(authSafe))), macData);
+  return buf(forge.asn1.toDer(out).getBytes()).toString('base64');
 }
 
 /** The oracle's parseKey: the first PEM block that parses as PKCS#8, PKCS#1 or SEC1. */
@@ -73,25 +99,13 @@ function parseKey(fn: string, input: Value): KeyObject {
 }
 
 function encode(certs: Buffer[], key: KeyObject, pass: string): string {
-  const localKeyId = seq(oid(OID_LOCAL_KEY_ID), set(octets(createHash('sha1').update(certs[0]!).digest())));
-  const certBags = certs.map((der, i) =>
-    seq(oid(OID.certBag), explicit0(seq(oid(OID.x509Cert), explicit0(octets(der)))), ...(i === 0 ? [set(localKeyId)] : [])));
-  const certData = pbes2(seq(...certBags), pass);
-  const certInfo = seq(oid(OID.encryptedData), explicit0(seq(int(0), seq(oid(OID.data), certData.alg, tlv(0x80, certData.encrypted)))));
-  const shrouded = pbes2(key.export({ type: 'pkcs8', format: 'der' }), pass);
-  const keyBag = seq(oid(OID.shroudedKeyBag), explicit0(seq(shrouded.alg, octets(shrouded.encrypted))), set(localKeyId));
-  const keyInfo = seq(oid(OID.data), explicit0(octets(seq(keyBag))));
-  return archive(seq(certInfo, keyInfo), pass);
-}
-
-/** The PFX around an authenticated safe: its HMAC-SHA-256 MAC, base64. */
-export function archive(authSafe: Buffer, pass: string): string {
-  const macSalt = randomBytes(SALT);
-  const macKey = kdf('sha256', bmp(pass), macSalt, { id: 3, iterations: ITERATIONS, size: 32 });
-  const mac = createHmac('sha256', macKey).update(authSafe).digest();
-  const macData = seq(seq(seq(oid(OID_SHA256)), octets(mac)), octets(macSalt), int(ITERATIONS));
-  const pfx = seq(int(3), seq(oid(OID.data), explicit0(octets(authSafe))), macData);
-  return pfx.toString('base64');
+  const d = der();
+  const localKeyId = () => d.seq(d.oid(LOCAL_KEY_ID), d.set(d.octets(createHash('sha1').update(certs[0]!).digest())));
+  const certs0 = encryptedSafe(certs.map((c, i) => certBag(c, i === 0 ? d.set(localKeyId()) : undefined)), pass);
+  const [alg, data] = pbes2(fromDer(key.export({ type: 'pkcs8', format: 'der' })), pass);
+  const keyBag = d.seq(d.oid(OID.shroudedKeyBag), d.explicit0(d.seq(alg, d.octets(data))), d.set(localKeyId()));
+  const keys = d.seq(d.oid(DATA), d.explicit0(d.octets(buf(loadForge().asn1.toDer(d.seq(keyBag)).getBytes()))));
+  return pfx([certs0, keys], pass);
 }
 
 /** The oracle's pemToPkcs12Pass (`full`: fullPemToPkcs12Pass): certificates first, then the key. */
