@@ -1,4 +1,4 @@
-// The "hostile templates" step of `npm run bench:controller` (ADR 0051): the sync
+// The "hostile templates" step of `npm run bench:controller` (ADR 0087): the sync
 // latency of ordinary ExternalSecrets (a changed store value → all their Secrets hold it)
 // without and with 20 ExternalSecrets whose Go template loops, in another namespace, and the
 // slowest /healthz answer meanwhile. Runs against the bench's controller (run.ts), or alone

@@ -223,7 +223,7 @@ async function writeHostile(rows: string[][], machine: ReturnType<typeof machine
 The reconciler (compiled, default \`--render-workers 2 --render-timeout 2s\`) serving 20 ordinary
 ExternalSecrets (a Go template each) in one namespace; the latency is from a change of their
 SecretStore to all 20 Secrets holding the new value. Then 20 ExternalSecrets whose Go template
-loops are created in another namespace and the same is measured (docs/decisions/0051-render-pool.md).
+loops are created in another namespace and the same is measured (docs/decisions/0087-templating-engines.md).
 
 ### Machine
 

@@ -139,7 +139,7 @@ function section(machine: ReturnType<typeof machineInfo>, w: WebhookResults | un
     'docs/decisions/0046-bundled-entry.md, docs/decisions/0047-webhook-admission-cost.md (the webhook\'s CPU profile and young generation),',
     'docs/decisions/0048-agent-cost-against-openbao-agent.md (the agent\'s profiles),',
     'docs/decisions/0049-admission-validation-memo.md, docs/decisions/0050-vault-transport.md (node-vault over node:http(s)),',
-    'docs/decisions/0071-go-templates-in-typescript.md (the Go-template rows: Go templates in a TypeScript engine),',
+    'docs/decisions/0087-templating-engines.md (the Go-template rows: Go templates in a TypeScript engine),',
     'docs/decisions/0075-webhook-loads-what-admission-calls.md and docs/decisions/0076-webhook-optimize-for-size.md (the webhook\'s memory),',
     'docs/decisions/0077-webhook-workers.md (the webhook\'s throughput and CPU per admission), docs/decisions/0078-agent-start.md (the agent\'s start).',
     'For each ratio still outside its budget, these records and docs/performance/ (webhook-memory.md, webhook-throughput.md,',

@@ -54,7 +54,7 @@ export interface ControllerOptions {
   namespaceSelector?: Record<string, string>;
   /** Scoped mode (--watch-namespaces, ADR 0064): only these namespaces, no cluster kinds. */
   watchNamespaces?: readonly string[];
-  /** Threads and per-render deadline of the render pool (docs/decisions/0051-render-pool.md). */
+  /** Threads and per-render deadline of the render pool (src/templating/pool/). */
   renderWorkers: number;
   renderTimeoutMs: number;
   /** Lend the controller's environment identity to ClusterSecretStores (--allow-ambient-identity). */

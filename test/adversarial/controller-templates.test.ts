@@ -1,5 +1,5 @@
 // Template bombs against the reconciler ("Rendering never blocks reconciling";
-// docs/decisions/0051-render-pool.md), on the real apiserver with tenant RBAC: a hostile
+// docs/decisions/0087-templating-engines.md), on the real apiserver with tenant RBAC: a hostile
 // tenant creates 20 ExternalSecrets whose Go template loops and one handlebars bomb, next to
 // a victim tenant's ordinary ExternalSecrets. Asserted as a user sees it: the victim's Secrets
 // are written and follow store changes with their usual latency, /healthz answers all along,

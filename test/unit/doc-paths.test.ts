@@ -6,7 +6,7 @@
 //   behind `./` or `../`) and has a file extension, ends with `/`, has three segments or
 //   stands in backticks (prose such as "the webhook/agent contract" does not count),
 //   resolved from the root or, failing that, from the naming file; an ADR may be named by
-//   its number (`docs/decisions/0015`), a TypeScript module by its `.js` import name;
+//   its number (`docs/decisions/0087`), a TypeScript module by its `.js` import name;
 // - a word with a folder and a file extension (`vault/spec.ts`), which must be the end of
 //   some path in the repository or resolve from the naming file;
 // - an upper-case top-level document name (`BENCHMARKS.md`).

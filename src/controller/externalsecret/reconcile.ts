@@ -40,7 +40,7 @@ export interface EsDeps {
   states?: GeneratorStates;
   rest: KubeRest;
   events: EventRecorder;
-  /** Renders off the main thread (src/templating/pool/, docs/decisions/0051-render-pool.md). */
+  /** Renders off the main thread (src/templating/pool/): a looping template must not stall other tenants. */
   renderer: PooledRenderer;
   logger: Logger;
   jitterMaxMs: number;

@@ -1,4 +1,4 @@
-// The reconciler's render pool (docs/decisions/0051-render-pool.md): Go and handlebars renders
+// The reconciler's render pool (docs/decisions/0087-templating-engines.md): Go and handlebars renders
 // run in a few worker threads (worker.ts), never on the main thread, so a template that loops
 // cannot silence /healthz, the Lease or other ExternalSecrets. Bounded everywhere:
 //  - a deadline per render: past it the thread is terminated (the runaway template with it)

@@ -1,4 +1,4 @@
-// One thread of the reconciler's render pool (pool.ts; docs/decisions/0051-render-pool.md).
+// One thread of the reconciler's render pool (pool.ts; docs/decisions/0087-templating-engines.md).
 // It runs the same render functions as the agent and the webhook (renderExternalSecretTemplate,
 // transformKeys): the pool moves rendering off the main thread, it does not re-implement it.
 // The Go-template engine's deadline and handlebars' budget (handlebars/budget.ts) stop most
