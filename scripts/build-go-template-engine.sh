@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Builds the Go template oracle (test/templating/go-oracle: text/template + Sprig + ESO's
+# Builds the Go template oracle (test/support/templating/go-oracle: text/template + Sprig + ESO's
 # helpers), the reference ESI's TypeScript engine is tested against; it is never shipped
 # (docs/decisions/0087-templating-engines.md). Module versions are pinned by its
 # go.mod/go.sum; the binary is cached under ~/.cache/esi/go-template/<source hash>/, the
-# hash over the oracle's go.mod, go.sum and *.go files (test/templating/go-oracle/locate.ts
+# hash over the oracle's go.mod, go.sum and *.go files (test/support/templating/go-oracle/locate.ts
 # computes the same hash to find it). A second run with unchanged sources does nothing.
 #
 #   scripts/build-go-template-engine.sh          # build if needed, print the directory
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-src="$root/test/templating/go-oracle"
+src="$root/test/support/templating/go-oracle"
 cache=${ESI_CACHE:-$HOME/.cache/esi}
 mkdir -p "$cache/go/mod" "$cache/go/build"
 export GOMODCACHE="$cache/go/mod" GOCACHE="$cache/go/build" GOFLAGS=-mod=readonly GOTOOLCHAIN=${GOTOOLCHAIN:-auto}

@@ -1,6 +1,6 @@
 // `npm run test:unit`: every test file that needs no platform (no control plane, node, store
 // backend or cached Kubernetes binary), run by tap without its `before` hook's control plane
-// (ESI_NO_PLATFORM=1, honoured by test/platform/tap-before.ts; useControlPlane() refuses
+// (ESI_NO_PLATFORM=1, honoured by test/support/platform/tap-before.ts; useControlPlane() refuses
 // under it, so a misjudged file fails instead of starting one). A file needs the platform
 // when its relative imports reach one of PLATFORM: the rule is read from the code, so a new
 // test file is sorted without a list to keep. They still need `npm ci`, and the Go template

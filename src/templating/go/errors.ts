@@ -13,7 +13,7 @@ export class Unsupported extends Error {
   }
 }
 
-/** Go's execution fails here as well (test/templating/go-differential.test.ts holds it);
+/** Go's execution fails here as well (test/src/templating/go/index.differential.test.ts holds it);
  *  the reason is ESI's wording of the failure, not Go's. */
 export class ExecFailure extends Unsupported {
   constructor(reason: string) {

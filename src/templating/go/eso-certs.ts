@@ -1,4 +1,4 @@
-// ESO's filterCertChain (test/templating/go-oracle/pem.go): the certificates of one role in
+// ESO's filterCertChain (test/support/templating/go-oracle/pem.go): the certificates of one role in
 // a PEM chain, as Go's crypto/x509 sees them: leaf (no CA basic constraint), intermediate (a
 // CA that is not self-signed) or root (a CA whose subject and issuer are the same bytes and
 // whose signature verifies with its own key, under Go's CheckSignatureFrom rules: key usage

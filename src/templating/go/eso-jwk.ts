@@ -1,4 +1,4 @@
-// ESO's jwkPublicKeyPem and jwkPrivateKeyPem (test/templating/go-oracle/jwk.go): a JSON Web
+// ESO's jwkPublicKeyPem and jwkPrivateKeyPem (test/support/templating/go-oracle/jwk.go): a JSON Web
 // Key as a PEM PKIX public key ("PUBLIC KEY") or PKCS#8 private key ("PRIVATE KEY"), the
 // encodings Go's x509.MarshalPKIXPublicKey and MarshalPKCS8PrivateKey write. The key's
 // fields are read as Go reads them (json.Unmarshal into strings, field names matched

@@ -1,5 +1,5 @@
 // Go's encoding/pem (the Decode of Go 1.26, the toolchain the oracle is built with, and
-// EncodeToMemory) and ESO's filterPEM on top of it (test/templating/go-oracle/pem.go). Go
+// EncodeToMemory) and ESO's filterPEM on top of it (test/support/templating/go-oracle/pem.go). Go
 // works on bytes: the input is read as its UTF-8 bytes, held here in a 'latin1' string
 // (one character per byte) so that every offset is a byte offset as in Go.
 import { alloc } from './alloc.js';

@@ -1,5 +1,5 @@
 // ESO's pemToPkcs12, pemToPkcs12Pass, fullPemToPkcs12 and fullPemToPkcs12Pass
-// (test/templating/go-oracle/pkcs12.go): PEM certificates and a PEM private key as a base64
+// (test/support/templating/go-oracle/pkcs12.go): PEM certificates and a PEM private key as a base64
 // PKCS#12 archive in the layout of go-pkcs12 v0.5.0's Modern encoder (Modern2023): the
 // certificates in a PBES2 (PBKDF2-HMAC-SHA-256, 2048 iterations, AES-256-CBC) encrypted
 // SafeContents, the key as a PBES2 shrouded key bag in a plain one, both bags of the leaf
@@ -8,7 +8,7 @@
 // src/templating/lazy.ts) encodes the DER, encrypts and derives the MAC key; node:crypto
 // reads the key, whatever its type (forge's key objects are RSA only). Salts and IVs are
 // random, so the archive differs from Go's byte for byte and is tested by round trip
-// (test/templating/go-eso-pkcs12-encode.test.ts).
+// (test/src/templating/go/eso-pkcs12-encode.test.ts).
 import { createHash, createPrivateKey, type KeyObject } from 'node:crypto';
 import { loadForge } from '../lazy.js';
 import { bin, buf, fromDer, type Asn1 } from './asn1.js';

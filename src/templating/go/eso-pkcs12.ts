@@ -1,4 +1,4 @@
-// ESO's pkcs12key, pkcs12keyPass, pkcs12cert and pkcs12certPass (test/templating/go-oracle/
+// ESO's pkcs12key, pkcs12keyPass, pkcs12cert and pkcs12certPass (test/support/templating/go-oracle/
 // pkcs12.go: software.sslmate.com/src/go-pkcs12 v0.5.0's DecodeChain): the private key of a
 // PKCS#12 archive as PEM PKCS#8, or its certificates as PEM (in the archive's order). The
 // archive is read by node-forge's PKCS#12 reader (loaded on first use, src/templating/lazy.ts:

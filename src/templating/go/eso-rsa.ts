@@ -1,4 +1,4 @@
-// ESO's rsaDecrypt (test/templating/go-oracle/eso_helpers.go): RSA-OAEP decryption of raw
+// ESO's rsaDecrypt (test/support/templating/go-oracle/eso_helpers.go): RSA-OAEP decryption of raw
 // ciphertext bytes with a PEM private key (PKCS#8, else PKCS#1), the OAEP and MGF1 hash
 // SHA1, SHA512 or (any other name) SHA256, no label; scheme "None" returns the input. Keys
 // under 1024 bits fail, as Go's crypto/rsa refuses them. Messages never carry the key, the

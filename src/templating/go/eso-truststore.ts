@@ -1,4 +1,4 @@
-// ESO's pemTruststoreToPKCS12 and pemTruststoreToPKCS12Pass (test/templating/go-oracle/
+// ESO's pemTruststoreToPKCS12 and pemTruststoreToPKCS12Pass (test/support/templating/go-oracle/
 // eso_helpers.go): PEM certificates as a base64 PKCS#12 trust store in the layout of go-pkcs12
 // v0.5.0's Modern EncodeTrustStore: one PBES2-encrypted SafeContents of certificate bags,
 // each marked trusted for any extended key usage (Java's trust store attribute) and named by

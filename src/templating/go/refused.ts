@@ -1,7 +1,7 @@
 // The functions of the Go engine's set (Sprig v3.3.0 minus env, expandenv and getHostByName,
 // plus ESO's helpers) that ESI does not render: a template calling one is refused when it is
 // parsed (at admission), with a message naming the function, instead of "not defined" or a
-// guess (docs/decisions/0087-templating-engines.md). test/templating/go-differential.test.ts
+// guess (docs/decisions/0087-templating-engines.md). test/src/templating/go/index.differential.test.ts
 // holds this list to the oracle's set: every Go function is rendered here or listed here.
 // A function moves from this list to the engine with differential coverage.
 

@@ -8,7 +8,7 @@ import type { GoFunc, Param } from './exec.js';
 import { textOrBytes } from './sprig.js';
 import { compareStrings, empty, formatValue, intOf, isAscii, isInt, isNilList, isStringMap, stringMap, type Value } from './values.js';
 
-/** ESI's ceiling on until/untilStep, as the oracle's (test/templating/go-oracle/funcs.go). */
+/** ESI's ceiling on until/untilStep, as the oracle's (test/support/templating/go-oracle/funcs.go). */
 const MAX_LIST_ITEMS = 1_000_000;
 /** uniq compares every pair (reflect.DeepEqual): longer lists are Go's, bounded there. */
 const MAX_UNIQ = 2000;
@@ -157,7 +157,7 @@ export const SPRIG_MORE: Record<string, GoFunc> = {
   fail: f(['s'], (s) => {
     throw new ExecFailure(`error calling fail: ${s as string}`);
   }),
-  // ESO's hexdec (test/templating/go-oracle/eso_helpers.go): Go's hex.DecodeString.
+  // ESO's hexdec (test/support/templating/go-oracle/eso_helpers.go): Go's hex.DecodeString.
   hexdec: f(['s'], (s) => {
     if (!/^(?:[0-9A-Fa-f]{2})*$/.test(s as string)) throw new ExecFailure('error calling hexdec: hexdec: the input is not hexadecimal');
     return textOrBytes(Buffer.from(alloc8(s as string), 'hex'));

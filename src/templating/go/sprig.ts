@@ -1,5 +1,5 @@
 // The Sprig functions (github.com/Masterminds/sprig/v3, v3.3.0, the version the oracle pins
-// in test/templating/go-oracle/go.mod) that this engine renders exactly. Each mirrors
+// in test/support/templating/go-oracle/go.mod) that this engine renders exactly. Each mirrors
 // Sprig's source; where Go works on bytes and JavaScript on UTF-16 (offsets into non-ASCII
 // text, decoded bytes that are not UTF-8) the function refuses with Unsupported. A function
 // of Sprig's set missing here is refused at parse time (refused.ts).
@@ -11,7 +11,7 @@ import { charged, goQuote } from './builtins.js';
 import { toYaml } from './yaml.js';
 import { Bytes, empty, entry, formatValue, fromJsonValue, Int64, intOf, isAscii, isBytes, isInt, stringMap, toJson, type Value } from './values.js';
 
-/** ESI's ceiling on `repeat`, as the oracle's (test/templating/go-oracle/funcs.go). */
+/** ESI's ceiling on `repeat`, as the oracle's (test/support/templating/go-oracle/funcs.go). */
 const MAX_REPEAT_BYTES = 16 << 20;
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;

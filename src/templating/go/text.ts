@@ -1,6 +1,6 @@
 // ESO's Go templates (text/template + Sprig + missingkey=error) rendered in TypeScript, the
 // only engine the product runs (docs/decisions/0087-templating-engines.md). The real Go
-// engine is the tests' oracle: test/templating/go-differential.test.ts holds this engine to
+// engine is the tests' oracle: test/src/templating/go/index.differential.test.ts holds this engine to
 // byte-identical output against it. What the engine cannot render exactly (a function it
 // does not implement, byte-level cases) it refuses with Unsupported, naming the function or
 // the case; index.ts turns that into the template's error.
@@ -76,7 +76,7 @@ function dataOf(data: Record<string, Uint8Array>): Value {
   );
 }
 
-/** The oracle's own redaction of its error text (test/templating/go-oracle/engine.go's
+/** The oracle's own redaction of its error text (test/support/templating/go-oracle/engine.go's
  *  redact: every data value of 3 bytes or more, replaced in turn; here longest first, one of
  *  the orders Go's map iteration may take), so that the messages compare byte for byte. */
 function redactLikeGo(message: string, data: Record<string, Uint8Array>): string {

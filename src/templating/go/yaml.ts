@@ -1,9 +1,9 @@
-// ESO's toYaml (test/templating/go-oracle/yaml.go: sigs.k8s.io/yaml v1.4.0, i.e. JSON, read
+// ESO's toYaml (test/support/templating/go-oracle/yaml.go: sigs.k8s.io/yaml v1.4.0, i.e. JSON, read
 // back by go-yaml v2, written by go-yaml v2 in block style, trailing newline trimmed) for the
 // values whose YAML this engine can show exact: strings of letters, digits and `_ . / -`
 // (values also with inner spaces, on lines go-yaml does not fold; no characters that need
 // go-yaml's quoting rules), integers, bools, null, lists and maps of them. Anything else is refused,
-// naming the case. Held to Go's output by test/templating/go-yaml.test.ts.
+// naming the case. Held to Go's output by test/src/templating/go/yaml.test.ts.
 import { alloc } from './alloc.js';
 import { Unsupported } from './errors.js';
 import { entry, intOf, isInt, isNilList, type Value } from './values.js';
