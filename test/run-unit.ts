@@ -1,6 +1,6 @@
 // `npm run test:unit`: every test file that needs no platform (no control plane, node, store
 // backend or cached Kubernetes binary), run by tap without its `before` hook's control plane
-// (ESI_NO_PLATFORM=1, honoured by test/platform/tap-before.ts; useControlPlane() refuses
+// (ESI_NO_PLATFORM=1, honoured by test/support/platform/tap-before.ts; useControlPlane() refuses
 // under it, so a misjudged file fails instead of starting one). A file needs the platform
 // when its relative imports reach one of PLATFORM: the rule is read from the code, so a new
 // test file is sorted without a list to keep. They still need `npm ci`, and the Go template
@@ -13,8 +13,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 
 const ROOT = join(import.meta.dirname, '..');
-/** Modules that start or locate a platform component (test/platform/). */
-const PLATFORM = /^test\/platform\/(controlPlane|control-plane-process|binaries)\.ts$|^test\/platform\/(node|backends)\//;
+/** Modules that start or locate a platform component (test/support/platform/). */
+const PLATFORM = /^test\/support\/platform\/(controlPlane|control-plane-process|binaries)\.ts$|^test\/support\/platform\/(node|backends)\//;
 const IMPORT = /(?:^|\s)(?:import|export)\s[^'"]*?from\s+['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)|^import\s+['"](\.[^'"]+)['"]/gm;
 
 function imports(file: string): string[] {

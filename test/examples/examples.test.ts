@@ -2,7 +2,7 @@
 // through `esi inject` (the webhook's admission path, offline), and the injected agent
 // container runs (`esi agent --root`, init-only) against the fake store of
 // examples/stores.yaml; the files it writes are what the comments in the examples promise.
-// The example CRD documents are applied to the real apiserver by test/api/crds.test.ts.
+// The example CRD documents are applied to the real apiserver by test/e2e/api/crds.test.ts.
 import t from 'tap';
 import { mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { packageRoot } from '../../src/api/crds.js';
-import { agentContainer, runAgentProcess } from '../helpers/kubelet.js';
-import { esiProcess } from '../helpers/webhook.js';
+import { agentContainer, runAgentProcess } from '../support/kubelet.js';
+import { esiProcess } from '../support/webhook.js';
 
 const EXAMPLES = join(packageRoot(), 'examples');
 const exit = (p: ReturnType<typeof esiProcess>) => new Promise<number | null>((r) => p.child.on('exit', r));
@@ -22,9 +22,9 @@ async function docs(file: string): Promise<{ kind: string; metadata: { name: str
 
 t.test('examples/ holds only what runs here: manifests for the fake store, the pod, the plugin', async (t) => {
   const files = (await readdir(EXAMPLES)).sort();
-  // stores-as-sinks/ (PushSecret producer → consumer) is exercised by test/api/crds.test.ts
+  // stores-as-sinks/ (PushSecret producer → consumer) is exercised by test/e2e/api/crds.test.ts
   // and the reconciler's tests; grpc-plugin/ by the grpc provider tests; generators.yaml by
-  // test/controller/generators.test.ts.
+  // test/e2e/generators/generators.test.ts.
   t.same(files, ['externalsecrets.yaml', 'generators.yaml', 'grpc-plugin', 'pod.yaml', 'pushsecret.yaml', 'stores-as-sinks', 'stores.yaml']);
   const stores = (await docs('stores.yaml')).filter((d) => d.kind.endsWith('SecretStore'));
   t.same(stores.map((s) => s.metadata.name), ['fake']);
