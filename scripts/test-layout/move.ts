@@ -7,6 +7,7 @@
 //   npx tsx scripts/test-layout/move.ts                     # do the move
 //   npx tsx scripts/test-layout/move.ts --text-only a.md …  # rewrite the paths named in these files
 //   npx tsx scripts/test-layout/move.ts --where test/x.ts   # where the layout puts an old path
+//   npx tsx scripts/test-layout/move.ts --map other.tsv …   # the same with another table
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, posix, relative } from 'node:path';
@@ -21,10 +22,10 @@ function git(...args: string[]): string {
 }
 
 /** The rows of moves.tsv: files first-class, folders (ending in /) for what the files leave. */
-function rules(): { files: Map<string, string>; folders: [string, string][] } {
+function rules(table: string): { files: Map<string, string>; folders: [string, string][] } {
   const files = new Map<string, string>();
   const folders: [string, string][] = [];
-  for (const line of readFileSync(join(import.meta.dirname, 'moves.tsv'), 'utf8').split('\n')) {
+  for (const line of readFileSync(table, 'utf8').split('\n')) {
     if (!line.trim() || line.startsWith('#')) continue;
     const [from, to] = line.split('\t');
     if (!from || !to) throw new Error(`moves.tsv: not "old<TAB>new": ${line}`);
@@ -35,7 +36,9 @@ function rules(): { files: Map<string, string>; folders: [string, string][] } {
   return { files, folders };
 }
 
-const RULES = rules();
+const ARGS = process.argv.slice(2);
+const MAP = ARGS[0] === '--map' ? ARGS.splice(0, 2)[1]! : join(import.meta.dirname, 'moves.tsv');
+const RULES = rules(MAP);
 
 /** Where the layout puts a repository path (a file, or a folder's file), or the path itself. */
 export function moved(path: string): string {
@@ -72,28 +75,25 @@ function rewriteTs(text: string, oldFile: string, newFile: string): string {
     });
 }
 
-/** Repository paths (`test/…`) named as words: moved files, with their `.js` import names. */
-function rewriteNames(text: string, pairs: [string, string][]): string {
+/** Repository paths (`test/…`) named as words: moved files and folders, and their `.js` import names. */
+function rewriteNames(text: string): string {
   return text.replace(/(?<![\w./-])test\/[\w./-]*[\w/]/g, (word) => {
-    for (const [from, to] of pairs) {
-      if (word === from) return to;
-      if (from.endsWith('.ts') && word === from.replace(/\.ts$/, '.js')) return to.replace(/\.ts$/, '.js');
-    }
-    return word;
+    const js = word.endsWith('.js') ? moved(word.replace(/\.js$/, '.ts')) : undefined;
+    if (js && js !== word.replace(/\.js$/, '.ts')) return js.replace(/\.ts$/, '.js');
+    return moved(word);
   });
 }
 
 function main(): void {
-  const args = process.argv.slice(2);
+  const args = ARGS;
   if (args[0] === '--where') {
     for (const p of args.slice(1)) console.log(`${p}\t${moved(p)}`);
     return;
   }
   const tracked = git('ls-files').split('\n').filter(Boolean);
   const moves = tracked.map((f) => [f, moved(f)] as [string, string]).filter(([f, to]) => f !== to);
-  const pairs: [string, string][] = [...moves, ...RULES.folders];
   if (args[0] === '--text-only') {
-    for (const f of args.slice(1)) writeFileSync(f, rewriteNames(readFileSync(f, 'utf8'), pairs));
+    for (const f of args.slice(1)) writeFileSync(f, rewriteNames(readFileSync(f, 'utf8')));
     return;
   }
   const movedTo = new Map(moves);
@@ -104,7 +104,7 @@ function main(): void {
     const text = readFileSync(join(ROOT, f), 'utf8');
     const to = movedTo.get(f) ?? f;
     let out = f.endsWith('.ts') ? rewriteTs(text, f, to) : text;
-    if (!LEFT_ALONE.test(f)) out = rewriteNames(out, pairs);
+    if (!LEFT_ALONE.test(f)) out = rewriteNames(out);
     if (out !== text || to !== f) contents.set(to, out);
   }
   // Two steps so that a file may take the path another one leaves.

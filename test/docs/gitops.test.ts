@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { parse } from 'yaml';
-import { generateCa } from '../../../certs/pki.js';
-import { WebhookCaPublisher } from '../../../certs/webhook-ca.js';
-import type { KubeRest } from '../../../src/kube/rest.js';
-import { CHART, findHelm, Helm, KUBE_VERSION, ofKind, one, ROOT, type K8sObject } from '../../support/helm.js';
+import { generateCa } from '../../certs/pki.js';
+import { WebhookCaPublisher } from '../../certs/webhook-ca.js';
+import type { KubeRest } from '../../src/kube/rest.js';
+import { CHART, findHelm, Helm, KUBE_VERSION, ofKind, one, ROOT, type K8sObject } from '../support/helm.js';
 
 const NS = 'esi-system';
 const DOC = readFileSync(join(ROOT, 'docs', 'gitops.md'), 'utf8');

@@ -13,7 +13,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { stringify } from 'yaml';
-import { findHelm, Helm, ofKind, ROOT } from '../../support/helm.js';
+import { findHelm, Helm, ofKind, ROOT } from '../../../support/helm.js';
 
 const NS = 'esi-system';
 const ARGS = ['--set', 'metrics.prometheusRule.enabled=true', '--set', 'metrics.serviceMonitor.enabled=true', '--set', 'metrics.controller.serviceMonitor.enabled=true',

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { findHelm, Helm, ofKind, ROOT, rulesOf, type K8sObject } from '../../support/helm.js';
+import { findHelm, Helm, ofKind, ROOT, rulesOf, type K8sObject } from '../../../support/helm.js';
 
 const NS = 'esi-system';
 const MONITORING = ['--api-versions', 'monitoring.coreos.com/v1/ServiceMonitor', '--api-versions', 'monitoring.coreos.com/v1/PrometheusRule'];

@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { parse, parseAllDocuments, stringify } from 'yaml';
-import { packageRoot } from '../../src/api/crds.js';
-import { agentContainer, runAgentProcess } from '../support/kubelet.js';
-import { esiProcess } from '../support/webhook.js';
+import { packageRoot } from '../src/api/crds.js';
+import { agentContainer, runAgentProcess } from './support/kubelet.js';
+import { esiProcess } from './support/webhook.js';
 
 const EXAMPLES = join(packageRoot(), 'examples');
 const exit = (p: ReturnType<typeof esiProcess>) => new Promise<number | null>((r) => p.child.on('exit', r));
