@@ -6,7 +6,7 @@
 //
 //   npx tsx scripts/test-layout/move.ts                     # do the move
 //   npx tsx scripts/test-layout/move.ts --text-only a.md …  # rewrite the paths named in these files
-//   npx tsx scripts/test-layout/move.ts --where test/x.ts   # where the layout puts an old path
+//   npx tsx scripts/test-layout/move.ts --where <old path>  # where the layout puts an old path
 //   npx tsx scripts/test-layout/move.ts --map other.tsv …   # the same with another table
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -62,7 +62,7 @@ function reaim(ref: string, oldFile: string, newFile: string): string {
 function rewriteTs(text: string, oldFile: string, newFile: string): string {
   const re = (ref: string): string => reaim(ref, oldFile, newFile);
   return text
-    .replace(/((?:from|import)\s*\(?\s*)(['"])(\.\.?\/[^'"]*)\2/g, (_m, pre: string, q: string, ref: string) => `${pre}${q}${re(ref)}${q}`)
+    .replace(/(?<!['"`][^\n]*)((?:from|import)\s*\(?\s*)(['"])(\.\.?\/[^'"]*)\2/g, (_m, pre: string, q: string, ref: string) => `${pre}${q}${re(ref)}${q}`)
     .replace(/new URL\((['"])(\.[^'"]*)\1(,\s*import\.meta\.url\))/g, (_m, q: string, ref: string, post: string) => `new URL(${q}${re(ref)}${q}${post}`)
     .replace(/import\.meta\.dirname((?:\s*,\s*'[^'$`]*')+)/g, (m, segs: string) => {
       const parts = [...segs.matchAll(/'([^']*)'/g)].map((s) => s[1]!);

@@ -7,7 +7,7 @@ import t from 'tap';
 import { logSettings, textLine } from '../../src/log.js';
 
 const ROOT = join(import.meta.dirname, '../..');
-const SCRIPT = "import('./log.ts').then((m) => { const l = m.createLogger('controller'); l.info({ key: 'ns/es', n: 3, s: 'a b' }, 'reconciled'); l.warn('slow'); l.debug('hidden'); l.flush(); })";
+const SCRIPT = "import('./src/log.ts').then((m) => { const l = m.createLogger('controller'); l.info({ key: 'ns/es', n: 3, s: 'a b' }, 'reconciled'); l.warn('slow'); l.debug('hidden'); l.flush(); })";
 
 function run(env: Record<string, string>): string[] {
   const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', SCRIPT], { cwd: ROOT, env: { ...process.env, ESI_LOG_LEVEL: '', ESI_LOG_FORMAT: '', ...env }, encoding: 'utf8' });
