@@ -30,7 +30,7 @@ interface Manifest extends KubernetesObject {
 }
 
 const ROOT = packageRoot();
-const FIXTURES = join(ROOT, 'test', 'fixtures', 'manifests');
+const FIXTURES = join(ROOT, 'test', 'support', 'fixtures', 'manifests');
 const FIELD_MANAGER = 'esi-crds-test';
 const suffix = randomBytes(3).toString('hex');
 

@@ -28,7 +28,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { SecretManagerServiceClient } from '@google-cloud/secret-manager';
 import { freePort } from '../processes.js';
 
-const HERE = import.meta.dirname;
+const HERE = join(import.meta.dirname, '..', '..', '..', 'platform', 'backends');
 const SELF = fileURLToPath(import.meta.url);
 
 /** What ESI's emulator does not model (tests name these when a case cannot run). */

@@ -54,7 +54,7 @@ export {
 export { GAPS } from './keyvault-standin.js';
 export { makeClientCertificate, makeTestTls, type TestTls } from './standin-tls.js';
 
-const HERE = import.meta.dirname;
+const HERE = join(import.meta.dirname, '..', '..', '..', 'platform', 'backends');
 
 export interface KeyVaultBackend {
   impl: 'lowkey-vault' | 'stand-in';

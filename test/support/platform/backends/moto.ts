@@ -44,7 +44,7 @@ export interface MotoServer {
   stop(): Promise<void>;
 }
 
-const HERE = import.meta.dirname;
+const HERE = join(import.meta.dirname, '..', '..', '..', 'platform', 'backends');
 
 /** The pinned version, read from the install script so there is one place to bump it. */
 export function motoVersion(): string {

@@ -42,7 +42,7 @@ export class ApiError extends Error {
   }
 }
 
-const HERE = import.meta.dirname;
+const HERE = join(import.meta.dirname, '..', '..', '..', 'platform', 'backends');
 
 /** The pinned OpenBao version, read from the install script so there is one place to bump it. */
 function pinnedVersion(): string {
