@@ -130,7 +130,7 @@ t.test('a slow plugin → Timeout naming the deadline', async (tt) => {
   tt.equal(err.code, 'Timeout');
   tt.equal(err.message, `SecretStore/team-a/plugin key "slow": plugin at 127.0.0.1:${server.port} did not answer GetSecret within 300 ms (${MAX_ATTEMPTS} attempts)`);
   tt.equal(calls, MAX_ATTEMPTS, 'DEADLINE_EXCEEDED is retried, a bounded number of times');
-  tt.ok(took >= 300 * MAX_ATTEMPTS && took < 300 * MAX_ATTEMPTS + 3000, `took ${took} ms`);
+  tt.ok(took >= 300 * MAX_ATTEMPTS, `each attempt waited its deadline: took ${took} ms`);
   tt.notMatch(err.message, CANARY);
 });
 
