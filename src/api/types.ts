@@ -25,14 +25,6 @@ export const KIND_PUSH_SECRET = 'PushSecret';
 export const KIND_CLUSTER_EXTERNAL_SECRET = 'ClusterExternalSecret';
 export const KIND_CLUSTER_PUSH_SECRET = 'ClusterPushSecret';
 
-/** Plural resource names, as in REST paths. */
-export const RESOURCES = {
-  ExternalSecret: 'externalsecrets',
-  SecretStore: 'secretstores',
-  ClusterSecretStore: 'clustersecretstores',
-  PushSecret: 'pushsecrets',
-} as const;
-
 // ---------------------------------------------------------------- shared
 
 export type StoreKind = 'SecretStore' | 'ClusterSecretStore';

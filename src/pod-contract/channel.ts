@@ -17,11 +17,6 @@ export const CHANNEL_FILES = {
 
 export type ChannelFile = keyof typeof CHANNEL_FILES;
 
-export interface ChannelValues {
-  refreshFloorSeconds?: number;
-  changeGeneration?: string;
-}
-
 /** The downwardAPI items of the channel volume. */
 export function channelItems(): { path: string; fieldRef: { fieldPath: string } }[] {
   return Object.entries(CHANNEL_FILES).map(([path, annotation]) => ({ path, fieldRef: { fieldPath: `metadata.annotations['${annotation}']` } }));
