@@ -19,9 +19,9 @@ export const EXTERNAL_SECRET_API_VERSION = `${API_GROUP}/${API_VERSION_V1}`;
 export const PUSH_SECRET_API_VERSION = `${API_GROUP}/${API_VERSION_V1ALPHA1}`;
 
 export const KIND_EXTERNAL_SECRET = 'ExternalSecret';
-export const KIND_SECRET_STORE = 'SecretStore';
-export const KIND_CLUSTER_SECRET_STORE = 'ClusterSecretStore';
-export const KIND_PUSH_SECRET = 'PushSecret';
+const KIND_SECRET_STORE = 'SecretStore';
+const KIND_CLUSTER_SECRET_STORE = 'ClusterSecretStore';
+const KIND_PUSH_SECRET = 'PushSecret';
 export const KIND_CLUSTER_EXTERNAL_SECRET = 'ClusterExternalSecret';
 export const KIND_CLUSTER_PUSH_SECRET = 'ClusterPushSecret';
 
