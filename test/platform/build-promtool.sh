@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs Prometheus' `promtool` (test/chart/prometheus-rules.test.ts checks the chart's
+# Installs Prometheus' `promtool` (test/charts/esi/templates/monitoring.test.ts checks the chart's
 # alert rules with `promtool check rules` and evaluates them with `promtool test rules`),
 # pinned, cached under ~/.cache/esi/bin/promtool-<version>. A second run finds it and does
 # nothing.
