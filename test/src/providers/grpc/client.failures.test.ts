@@ -249,7 +249,7 @@ t.test('spec validation and TLS material problems', async (tt) => {
   tt.match(v({ url: 'grpc://plugin:50051' }).join(), /scheme "grpc" is not supported/);
   tt.match(v({ url: 'https://plugin:50051/path' }).join(), /no path/);
   tt.match(v({ url: 'plugin:70000' }).join(), /port must be 1-65535/);
-  tt.match(v({ url: 'a:1', tlsSecretRef: {} }).join(), /tlsSecretRef\.name must name a Secret/);
+  tt.match(v({ url: 'a:1', tlsSecretRef: {} }).join(), /grpc\.tlsSecretRef\.name must be a non-empty string/);
   tt.same(parseUrl('https://plugin.esi-system.svc'), { target: 'plugin.esi-system.svc:443', tls: true, display: 'https://plugin.esi-system.svc' });
   tt.same(parseUrl('[::1]:50051'), { target: '[::1]:50051', tls: true, display: '[::1]:50051' });
   tt.same(parseUrl('http://plugin'), { target: 'plugin:80', tls: false, display: 'http://plugin' });
