@@ -46,7 +46,7 @@ function pair(certPem: string | undefined, keyPem: string | undefined): { certPe
 }
 
 /** Decodes a Secret; missing or garbled fields come back empty and the planner repairs them. */
-export function stateFromSecret(secret: V1Secret): CertState {
+function stateFromSecret(secret: V1Secret): CertState {
   const d = secret.data;
   const ca = pair(decode(d, KEYS.caCert), decode(d, KEYS.caKey));
   const ann = secret.metadata?.annotations ?? {};

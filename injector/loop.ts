@@ -41,7 +41,7 @@ export interface LoopOptions {
 /** A throttled store's retries start here (and the cap is at least THROTTLED_MAX_MS): every
  *  agent of the fleet reading it slows the same way (docs/fleet.md). */
 export const THROTTLED_BASE_MS = 30_000;
-export const THROTTLED_MAX_MS = 15 * 60_000;
+const THROTTLED_MAX_MS = 15 * 60_000;
 
 /** Interrupts the loop's wait (the channel's callbacks call wake). */
 export class Wakeup {

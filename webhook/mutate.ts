@@ -12,9 +12,9 @@ import { CHANNEL_DIR, CHANNEL_VOLUME, channelItems } from '../src/pod-contract/c
 export { AGENT_CONTAINER, AGENT_INIT_CONTAINER };
 export const SECRETS_VOLUME = 'esi-secrets';
 export const TOKENS_VOLUME = 'esi-tokens';
-export const TOKENS_DIR = '/var/run/esi/tokens';
+const TOKENS_DIR = '/var/run/esi/tokens';
 export const CREDENTIALS_DIR = '/var/run/esi/credentials';
-export const CONFIGMAPS_DIR = '/var/run/esi/configmaps';
+const CONFIGMAPS_DIR = '/var/run/esi/configmaps';
 /** The agent's default user and group (the agent image's USER): non-root, fixed so file
  *  modes are predictable. `AgentSettings.runAsUser` overrides it. */
 export const AGENT_UID = 65532;
@@ -231,7 +231,7 @@ function securityContext(pod: V1Pod, request: InjectionRequest, agent: AgentSett
 /** The Go template engine (WebAssembly, docs/decisions/0015) adds ~60 MiB to an agent
  *  that renders Go templates; such an agent gets this limit unless the pod sets
  *  esi.dev/agent-memory-limit itself. */
-export const GO_TEMPLATE_AGENT_MEMORY_LIMIT = '192Mi';
+const GO_TEMPLATE_AGENT_MEMORY_LIMIT = '192Mi';
 
 function usesGoTemplates(config: AgentConfig): boolean {
   return config.secrets.some((s) => s.templateEngine === 'go' || s.dataFrom.some((d) => d.rewrite?.some((r) => r.transform)));

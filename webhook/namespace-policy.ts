@@ -8,9 +8,9 @@ import { signalNeedsKill, type AgentSettings } from './mutate.js';
 
 /** Set by OpenShift on every namespace: the UIDs its restricted-v2 SCC assigns there,
  *  refusing any other (such as the agent's default 65532). */
-export const OPENSHIFT_UID_RANGE = 'openshift.io/sa.scc.uid-range';
+const OPENSHIFT_UID_RANGE = 'openshift.io/sa.scc.uid-range';
 /** Pod Security admission's enforced level. */
-export const POD_SECURITY_ENFORCE = 'pod-security.kubernetes.io/enforce';
+const POD_SECURITY_ENFORCE = 'pod-security.kubernetes.io/enforce';
 
 /** The agent settings for a pod of `ns`: in an OpenShift namespace the agent's user is left
  *  to the platform (runAsUser 'auto'), whatever the operator set. */

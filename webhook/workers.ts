@@ -11,11 +11,11 @@ import { createLogger } from '../src/log.js';
 import { METRICS_ANSWER, METRICS_REQUEST, type MetricsMessage } from './worker-metrics.js';
 
 /** Bounded: each worker is a full webhook with its own watches on the apiserver. */
-export const MAX_WORKERS = 8;
+const MAX_WORKERS = 8;
 
 /** The --workers value of `esi webhook`'s arguments (1 when absent); webhook/cmd.ts declares
  *  the flag in its help, this reads it before the webhook's modules load. */
-export function workersOf(argv: string[]): number {
+function workersOf(argv: string[]): number {
   const { values } = parseArgs({ args: argv, options: { workers: { type: 'string' } }, strict: false, allowPositionals: true });
   const raw = values.workers;
   if (raw === undefined) return 1;

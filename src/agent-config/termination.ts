@@ -9,7 +9,7 @@
 import { writeFile } from 'node:fs/promises';
 
 /** Where the kubelet reads it unless the container sets terminationMessagePath. */
-export const DEFAULT_TERMINATION_LOG = '/dev/termination-log';
+const DEFAULT_TERMINATION_LOG = '/dev/termination-log';
 /** The kubelet keeps at most 4096 bytes of it; the JSON must fit whole. */
 const MAX_BYTES = 4096;
 const MAX_FAILURES = 4;

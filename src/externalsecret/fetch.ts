@@ -46,7 +46,7 @@ function clientOf(client: SecretsClient, ref: SecretStoreRef | undefined, opts: 
 }
 
 /** Whether `err` says the remote secret (or the property asked for) does not exist. */
-export function remoteSecretMissing(err: unknown): boolean {
+function remoteSecretMissing(err: unknown): boolean {
   return (err instanceof ProviderError || err instanceof RemoteRefError) && err.code === 'NotFound';
 }
 

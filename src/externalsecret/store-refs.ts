@@ -38,8 +38,3 @@ export function storeRefsOf(spec: ExternalSecretSpec): UsedStoreRef[] {
   });
   return out;
 }
-
-/** Whether any entry names its own store (several stores, or a store other than the default). */
-export function usesEntryStores(spec: ExternalSecretSpec): boolean {
-  return (spec.data ?? []).some((d) => !!d.sourceRef?.storeRef) || (spec.dataFrom ?? []).some((f) => !!f.sourceRef?.storeRef);
-}

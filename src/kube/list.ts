@@ -6,7 +6,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { KubeRest } from './rest.js';
 
 /** Objects per page of an initial LIST: 10 000 ExternalSecrets never arrive as one response. */
-export const LIST_PAGE = 500;
+const LIST_PAGE = 500;
 
 /** kubectl's copy of the applied manifest: never the object's own metadata for a reader. */
 export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';

@@ -10,17 +10,12 @@ export const CHANNEL_DIR = '/var/run/esi/channel';
 export const CHANNEL_VOLUME = 'esi-channel';
 
 /** File name in CHANNEL_DIR → the annotation it projects. */
-export const CHANNEL_FILES = {
+const CHANNEL_FILES = {
   'refresh-floor': REFRESH_FLOOR_ANNOTATION,
   'change-generation': CHANGE_GENERATION_ANNOTATION,
 } as const;
 
 export type ChannelFile = keyof typeof CHANNEL_FILES;
-
-export interface ChannelValues {
-  refreshFloorSeconds?: number;
-  changeGeneration?: string;
-}
 
 /** The downwardAPI items of the channel volume. */
 export function channelItems(): { path: string; fieldRef: { fieldPath: string } }[] {

@@ -40,7 +40,7 @@ export const MAX_DENIAL_LENGTH = 4096;
 /** Characters of a value quoted back in a problem. */
 const MAX_QUOTED = 64;
 /** Template text of one pod, all `esi.dev/template-*` annotations together. */
-export const MAX_TEMPLATES_LENGTH = 64 * 1024;
+const MAX_TEMPLATES_LENGTH = 64 * 1024;
 
 /** `value` as a short JSON string: users see what they wrote, never a megabyte of it. */
 export function quoteShort(value: string): string {

@@ -8,8 +8,8 @@
 import type { ProviderMeta, PushMetadata } from './types.js';
 import { isObject } from '../json-object.js';
 
-export const PUSH_METADATA_API_VERSION = 'kubernetes.external-secrets.io/v1alpha1';
-export const PUSH_METADATA_KIND = 'PushSecretMetadata';
+const PUSH_METADATA_API_VERSION = 'kubernetes.external-secrets.io/v1alpha1';
+const PUSH_METADATA_KIND = 'PushSecretMetadata';
 
 /** Bounds on metadata maps: bounded work and bounded remote requests for any input. */
 const MAX_ENTRIES = 64;

@@ -63,7 +63,7 @@ export function registerProvider(entry: ProviderEntry): void {
   ENTRIES.set(name, entry);
 }
 
-export class UnknownProviderError extends Error {
+class UnknownProviderError extends Error {
   constructor(readonly provider: string, detail: string) {
     super(`provider "${provider}": ${detail}`);
     this.name = 'UnknownProviderError';

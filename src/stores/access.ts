@@ -105,7 +105,7 @@ export function ambientIdentity(provider: SecretStoreProvider): AmbientIdentity 
 }
 
 /** The reconciler's flag that lends its own ambient identity to ClusterSecretStores. */
-export const AMBIENT_IDENTITY_FLAG = '--allow-ambient-identity';
+const AMBIENT_IDENTITY_FLAG = '--allow-ambient-identity';
 
 /** To whom the operator lends the controller's own identity: ClusterSecretStores
  *  (AMBIENT_IDENTITY_FLAG), and SecretStores of the namespaces it names

@@ -4,7 +4,7 @@
 // Pure: no I/O, no cache.
 import type { KubernetesObject, V1LabelSelector, V1Namespace } from '@kubernetes/client-node';
 import { API_GROUP, EXTERNAL_SECRET_API_VERSION, PUSH_SECRET_API_VERSION } from '../../api/types.js';
-import type { ClusterExternalSecret, ClusterPushSecret, NamespaceFailure, TemplatedObjectMetadata } from '../../api/cluster-types.js';
+import type { ClusterExternalSecret, ClusterPushSecret, TemplatedObjectMetadata } from '../../api/cluster-types.js';
 import { matchesLabelSelector } from '../../stores/access.js';
 import { labelValue } from '../runtime/labels.js';
 import { storeRefsOf } from '../../externalsecret/store-refs.js';
@@ -150,10 +150,4 @@ export function upToDate(have: KubernetesObject & { spec?: unknown }, want: Retu
     covers(have.metadata?.labels ?? {}, want.metadata.labels) &&
     covers(have.metadata?.annotations ?? {}, want.metadata.annotations ?? {}) &&
     (have.metadata?.ownerReferences ?? []).some((r) => r.uid === owner.uid && r.kind === owner.kind);
-}
-
-export interface ClusterStatusParts {
-  name: string;
-  provisioned: string[];
-  failed: NamespaceFailure[];
 }

@@ -8,7 +8,7 @@
 import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import type { ExternalSecret } from '../../api/types.js';
 import { CONFIG_MAPS, resourcePath } from '../../kube/paths.js';
-import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
+import type { KubeRest } from '../../kube/rest.js';
 import { planSecret, type Desired, type Plan } from './secret.js';
 
 export function isManifestTarget(es: ExternalSecret): boolean {
@@ -58,19 +58,10 @@ function planConfigMap(d: Desired, es: ExternalSecret, cur: V1ConfigMap | undefi
   return planSecret({ ...d, kind: 'ConfigMap', type: 'Opaque', immutable: false }, es, cur && asSecret(cur), esExists);
 }
 
-async function readConfigMap(rest: KubeRest, ns: string, name: string): Promise<V1ConfigMap | undefined> {
-  try {
-    return await rest.get<V1ConfigMap>(resourcePath(CONFIG_MAPS, { namespace: ns, name }));
-  } catch (err) {
-    if (isKubeStatus(err, 404)) return undefined;
-    throw err;
-  }
-}
-
 /** Writes the ConfigMap `d` describes when the live one differs (read at each fetch: there is
  *  no ConfigMap watch, so a hand edit is repaired at the next refresh). */
 export async function writeConfigMap(rest: KubeRest, d: Desired, es: ExternalSecret, esExists: (name: string) => boolean): Promise<{ wrote: boolean; plan: Plan }> {
-  const plan = planConfigMap(d, es, await readConfigMap(rest, d.namespace, d.name), esExists);
+  const plan = planConfigMap(d, es, await rest.find<V1ConfigMap>(resourcePath(CONFIG_MAPS, { namespace: d.namespace, name: d.name })), esExists);
   if (plan.action === 'create') await rest.create(resourcePath(CONFIG_MAPS, { namespace: d.namespace }), asConfigMap(plan.body));
   else if (plan.action === 'replace') await rest.replace(resourcePath(CONFIG_MAPS, { namespace: d.namespace, name: d.name }), asConfigMap(plan.body));
   return { wrote: plan.action === 'create' || plan.action === 'replace', plan };

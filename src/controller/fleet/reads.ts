@@ -57,7 +57,7 @@ export function storeReads(ns: string, list: readonly ExternalSecret[], lookup: 
 /** The namespace a Kubernetes-provider store reads, when the controller may watch it: a
  *  SecretStore only its own namespace (a tenant learns nothing of another's Secrets, not even
  *  when they change), a ClusterSecretStore (the operator's) any. */
-export function watchedNamespace(store: AnySecretStore, ns: string): string | undefined {
+function watchedNamespace(store: AnySecretStore, ns: string): string | undefined {
   if (store.metadata.annotations?.[CHANGE_NOTIFICATIONS_ANNOTATION] !== 'true') return undefined;
   const spec = (store.spec.provider as { kubernetes?: { remoteNamespace?: string } }).kubernetes;
   if (!spec) return undefined;

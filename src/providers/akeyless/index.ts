@@ -27,7 +27,7 @@ export const TOKEN_REUSE_MS = 10 * 60_000;
 /** The item types ESO lists for find. */
 const LISTED_TYPES = ['static-secret', 'dynamic-secret', 'rotated-secret'];
 /** The tag ESO's store gives the items it creates; only a tagged item is deleted. */
-export const MANAGED_TAG = 'k8s-external-secrets';
+const MANAGED_TAG = 'k8s-external-secrets';
 const enc = new TextEncoder();
 
 /** What /describe-item says of an item a push touches. */
@@ -36,7 +36,7 @@ interface Described {
   tags: string[];
 }
 
-export class AkeylessClient implements SecretsClient {
+class AkeylessClient implements SecretsClient {
   private readonly base: string;
   private token?: Promise<{ value: string; until: number }>;
 

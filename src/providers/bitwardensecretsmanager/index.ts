@@ -32,7 +32,7 @@ interface Secret {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const enc = new TextEncoder();
 
-export class BitwardenClient implements SecretsClient {
+class BitwardenClient implements SecretsClient {
   constructor(
     private readonly ctx: ProviderContext,
     private readonly spec: BitwardenSecretsManagerProvider,

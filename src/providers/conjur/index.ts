@@ -26,7 +26,7 @@ export const TOKEN_REUSE_MS = 5 * 60_000;
 /** Variables listed per page (ESO's page size). */
 export const PAGE_SIZE = 100;
 /** At most this many pages (10 000 variables) are listed for one find: bounded work. */
-export const MAX_PAGES = 100;
+const MAX_PAGES = 100;
 /** Variables read per batch request, so the URL stays short. */
 export const BATCH_SIZE = 50;
 
@@ -36,7 +36,7 @@ export function variableName(id: string): string {
   return parts.length >= 3 ? parts.slice(2).join(':') : parts[parts.length - 1]!;
 }
 
-export class ConjurClient extends ReadOnlyClient implements SecretsClient {
+class ConjurClient extends ReadOnlyClient implements SecretsClient {
   private readonly base: string;
   private readonly account: string;
   private token?: Promise<{ value: string; until: number }>;

@@ -72,7 +72,7 @@ interface RawSecret {
  *  route moved between Infisical versions). */
 const PROJECT_BY_SLUG = ['/v1/projects/slug/', '/v1/workspace/slug/'];
 
-export class InfisicalClient implements SecretsClient {
+class InfisicalClient implements SecretsClient {
   private readonly base: string;
   private token?: Promise<Token>;
   /** The project's id, which the write routes need (the reads take the slug). */

@@ -37,7 +37,7 @@ const TOKEN_LEASE = 'token-accessor:';
 
 /** When the data stops being valid where the store says so: a certificate's notAfter
  *  (PKI's `expiration`, or the certificate itself when the engine sends no field). */
-export function dataExpiry(data: DataMap): Date | undefined {
+function dataExpiry(data: DataMap): Date | undefined {
   if (typeof data.expiration === 'number' && data.expiration > 0) return new Date(data.expiration * 1000);
   if (typeof data.certificate === 'string' && data.certificate.includes('BEGIN CERTIFICATE')) {
     try {
