@@ -96,7 +96,7 @@ try {
     logger: pino({ level: 'warn' }),
     // One ExternalSecret per pod stands for the pod's own view (the group key differs by pod).
     externalSecret: (_ns, name) => es(Number(name.slice('app-'.length))),
-    store: () => store, reconcilerRate: () => 0, sourceVersion: (_ns, name) => versions.get(name),
+    store: () => store, reconcilerRate: () => 0, sourceVersion: (s) => versions.get(s.name),
     patchPod: async (_ns, name, ann) => {
       writes++;
       const a = agents[Number(name.slice('pod-'.length))]!;
