@@ -146,33 +146,37 @@ export class AwsChangeQueue {
     const endpoint = endpointFromEnv('sqs');
     // The request outlives the long poll; two attempts at most, then this loop's backoff.
     const client = new sqs.SQSClient(commonConfig({ region: this.o.region, service: 'sqs', ...(endpoint ? { endpoint } : {}), credentials: this.o.credentials, timeoutMs: (WAIT_SECONDS + 10) * 1000 }));
-    const signal = () => AbortSignal.any([this.abort.signal, callOptions((WAIT_SECONDS + 15) * 1000).abortSignal]);
     let failures = 0;
     this.o.logger.info({ queue: this.o.url, region: this.o.region }, 'reading AWS change notifications');
     try {
       while (!this.stopped) {
         try {
-          const out = await client.send(new sqs.ReceiveMessageCommand({
-            QueueUrl: this.o.url, MaxNumberOfMessages: BATCH, WaitTimeSeconds: WAIT_SECONDS, VisibilityTimeout: VISIBILITY_SECONDS,
-          }), { abortSignal: signal() });
-          const messages = (out.Messages ?? []).slice(0, BATCH);
-          for (const m of messages) this.handle(m);
-          const entries = messages.filter((m) => m.ReceiptHandle).map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! }));
-          if (entries.length) {
-            const del = await client.send(new sqs.DeleteMessageBatchCommand({ QueueUrl: this.o.url, Entries: entries }), { abortSignal: signal() });
-            if (del.Failed?.length) this.o.logger.warn({ failed: del.Failed.length }, 'could not delete handled AWS change notifications; they will come back and be handled again');
-          }
+          await this.receive(sqs, client);
           failures = 0;
         } catch (err) {
           if (this.stopped) return;
           failures++;
           // Said at the first failure and then at every doubling, not every 5 s.
-          if ((failures & (failures - 1)) === 0) this.o.logger.warn({ queue: this.o.url, err: (err as Error).message }, 'reading the AWS change queue failed; retrying after a delay (notifications wait, polling goes on)');
+          if ((failures & (failures - 1)) === 0) this.o.logger.warn({ queue: this.o.url, failures, err: (err as Error).message }, 'reading the AWS change queue failed; retrying after a delay (notifications wait, polling goes on)');
           await new Promise((r) => setTimeout(r, restartDelay(failures)).unref());
         }
       }
     } finally {
       client.destroy();
     }
+  }
+
+  /** One long poll: up to BATCH messages handled, then deleted. */
+  private async receive(sqs: typeof SqsModule, client: SqsModule.SQSClient): Promise<void> {
+    const signal = () => AbortSignal.any([this.abort.signal, callOptions((WAIT_SECONDS + 15) * 1000).abortSignal]);
+    const out = await client.send(new sqs.ReceiveMessageCommand({
+      QueueUrl: this.o.url, MaxNumberOfMessages: BATCH, WaitTimeSeconds: WAIT_SECONDS, VisibilityTimeout: VISIBILITY_SECONDS,
+    }), { abortSignal: signal() });
+    const messages = (out.Messages ?? []).slice(0, BATCH);
+    for (const m of messages) this.handle(m);
+    const entries = messages.filter((m) => m.ReceiptHandle).map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! }));
+    if (!entries.length) return;
+    const del = await client.send(new sqs.DeleteMessageBatchCommand({ QueueUrl: this.o.url, Entries: entries }), { abortSignal: signal() });
+    if (del.Failed?.length) this.o.logger.warn({ failed: del.Failed.length }, 'could not delete handled AWS change notifications; they will come back and be handled again');
   }
 }

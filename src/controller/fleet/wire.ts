@@ -78,7 +78,7 @@ export function fleetParts(o: {
     },
   });
   onSource.changed = () => fleet.changed(Date.now());
-  const queue = o.settings.aws && awsFeed ? awsQueue(o, o.settings.aws, awsFeed, fleet, awsMessages) : undefined;
+  const queue = o.settings.aws && awsFeed ? awsQueue(o, o.settings.aws, awsFeed, { fleet, messages: awsMessages }) : undefined;
   queue?.start();
   // The reconciler's recent reads change what the budget leaves the pods: decide again now and then.
   const tick = setInterval(() => fleet.changed(), 30_000);
@@ -99,8 +99,8 @@ export function fleetParts(o: {
 /** The AWS change queue, reading with the controller's identity; its credentials are built at
  *  the first receive and again after a failure (a credentials Secret created late, rotated). */
 function awsQueue(
-  o: { rest: KubeRest; logger: Logger; namespace: string }, aws: NonNullable<FleetSettings['aws']>, feed: AwsFeed, fleet: Fleet,
-  messages: Counter<'result'>,
+  o: { rest: KubeRest; logger: Logger; namespace: string }, aws: NonNullable<FleetSettings['aws']>, feed: AwsFeed,
+  to: { fleet: Fleet; messages: Counter<'result'> },
 ): AwsChangeQueue {
   const problem = queueIdentityProblem(aws.credentialsSecret);
   if (problem) throw new Error(problem);
@@ -125,7 +125,7 @@ function awsQueue(
         throw err;
       }
     },
-    changed: (at) => fleet.changed(at),
-    counted: (result) => messages.inc({ result }),
+    changed: (at) => to.fleet.changed(at),
+    counted: (result) => to.messages.inc({ result }),
   });
 }
