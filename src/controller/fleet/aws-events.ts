@@ -37,7 +37,9 @@ const PARAMETER_STORE_CHANGES = new Set(['PutParameter', 'DeleteParameter', 'Del
 
 const SERVICE_OF_SOURCE: Record<string, AwsService> = { 'aws.secretsmanager': 'SecretsManager', 'aws.ssm': 'ParameterStore' };
 
-export class MalformedEvent extends Error {}
+export class MalformedEvent extends Error {
+  override name = 'MalformedEvent';
+}
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
