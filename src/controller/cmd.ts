@@ -18,7 +18,7 @@ import { DEFAULT_MAX_GENERATOR_STATES, STATES_PER_ENTRY } from './generatorstate
 import { TokenBucket } from './runtime/queue.js';
 import { startProbeServer } from './runtime/server.js';
 import { parseReadBudget } from './fleet/budget.js';
-import { queueRegion } from './fleet/aws-queue.js';
+import { queueIdentityProblem, queueRegion } from './fleet/aws-queue.js';
 import type { FleetSettings } from './fleet/wire.js';
 import { metricsTls, startSecureMetricsServer } from './runtime/metrics-server.js';
 import { MetricsAccessReview } from '../kube/access-review.js';
@@ -267,6 +267,8 @@ function awsQueueFlags(v: Record<string, string | boolean | undefined>): Pick<Fl
   if (!region) throw new Error('--aws-change-queue-region is required: the queue URL names no region and AWS_REGION is not set');
   const bad = secret ? nameProblem(secret, 'subdomain') : undefined;
   if (bad) throw new Error(`--aws-change-queue-credentials-secret ${bad}`);
+  const identity = queueIdentityProblem(secret || undefined);
+  if (identity) throw new Error(identity);
   return { aws: { queueUrl: url, region, ...(secret ? { credentialsSecret: secret } : {}) } };
 }
 
