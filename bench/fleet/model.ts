@@ -6,7 +6,7 @@
 //  - change p99 notified  ≈ the controller's debounce (0.2 s) + its fan-out, (pods − burst) /
 //                           patch rate (the rate limiter lets a burst of one second's writes
 //                           through at once) + the kubelet's hop (p99 ≈ 0.7 s,
-//                           test/node/channel-latency.test.ts) + the agent noticing the file
+//                           test/e2e/node/channel-latency.test.ts) + the agent noticing the file
 //                           (inotify, ~0; the 0.5 s poll only when no watch runs) + the fetch
 //  - reads/month          = reads/s · 2,592,000; cost = reads/month / 10,000 · $0.05 (AWS SM)
 import { BUDGET_HEADROOM } from '../../src/controller/fleet/budget.js';
