@@ -141,7 +141,7 @@ export class Controller {
       delete: (kind, obj) => this.onEvent(kind, obj, undefined, 'delete'),
     }, { logger, namespaces: o.watchNamespaces, generatorStates: `${STATE_CONTROLLER_LABEL}=${o.classes[0] ?? ''}` });
     this.fleet = fleetParts({
-      kc: o.kc, rest, logger, registry: metrics.registry, settings: o.fleet ?? { patchQps: 50, notifications: false },
+      kc: o.kc, rest, logger, registry: metrics.registry, settings: o.fleet ?? { patchQps: 50, notifications: false }, namespace: o.namespace,
       externalSecret: (ns, name) => this.informers.externalSecret(ns, name),
       // Not the stores of another class: that class's controller decides their pods. An
       // unclassed store's pods are decided by each ESI controller alike (the same objects
