@@ -19,7 +19,7 @@ import { dirname, join, normalize, relative } from 'node:path';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 /** Folders whose code comments are read (the brief's list of code folders). */
-const CODE_DIRS = ['src', 'webhook', 'injector', 'certs', 'test', 'bench', 'scripts'];
+const CODE_DIRS = ['src', 'webhook', 'injector', 'certs', 'test', 'bench', 'scripts', 'bin'];
 const CODE_FILE = /\.(ts|js|go|sh)$/;
 const SKIP_DIRS = new Set(['node_modules', 'dist', '.git', '.esi-run', '.tap', 'coverage']);
 const EXTENSIONS = /\.(ts|js|md|sh|ya?ml|json|go|proto|env|txt|tpl|mod)$/;
