@@ -115,7 +115,7 @@ interface Mounts {
  *  mode unless every container of the pod has the same runAsUser or the pod sets fsGroup;
  *  a mesh proxy with its own user (istio-proxy: 1337), an app without one, or the agent
  *  under --agent-run-as-user auto breaks that, and 0440 then left the agent unable to read
- *  its own token (EACCES, test/node/pods.test.ts). The volumes are mounted into the agent
+ *  its own token (EACCES, test/e2e/node/pods.test.ts). The volumes are mounted into the agent
  *  container alone, whose only process is the agent, so read for "other" opens them to no
  *  one else. The kubelet leaves these files root's with the volume's mode unless every container
  *  shares one runAsUser, so a narrower mode fails the agent under a UID of its own. */
