@@ -1,4 +1,4 @@
-// The agent's end of the controller → agent channel (docs/decisions/0082-fleet-budget-and-change-channel.md):
+// The agent's end of the controller → agent channel (docs/fleet.md):
 // the kubelet projects two annotations the controller writes on the pod into `channelDir`
 // (a downwardAPI volume): the refresh floor the store's read budget sets, and a value-free
 // change generation. Read when the directory changes (inotify: the kubelet projects an update

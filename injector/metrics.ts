@@ -103,7 +103,7 @@ export class AgentMetrics {
   readonly providerCalls = new LazyCounter<'store'>();
   readonly notifications = new LazyCounter<'result'>();
   /** The refresh floor the store's read budget set (0: none), and the change generations the
-   *  controller sent (docs/decisions/0082-fleet-budget-and-change-channel.md). */
+   *  controller sent (docs/fleet.md). */
   readonly refreshFloor = new LazyGauge();
   readonly changeNotices = new LazyCounter();
   /** Lease renewals of dynamic secrets (injector/leases.ts), by secret name and result. */
@@ -211,7 +211,7 @@ export class AgentMetrics {
 /** What sizing the sidecar needs (CPU, memory), read only when scraped. Not prom-client's
  *  default metrics: those start an event-loop delay monitor that wakes the process every
  *  10 ms from the first scrape on, which multiplied an idle agent's CPU several times (see
- *  docs/decisions/0025-agent-metrics-without-event-loop-monitor.md). Names and meanings are
+ *  docs/performance/agent-profile.md). Names and meanings are
  *  prom-client's standard ones, unprefixed, so stock Node.js dashboards read them. */
 function processMetrics(pc: PromClient, registers: Registry[]): void {
   let last = process.cpuUsage();

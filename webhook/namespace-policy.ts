@@ -1,6 +1,6 @@
 // What the pod's namespace says about the agent's security context. Read from the
-// namespace the webhook already caches (webhook/cache.ts; admission makes no API call,
-// docs/decisions/0002-admission-reads-only-caches.md): a namespace not in the cache
+// namespace the webhook already caches (webhook/cache.ts; admission makes no API call):
+// a namespace not in the cache
 // changes nothing, and the operator's setting (--agent-run-as-user) alone applies.
 import type { V1Namespace, V1Pod } from '@kubernetes/client-node';
 import type { InjectionRequest } from '../src/pod-contract/annotations.js';

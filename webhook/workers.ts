@@ -1,7 +1,7 @@
 // `esi webhook --workers N`: N admission servers in one pod, each a `node:cluster` worker
 // running the whole webhook (caches, certificate, HTTPS server) on the one shared port; the
 // primary only starts them, forwards SIGTERM and sums their metrics. One event loop serves
-// about one core (docs/decisions/0077-webhook-workers.md): workers are how a pod given more
+// about one core (docs/performance/webhook-throughput.md): workers are how a pod given more
 // than one core uses it, at the memory of one more webhook each. This module is the `esi
 // webhook` entry and stays small: the primary never loads the webhook's own modules.
 import cluster, { type Worker } from 'node:cluster';

@@ -57,7 +57,6 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
   --watch-namespaces NS[,NS]  scoped mode: watch and serve only these namespaces, and no
                              cluster kinds (ClusterSecretStore, ClusterExternalSecret,
                              ClusterPushSecret, ClusterGenerator); Roles in them suffice
-                             (ADR 0064)
   --allow-ambient-identity BOOL  let ClusterSecretStores authenticate with the controller's
                              own identity: its environment (Azure managed and workload
                              identity, GCP ADC, EKS Pod Identity) and its ServiceAccount
@@ -75,7 +74,7 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
                              10.20.0.0/16,vault.vault.svc (default: none)
   --allow-configmap-targets BOOL  serve ExternalSecrets whose spec.target.manifest is a v1
                              ConfigMap (values then sit unencrypted in a ConfigMap; default
-                             false, ADR 0067)
+                             false)
   --restart-min-interval DUR  at most one restart per workload per this interval when a
                              Secret it opted in for changes; changes inside it coalesce
                              into one delayed restart (default 60s, docs/controller.md)

@@ -127,7 +127,7 @@ function port(raw: string): number {
   return n;
 }
 
-/** The controller → agent channel (docs/decisions/0082-fleet-budget-and-change-channel.md):
+/** The controller → agent channel (docs/fleet.md):
  *  annotations the controller sets on the pod and the agent reads through a downwardAPI
  *  volume, each file parsed by the same entry of the table below. */
 export const REFRESH_FLOOR_ANNOTATION = 'esi.dev/refresh-floor';

@@ -1,4 +1,4 @@
-// The controller → agent channel (docs/decisions/0082-fleet-budget-and-change-channel.md):
+// The controller → agent channel (docs/fleet.md):
 // two annotations the controller writes on an injected pod, which the kubelet projects into
 // the agent container through a downwardAPI volume. The webhook builds the volume from
 // CHANNEL_FILES, the agent reads the files back with channelValue, which parses them with the

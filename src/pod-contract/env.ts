@@ -1,4 +1,4 @@
-// Secrets as environment variables (annotation esi.dev/env, docs/decisions/0061-env-files.md):
+// Secrets as environment variables (annotation esi.dev/env, docs/agent.md):
 // the agent writes an env file into a memory-backed emptyDir mounted only into the agent;
 // the app containers get `env[].valueFrom.fileKeyRef` entries the kubelet resolves from that
 // file each time it starts them (Kubernetes 1.35+, feature EnvFiles). Parsing, resolution

@@ -1,6 +1,6 @@
 // Turns a pod's `esi.dev/` annotations into an InjectionRequest, driven entirely by
 // the table in annotations.ts. Every problem is collected, so one denial lists them all.
-// The cost is linear in the annotations' size (docs/decisions/0013-admission-cost-bounds.md):
+// The cost is linear in the annotations' size (docs/decisions/0002-admission-reads-only-caches.md):
 // templates get handlebars' grammar checked by src/templating/syntax.ts, never by
 // handlebars' own parser, and values are quoted only in short.
 import { checkTemplateSyntax, TemplateSyntaxError } from '../templating/syntax.js';

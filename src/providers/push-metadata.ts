@@ -3,8 +3,8 @@
 // spec is provider-specific. The envelope is checked here, the spec by the provider's own
 // `validatePushMetadata` (its SDK-free meta.ts), built from `metadataChecker` so every
 // provider names malformed, unknown and unsupported fields the same way. The reconciler
-// calls `checkPushMetadata` once per store and entry, before anything is pushed
-// (docs/decisions/0033-push-metadata-in-the-provider-contract.md).
+// calls `checkPushMetadata` once per store and entry, before anything is pushed: a tag or a
+// KMS key silently dropped would be worse than a refusal (docs/pushsecret.md).
 import type { ProviderMeta, PushMetadata } from './types.js';
 import { isObject } from '../json-object.js';
 

@@ -125,7 +125,7 @@ export function lendsIdentity(store: AnySecretStore, lending: IdentityLending): 
  *  controller uses authenticates only with what it names (secret refs, a ServiceAccount
  *  in the namespace it is used from), never with the controller's own identity; the
  *  operator may lend the controller's environment identity to ClusterSecretStores with
- *  AMBIENT_IDENTITY_FLAG (docs/decisions/0052-no-ambient-identity-for-tenant-stores.md).
+ *  AMBIENT_IDENTITY_FLAG (docs/controller.md, "Identity").
  *  The agent is not bound by this: there the ambient identity is the pod's own. */
 export function controllerIdentityProblem(store: AnySecretStore, lending: boolean | IdentityLending): string | undefined {
   const ambient = ambientIdentity(store.spec.provider);

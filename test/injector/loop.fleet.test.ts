@@ -1,4 +1,4 @@
-// The agent's side of fleet control (docs/decisions/0082-fleet-budget-and-change-channel.md):
+// The agent's side of fleet control (docs/fleet.md):
 // the refresh floor stretches the period and never shortens it, a change generation wakes the
 // loop at once, the backoff survives a restart (a second runLoop over the same volume), a
 // throttled store slows the retries, and the channel files are read with the annotation

@@ -40,7 +40,7 @@ export interface ClusterKind<C extends ClusterObject = ClusterObject> {
   namespaces(c: C): string[];
   storeRefs(c: C): StoreRef[];
   /** How the stores decide: `all` — the child is served only if every store it names is
-   *  (an ExternalSecret with one store of another class is that class's, ADR 0066); `any` —
+   *  (an ExternalSecret with one store of another class is that class's); `any` —
    *  a PushSecret pushes to the stores of this class among its targets. */
   storesRule: 'all' | 'any';
   refreshTime(c: C): string | undefined;

@@ -1,9 +1,11 @@
 // `spec.target.manifest` (ESO's generic targets), served for one kind only: a v1 ConfigMap
-// in the ExternalSecret's own namespace, behind --allow-configmap-targets (ADR 0067). The
+// in the ExternalSecret's own namespace, behind --allow-configmap-targets (docs/controller.md, "ConfigMap targets": a
+// ConfigMap's values are not encrypted at rest, and other kinds have semantics ESI cannot
+// check). The
 // ConfigMap is the Secret the reconciler would write, in another shape: the same desired
 // content and metadata (src/controller/externalsecret/secret.ts desiredSecret) and the same ownership rules
 // (planSecret: never another ExternalSecret's, never one ESI does not manage unless its
-// writer allows it, ADR 0057), so one rule decides both. Values valid as UTF-8 go to `data`,
+// writer allows it), so one rule decides both. Values valid as UTF-8 go to `data`,
 // others to `binaryData` (base64), as kubectl create configmap --from-file does.
 import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import type { ExternalSecret } from '../../api/types.js';

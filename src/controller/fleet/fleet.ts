@@ -1,4 +1,4 @@
-// Fleet control of the injected pods (docs/fleet.md, docs/decisions/0082-fleet-budget-and-change-channel.md):
+// Fleet control of the injected pods (docs/fleet.md):
 // from the pod cache (pods with the inject label, their esi.dev/ annotations) and the
 // ExternalSecrets and stores they mount, the controller
 //  - turns each store's read budget (`esi.dev/read-budget`, or --default-read-budget) into a

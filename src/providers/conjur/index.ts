@@ -5,8 +5,9 @@
 // short-lived access token, sent as `Authorization: Token token="<base64>"`; one variable
 // (GET /secrets/{account}/variable/{id}); find over the variables the identity can see (GET
 // /resources/{account}?kind=variable, 100 a page) read in batches (GET
-// /secrets?variable_ids=…). The URL is the spec's, so the address policy applies (ADR 0056).
-// Why the REST API and no SDK: ADR 0073. docs/providers/conjur.md.
+// /secrets?variable_ids=…). The URL is the spec's, so the address policy applies (SECURITY.md,
+// "The controller's network boundary"). CyberArk publishes no maintained Node SDK for Conjur;
+// the REST API is small and documented. docs/providers/conjur.md.
 import type { ConjurProvider } from '../../api/types.js';
 import { defineProvider, ReadOnlyClient } from '../define.js';
 import { guard, refuseVersionAndMetadata, RemoteRefError, toProviderError } from '../errors.js';
