@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { agentContainer, materializeVolumes, runAgentProcess } from '../test/helpers/kubelet.js';
+import { agentContainer, materializeVolumes, runAgentProcess } from '../test/support/kubelet.js';
 
 const NS = 'demo';
 

@@ -3,7 +3,7 @@
 // values masked (a demo prints no secret value either).
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { formatTable, getTable } from '../src/kube/table.js';
-import { startController } from '../test/controller/fixture.js';
+import { startController } from '../test/support/fixtures/controller.js';
 import { runPushStep } from './demo-push.js';
 
 const GROUP = 'external-secrets.io';

@@ -2,7 +2,7 @@
 // code for the agent configuration schema (src/agent-config/schema.ts), compiled ahead of
 // time so neither the agent nor the webhook loads TypeBox or Ajv's compiler
 // (docs/decisions/0011-agent-config-schema.md), as an ES module. Written by `npm run generate`
-// (scripts/generate.ts); test/unit/generated.test.ts fails when the committed file is stale.
+// (scripts/generate.ts); test/scripts/generate.test.ts fails when the committed file is stale.
 import { Ajv } from 'ajv';
 import standaloneModule from 'ajv/dist/standalone/index.js';
 import { AgentConfigSchema } from '../src/agent-config/schema.js';

@@ -1,6 +1,6 @@
 // The pod annotations reference, docs/annotations.md, rendered from the annotation table
 // (src/pod-contract/annotations.ts), so the reference can never drift from what the webhook
-// parses. Written by `npm run generate` (scripts/generate.ts); test/unit/generated.test.ts
+// parses. Written by `npm run generate` (scripts/generate.ts); test/scripts/generate.test.ts
 // fails when the committed page is stale.
 import { ANNOTATIONS, DYNAMIC_ANNOTATION, INJECT_LABEL, INJECTED_ANNOTATION, TEMPLATE_ANNOTATION } from '../src/pod-contract/annotations.js';
 

@@ -3,7 +3,7 @@
 // copies cannot drift: the first two embed the namespaced spec as a template
 // (spec.externalSecretSpec / spec.pushSecretSpec); a ClusterSecretStore has the SecretStore's
 // schema, cluster-scoped, with the rules only a cluster kind needs (buildClusterStore). Written by `npm run generate` (scripts/generate.ts);
-// test/unit/generated.test.ts fails when the files are stale.
+// test/scripts/generate.test.ts fails when the files are stale.
 import { readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { parse, stringify } from 'yaml';

@@ -3,7 +3,7 @@
 // field names (docs/generators.md). The Vault provider and AWS auth schemas are taken from
 // ESI's own SecretStore CRD, so a generator accepts exactly what a store does and the copies
 // cannot drift. No defaults (the code applies ESO's). Written by `npm run generate`
-// (scripts/generate.ts); test/unit/generated.test.ts fails when the files are stale.
+// (scripts/generate.ts); test/scripts/generate.test.ts fails when the files are stale.
 import { readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { parse, stringify } from 'yaml';

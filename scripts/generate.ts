@@ -4,7 +4,7 @@
 //   scripts/gen-cluster-crds.ts            the cluster-scoped CRDs in charts/esi/files/crds/
 //   scripts/gen-generator-crds.ts          the generators.external-secrets.io CRDs in charts/esi/files/crds/
 //   scripts/gen-annotation-docs.ts         docs/annotations.md
-// test/unit/generated.test.ts compares the committed files with generatedFiles(), so a
+// test/scripts/generate.test.ts compares the committed files with generatedFiles(), so a
 // change to a source without `npm run generate` fails the unit tests.
 //
 //   npm run generate                 # rewrite the files

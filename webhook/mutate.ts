@@ -115,7 +115,7 @@ interface Mounts {
  *  mode unless every container of the pod has the same runAsUser or the pod sets fsGroup;
  *  a mesh proxy with its own user (istio-proxy: 1337), an app without one, or the agent
  *  under --agent-run-as-user auto breaks that, and 0440 then left the agent unable to read
- *  its own token (EACCES, test/node/pods.test.ts). The volumes are mounted into the agent
+ *  its own token (EACCES, test/e2e/node/pods.test.ts). The volumes are mounted into the agent
  *  container alone, whose only process is the agent, so read for "other" opens them to no
  *  one else (docs/decisions/0060-agent-user-left-to-the-platform.md). */
 const AGENT_ONLY_FILE_MODE = 0o444;

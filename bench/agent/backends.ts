@@ -65,9 +65,9 @@ function pinned(name: string): string {
 }
 
 async function kubernetes(t: Teardown): Promise<ProviderSetup> {
-  const { startControlPlane } = await import('../../test/platform/control-plane-process.js');
+  const { startControlPlane } = await import('../../test/support/platform/control-plane-process.js');
   const { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } = await import('@kubernetes/client-node');
-  const { createNamespace, serviceAccountToken } = await import('../../test/helpers/kube.js');
+  const { createNamespace, serviceAccountToken } = await import('../../test/support/kube.js');
   const dir = await mkdtemp(join(tmpdir(), 'esi-bench-cp-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const cp = await startControlPlane(dir);
@@ -102,7 +102,7 @@ async function kubernetes(t: Teardown): Promise<ProviderSetup> {
 }
 
 async function vault(t: Teardown): Promise<ProviderSetup> {
-  const { createToken, startVaultServer, writePolicy } = await import('../../test/platform/backends/openbao.js');
+  const { createToken, startVaultServer, writePolicy } = await import('../../test/support/platform/backends/openbao.js');
   const server = await startVaultServer(t);
   await writePolicy(server, 'bench-read', 'path "secret/data/bench/*" { capabilities = ["read"] }');
   for (const i of indexes()) await server.api('POST', `secret/data/bench/key-${i}`, { data: { value: value(i) } });
@@ -118,7 +118,7 @@ async function vault(t: Teardown): Promise<ProviderSetup> {
 }
 
 async function aws(t: Teardown): Promise<ProviderSetup> {
-  const { allow, startMoto } = await import('../../test/platform/backends/moto.js');
+  const { allow, startMoto } = await import('../../test/support/platform/backends/moto.js');
   const { CreateSecretCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
   const moto = await startMoto(t);
@@ -145,7 +145,7 @@ async function aws(t: Teardown): Promise<ProviderSetup> {
 }
 
 async function azurekv(t: Teardown): Promise<ProviderSetup> {
-  const { startKeyVault } = await import('../../test/platform/backends/lowkey-vault.js');
+  const { startKeyVault } = await import('../../test/support/platform/backends/lowkey-vault.js');
   const { ClientSecretCredential } = await import('@azure/identity');
   const { SecretClient } = await import('@azure/keyvault-secrets');
   const { randomBytes, randomUUID } = await import('node:crypto');
@@ -170,7 +170,7 @@ async function azurekv(t: Teardown): Promise<ProviderSetup> {
 }
 
 async function gcpsm(t: Teardown): Promise<ProviderSetup> {
-  const { startGcpsmEmulator } = await import('../../test/platform/backends/gcpsm-emulator.js');
+  const { startGcpsmEmulator } = await import('../../test/support/platform/backends/gcpsm-emulator.js');
   const emu = await startGcpsmEmulator(t);
   const sm = emu.client();
   const project = 'esi-bench';

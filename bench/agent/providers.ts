@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { AgentConfig } from '../../src/agent-config/types.js';
-import { freePort, terminate } from '../../test/platform/processes.js';
+import { freePort, terminate } from '../../test/support/platform/processes.js';
 import { coresBusy, cpuSample, waitForQuiet } from '../lib/cpustat.js';
 import { machineInfo, machineMarkdown } from '../lib/machine.js';
 import { markdownTable, textTable, writeSection } from '../lib/markdown.js';

@@ -18,8 +18,8 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { AgentConfig } from '../../src/agent-config/types.js';
-import { createToken, serverBinary, startVaultServer, writePolicy, type VaultServer } from '../../test/platform/backends/openbao.js';
-import { freePort, terminate } from '../../test/platform/processes.js';
+import { createToken, serverBinary, startVaultServer, writePolicy, type VaultServer } from '../../test/support/platform/backends/openbao.js';
+import { freePort, terminate } from '../../test/support/platform/processes.js';
 import { agentNode } from '../lib/node.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');

@@ -4,7 +4,7 @@
 //  - reads/s with budget  = min(polling, headroom · budget)
 //  - change p99 polling   ≈ 0.99 · interval · 1.1 (uniform phase, ±10 % jitter)
 //  - change p99 notified  ≈ pods / patch rate (the controller's fan-out) + kubelet hop (p99 ≈
-//                           0.7 s, test/node/channel-latency.test.ts) + agent poll (0.5 s) + fetch
+//                           0.7 s, test/e2e/node/channel-latency.test.ts) + agent poll (0.5 s) + fetch
 //  - reads/month          = reads/s · 2,592,000; cost = reads/month / 10,000 · $0.05 (AWS SM)
 import { BUDGET_HEADROOM } from '../../src/controller/fleet/budget.js';
 

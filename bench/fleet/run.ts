@@ -5,7 +5,7 @@
 // Kubernetes-provider store it stands for; each pod patch it makes is counted as one apiserver
 // write and lands in that agent's channel files the way the kubelet projects them (the
 // kubelet's own hop, 0.2 s at p50 on the test node, is measured by
-// test/node/channel-latency.test.ts and added in the model). Side by side in one run:
+// test/e2e/node/channel-latency.test.ts and added in the model). Side by side in one run:
 //  1. store reads/s with each pod polling at its own interval;
 //  2. a change → the new file in all N pods, polling only;
 //  3. with a read budget on the store: the floors the Fleet writes, then reads/s;

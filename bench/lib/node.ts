@@ -3,7 +3,7 @@
 // test/platform/install-node.sh and cached under ~/.cache/esi/node), not whichever Node.js
 // runs the benchmark script. What ships is what is measured; "bare node" floors use it too.
 import { execFileSync } from 'node:child_process';
-import { pinned, pinnedNode } from '../../test/platform/binaries.js';
+import { pinned, pinnedNode } from '../../test/support/platform/binaries.js';
 
 let cached: { path: string; version: string } | undefined;
 

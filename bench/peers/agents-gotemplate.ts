@@ -11,7 +11,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { parseGoText } from '../../src/templating/gotext/index.js';
 import { ESO_TEMPLATE, esoTarget, expectedGoFile } from '../lib/go-template.js';
-import type { VaultServer } from '../../test/platform/backends/openbao.js';
+import type { VaultServer } from '../../test/support/platform/backends/openbao.js';
 import { cpuOver, esiVaultConfig, KEYS, launchBao, launchEsi, OUT, timeToFile, value, type Running, type Starter } from './agent-launch.js';
 import { memorySampler, type Memory } from './procstat.js';
 

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import { createToken, startVaultServer, writePolicy, type VaultServer } from '../../test/platform/backends/openbao.js';
+import { createToken, startVaultServer, writePolicy, type VaultServer } from '../../test/support/platform/backends/openbao.js';
 import { cpuOver, esiVaultConfig, KEYS, launchBao, launchEsi, OUT, timeToFile, value, type Running, type Starter } from './agent-launch.js';
 import { runGoTemplateAgents, type GoTemplateResults } from './agents-gotemplate.js';
 import { memorySampler, type Memory } from './procstat.js';

@@ -1,5 +1,5 @@
 // Pure arithmetic of the peers benchmark: ratios, medians, budget checks and the wording
-// of the "Side by side" tables (unit-tested in test/bench/peers-report.test.ts).
+// of the "Side by side" tables (unit-tested in test/e2e/bench/peers-report.test.ts).
 
 /** ESI's figure over the peer's; undefined when the peer's is 0 or missing. */
 export function ratio(esi: number | undefined, peer: number | undefined): number | undefined {

@@ -14,7 +14,7 @@ import { request } from 'node:https';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { Injector } from './pods.js';
-import { terminate, waitFor } from '../../test/platform/processes.js';
+import { terminate, waitFor } from '../../test/support/platform/processes.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 

@@ -4,7 +4,7 @@
 // so a name cannot answer a public address for the check and a private one for the
 // connection (DNS rebinding). Address literals are checked before the socket exists.
 // Everything that dials a store spec's address goes through this module and
-// src/egress/http.ts, src/egress/grpc.ts; test/egress/one-way-out.test.ts fails on any other.
+// src/egress/http.ts, src/egress/grpc.ts; test/src/egress/connect.one-way-out.test.ts fails on any other.
 import { lookup as dnsLookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';

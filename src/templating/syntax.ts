@@ -6,7 +6,7 @@
 // same lookaheads), checks the grammar with an explicit stack, and enforces the limits
 // below. It accepts a subset of handlebars: partials, decorators and raw blocks are
 // refused (ESI does not support them, and inline partials are the classic template bomb). The adversarial
-// suite checks that whatever this accepts, handlebars parses (test/adversarial/).
+// suite checks that whatever this accepts, handlebars parses (test/webhook/admission.adversarial.test.ts).
 // Messages carry positions and token kinds, never template text.
 
 import { position, tokenize, TemplateSyntaxError, type Kind, type Token } from './syntax-lexer.js';

@@ -11,8 +11,8 @@ import { runAgent, startAgent } from '../../injector/agent.js';
 import { wrapClient } from '../../src/providers/client.js';
 import { provider as fakeProvider, type FakeClient } from '../../src/providers/fake/index.js';
 import { ProviderError, type Provider, type SecretsClient } from '../../src/providers/types.js';
-import { assertNoCanary, CANARY_PASSWORD, CANARY_TOKEN, captureLogger, fakeConfig, httpGet, STORE, tempRoot } from './fixtures.js';
-import { until } from '../platform/until.js';
+import { assertNoCanary, CANARY_PASSWORD, CANARY_TOKEN, captureLogger, fakeConfig, httpGet, STORE, tempRoot } from '../support/fixtures/agent.js';
+import { until } from '../support/platform/until.js';
 
 /** The real fake provider behind a gate, a failure switch and a call counter. */
 function controlled(): { state: { gate: Promise<void>; fail: boolean; calls: number; clients: FakeClient[] }; open: () => void; loadProvider: (n: string) => Promise<Provider> } {

@@ -1,15 +1,15 @@
 // The agent's lease keeper (injector/leases.ts) against a scripted store whose renewals fail
 // on demand: a failed renewal is counted and retried while the lease lasts (the credential is
 // not replaced), and no lease id reaches a log line or the metrics. The real-server cases
-// (database, PKI, SIGTERM) are in test/injector/dynamic.test.ts.
+// (database, PKI, SIGTERM) are in test/e2e/agent/dynamic.test.ts.
 import t from 'tap';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startAgent } from '../../injector/agent.js';
 import { provider as fakeProvider } from '../../src/providers/fake/index.js';
 import { ProviderError, type Lease, type Provider, type SecretsClient } from '../../src/providers/types.js';
-import { captureLogger, fakeConfig, httpGet, STORE, tempRoot } from './fixtures.js';
-import { until } from '../platform/until.js';
+import { captureLogger, fakeConfig, httpGet, STORE, tempRoot } from '../support/fixtures/agent.js';
+import { until } from '../support/platform/until.js';
 
 const LEASE_SECRET = 'lease-handle-5f0c2e';
 

@@ -8,7 +8,7 @@
 # all = etcd + kube-apiserver (the control plane; what the demo needs).
 # kube-components = kube-controller-manager, kube-scheduler and kubelet (the controllers
 # tests opt into, and the node of test/platform/node/).
-# actionlint = the GitHub Actions workflow checker test/chart/workflows.test.ts runs.
+# actionlint = the GitHub Actions workflow checker test/e2e/release/workflows.test.ts runs.
 # full = all + kube-components + actionlint (what the tests need; cold, one go build for
 # the four Kubernetes commands).
 #

@@ -7,9 +7,9 @@
 # Their registries do not serve them to ESI's build machine (each script's header says
 # which answer it got), so on such a machine these install paths never run to the end:
 #   gcpsm-emulator  the Go module proxy refuses the emulator module; ESI's emulator
-#                   (test/platform/backends/gcpsm-emulator.ts) serves the tests
+#                   (test/support/platform/backends/gcpsm-emulator.ts) serves the tests
 #   lowkey-vault    Maven Central does not carry the app jar; the local Key Vault API
-#                   stand-in (test/platform/backends/keyvault-standin.ts) serves the tests
+#                   stand-in (test/support/platform/backends/keyvault-standin.ts) serves the tests
 # A failure of an optional backend is reported and does not fail the install.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -1,9 +1,8 @@
 // What ESI knows about the `grpc` provider (the out-of-tree store contract,
 // docs/providers/grpc.md) without loading gRPC.
-import { References } from '../refs.js';
 import { capabilities } from '../define.js';
 import type { ProviderMeta } from '../types.js';
-import { validateSpec } from './spec.js';
+import { references, validateSpec } from './spec.js';
 
 export const meta: ProviderMeta = {
   name: 'grpc',
@@ -12,5 +11,5 @@ export const meta: ProviderMeta = {
   capabilities: capabilities([], { versions: true, pushProperty: 'key' }),
   validateSpec,
   // The whole TLS Secret (ca.crt, tls.crt, tls.key) is mounted.
-  references: (spec) => new References('grpc', spec).secret('tlsSecretRef'),
+  references,
 };

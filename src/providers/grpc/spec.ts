@@ -5,7 +5,14 @@
 //        http://host[:port]  plaintext, only when written so explicitly (port 80 by default)
 //   tlsSecretRef: {name, namespace?}   a Secret with ca.crt and/or tls.crt + tls.key
 import type { GRPCProvider } from '../../api/types.js';
-import { secretKeyProblems } from '../spec-checks.js';
+import { fieldProblems, fieldReferences, type FieldRule } from '../fields.js';
+import type { StoreReferences } from '../types.js';
+import { isObject } from '../../json-object.js';
+
+/** The plugin's url is not a URL rule of the table: `host:port` is its default form (above). */
+export const FIELDS: readonly FieldRule[] = [
+  { path: 'tlsSecretRef', kind: 'secret' },
+];
 
 export interface Endpoint {
   /** The gRPC target, `host:port` (IPv6 hosts in brackets). */
@@ -55,19 +62,19 @@ export function parseUrl(url: unknown): Endpoint | string {
 }
 
 export function validateSpec(spec: unknown): string[] {
-  if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) return ['grpc must be an object with url and optionally tlsSecretRef'];
+  if (!isObject(spec)) return ['grpc must be an object with url and optionally tlsSecretRef'];
   const s = spec as Partial<GRPCProvider>;
   const problems: string[] = [];
   const endpoint = parseUrl(s.url);
   if (typeof endpoint === 'string') problems.push(endpoint);
-  if (s.tlsSecretRef !== undefined) {
-    const ref = s.tlsSecretRef as Partial<GRPCProvider['tlsSecretRef']> | null;
-    if (ref === null || typeof ref !== 'object') problems.push('grpc.tlsSecretRef must be an object {name, namespace}');
-    else if (typeof ref.name !== 'string' || ref.name === '') problems.push('grpc.tlsSecretRef.name must name a Secret holding ca.crt and/or tls.crt + tls.key');
-    else problems.push(...secretKeyProblems('grpc.tlsSecretRef', ref, { key: false }));
-    if (typeof endpoint !== 'string' && !endpoint.tls) {
-      problems.push(`grpc.url "${endpoint.display}" is plaintext (http://) but tlsSecretRef is set: use https:// or host:port, or remove tlsSecretRef`);
-    }
+  problems.push(...fieldProblems('grpc', FIELDS, spec));
+  if (s.tlsSecretRef !== undefined && typeof endpoint !== 'string' && !endpoint.tls) {
+    problems.push(`grpc.url "${endpoint.display}" is plaintext (http://) but tlsSecretRef is set: use https:// or host:port, or remove tlsSecretRef`);
   }
   return problems;
+}
+
+/** The Secret the agent mounts for the channel's TLS material. */
+export function references(spec: unknown): StoreReferences {
+  return fieldReferences('grpc', FIELDS, spec);
 }

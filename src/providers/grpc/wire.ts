@@ -1,7 +1,7 @@
 // A small protobuf (proto3) codec for the messages of secrets.proto, so the provider
 // talks the SecretsServer contract with @grpc/grpc-js alone: no .proto parsing and no
 // protobufjs at run time (that would cost the agent ~180 ms and ~5 MiB per start).
-// secrets.proto stays the source of truth: test/providers/grpc.test.ts checks these
+// secrets.proto stays the source of truth: test/src/providers/grpc/index.test.ts checks these
 // schemas against it with protobufjs in both directions, and the reference plugin
 // (examples/grpc-plugin) is generated from the .proto by @grpc/proto-loader.
 //

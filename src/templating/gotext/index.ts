@@ -1,5 +1,5 @@
 // ESO's Go templates (text/template + Sprig + missingkey=error) rendered in TypeScript,
-// with the Go engine as the oracle: test/templating/gotext-differential.test.ts holds this
+// with the Go engine as the oracle: test/src/templating/gotext/index.differential.test.ts holds this
 // engine to byte-identical output against it. The engine renders what it can show exact
 // and declines the rest with Unsupported (a function it does not implement, Go's error
 // paths, byte-level cases), and src/templating/go/index.ts hands those templates to the

@@ -3,7 +3,7 @@
 // values whose YAML this engine can show exact: strings of letters, digits and `_ . / -`
 // (values also with inner spaces, on lines go-yaml does not fold; no characters that need
 // go-yaml's quoting rules), integers, bools, null, lists and maps of them. Anything else declines: the Go engine
-// writes it. Held to Go's output by test/templating/gotext-yaml.test.ts.
+// writes it. Held to Go's output by test/src/templating/gotext/yaml.test.ts.
 import { alloc } from './alloc.js';
 import { Unsupported } from './errors.js';
 import { entry, intOf, isInt, isNilList, type Value } from './values.js';

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # OPTIONAL (test/platform/install-backends.sh): without it the tests use ESI's own emulator.
-# The GCP Secret Manager emulator of the gcpsm tests (test/platform/backends/gcpsm-emulator.ts).
+# The GCP Secret Manager emulator of the gcpsm tests (test/support/platform/backends/gcpsm-emulator.ts).
 #
 # Preferred: the Go module github.com/blackwell-systems/gcp-secret-manager-emulator at a
 # pinned version (a gRPC server of google.cloud.secretmanager.v1.SecretManagerService),
@@ -59,7 +59,7 @@ if ! (cd "$tmp" && GOFLAGS=-mod=mod go mod download -json "$EMULATOR_MODULE@$EMU
   reason=$(grep -ho 'server response: .*\|[0-9][0-9][0-9] [A-Z][a-zA-Z ]*' "$tmp/download.json" "$tmp/download.err" | head -1 || true)
   step "the module proxy does not serve $EMULATOR_MODULE@$EMULATOR_VERSION (${reason:-see go mod download}); the tests will use ESI's emulator"
   check_local_emulator
-  step "ESI's emulator ready (served by test/platform/backends/gcpsm-emulator.ts)"
+  step "ESI's emulator ready (served by test/support/platform/backends/gcpsm-emulator.ts)"
   exit 0
 fi
 

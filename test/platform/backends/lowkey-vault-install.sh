@@ -4,7 +4,7 @@
 # Boot jar) from Maven Central at a pinned version into
 # ${ESI_CACHE:-~/.cache/esi}/lowkey-vault/, with Maven's own client (a private local
 # repository under the cache, so ~/.m2 is not touched). A second run finds the jar and
-# does nothing. test/platform/backends/lowkey-vault.ts starts it.
+# does nothing. test/support/platform/backends/lowkey-vault.ts starts it.
 #
 # The Maven Central this machine reaches does not carry com.github.nagyesta.lowkey-vault:
 # lowkey-vault-app (only the project's client and Testcontainers libraries are there).

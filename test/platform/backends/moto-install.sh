@@ -3,7 +3,7 @@
 # from PyPI at a pinned version into a virtualenv cached under
 # ${ESI_CACHE:-~/.cache/esi}/venv/moto-<version>. Transitive dependencies are pinned by
 # moto-constraints.txt (a `pip freeze` of a fresh install). A second run finds the venv
-# and does nothing. test/platform/backends/moto.ts starts the server.
+# and does nothing. test/support/platform/backends/moto.ts starts the server.
 set -euo pipefail
 
 MOTO_VERSION=5.2.5

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs PostgreSQL's server and client from Debian's packages at pinned versions: the
 # database behind OpenBao's database secrets engine in the dynamic-secrets tests
-# (test/platform/backends/postgresql.ts starts a private server per test file). Pinned and
+# (test/support/platform/backends/postgresql.ts starts a private server per test file). Pinned and
 # cached as test/platform/apt-pinned.sh does; a second run finds them installed and does nothing.
 #
 #   test/platform/backends/postgresql-install.sh

@@ -15,7 +15,7 @@
 // 0084-release-and-images.md): the shared libraries node links (glibc, libstdc++) are this
 // Debian 12 machine's instead of gcr.io/distroless/cc-debian12's; there is no /etc/ssl CA
 // bundle (Node.js uses its built-in one); PATH is /nodejs/bin; the agent uses this same image
-// rather than the pruned Dockerfile.agent one. test/chart/image-equivalence.test.ts compares
+// rather than the pruned Dockerfile.agent one. test/e2e/release/image-equivalence.test.ts compares
 // the built archive with Dockerfile.webhook's final stage.
 //
 // Archives are cached under ~/.cache/esi/images keyed by a hash of every input, so an
@@ -26,7 +26,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, cpSync, createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { cacheDir, pinned, pinnedNode } from '../binaries.js';
+import { cacheDir, pinned, pinnedNode } from '../../support/platform/binaries.js';
 
 export const ESI_IMAGE = 'esi.local/esi:node';
 export const PAUSE_IMAGE = 'esi.local/pause:3.10';

@@ -1,0 +1,34 @@
+// The managed-Secret cache holds what the controller wrote: anyone who may write
+// Secrets can put `esi.dev/managed=true` on any Secret, so a labelled Secret keeps its data
+// in the cache only when it names its ExternalSecret and matches ESI's data hash; for the
+// others the cache keeps metadata alone and lookups miss (the reconciler then reads the API).
+import t from 'tap';
+import type { V1Secret } from '@kubernetes/client-node';
+import { slim } from '../../../../src/controller/runtime/informers.js';
+import { DATA_HASH_ANNOTATION, EXTERNAL_SECRET_ANNOTATION, MANAGED_LABEL } from '../../../../src/controller/runtime/labels.js';
+import { contentHash } from '../../../../src/controller/runtime/labels.js';
+
+const big = Buffer.alloc(900 * 1024, 'x').toString('base64');
+const secret = (annotations: Record<string, string>, data: Record<string, string>): V1Secret => ({
+  apiVersion: 'v1', kind: 'Secret', type: 'Opaque',
+  metadata: { name: 's', namespace: 'ns', labels: { [MANAGED_LABEL]: 'true' }, annotations, managedFields: [{}] },
+  data,
+});
+
+t.test('a labelled Secret that ESI did not write keeps no data in the cache', async (t) => {
+  const s = slim('secrets', secret({}, { blob: big }));
+  t.equal(s.data, undefined, 'data dropped');
+  t.equal(s.metadata?.managedFields, undefined);
+  t.equal(s.metadata?.labels?.[MANAGED_LABEL], 'true', 'metadata kept (the watch still sees it)');
+});
+
+t.test('a forged ownership annotation without a matching hash keeps no data', async (t) => {
+  const s = slim('secrets', secret({ [EXTERNAL_SECRET_ANNOTATION]: 'es', [DATA_HASH_ANNOTATION]: 'not-the-hash' }, { blob: big }));
+  t.equal(s.data, undefined);
+});
+
+t.test('a Secret as ESI wrote it keeps its data', async (t) => {
+  const data = { password: Buffer.from('pw').toString('base64') };
+  const s = slim('secrets', secret({ [EXTERNAL_SECRET_ANNOTATION]: 'es', [DATA_HASH_ANNOTATION]: contentHash('Opaque', data) }, data));
+  t.same(s.data, data);
+});
