@@ -37,7 +37,7 @@ const EXTERNALSECRET = {
   message: 'src/providers is below src/externalsecret: move the shared piece into src/providers.',
 };
 
-// Inside the reconciler, runtime/ is the machinery every kind's folder uses (ADR 0081): it
+// Inside the reconciler, runtime/ is the machinery every kind's folder uses: it
 // imports none of them (runtime/*.ts reaches a kind's folder as `../<kind>/`).
 const CONTROLLER_KINDS = {
   regex: '^\\.\\./(externalsecret|pushsecret|cluster|secretstore|generatorstate|restart)(/|$)',

@@ -2,7 +2,7 @@
 // plain create (exactly one replica wins; the others get 409 and adopt the winner's) or an
 // update carrying the resourceVersion that was read (a 409 means someone else rotated first).
 // Plain JSON through KubeRest: the generated CoreV1Api would load every generated model class
-// into the webhook (docs/decisions/0075-webhook-loads-what-admission-calls.md).
+// into the webhook (docs/decisions/0046-bundled-entry.md).
 import type { V1Secret } from '@kubernetes/client-node';
 import { resourcePath, SECRETS } from '../src/kube/paths.js';
 import type { KubeRest } from '../src/kube/rest.js';
@@ -46,7 +46,7 @@ function pair(certPem: string | undefined, keyPem: string | undefined): { certPe
 }
 
 /** Decodes a Secret; missing or garbled fields come back empty and the planner repairs them. */
-export function stateFromSecret(secret: V1Secret): CertState {
+function stateFromSecret(secret: V1Secret): CertState {
   const d = secret.data;
   const ca = pair(decode(d, KEYS.caCert), decode(d, KEYS.caKey));
   const ann = secret.metadata?.annotations ?? {};

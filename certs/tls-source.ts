@@ -23,7 +23,7 @@ export interface TlsSource {
   stop(): Promise<void>;
 }
 
-export function sameMaterial(a: TlsMaterial | undefined, b: TlsMaterial): boolean {
+function sameMaterial(a: TlsMaterial | undefined, b: TlsMaterial): boolean {
   return a !== undefined && a.certPem === b.certPem && a.keyPem === b.keyPem && a.caPem === b.caPem;
 }
 

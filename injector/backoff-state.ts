@@ -15,7 +15,7 @@ export interface BackoffState {
   nextAttemptAt: number;
 }
 
-export const NO_BACKOFF: BackoffState = { failures: 0, nextAttemptAt: 0 };
+const NO_BACKOFF: BackoffState = { failures: 0, nextAttemptAt: 0 };
 
 export class BackoffFile {
   private last: BackoffState = NO_BACKOFF;

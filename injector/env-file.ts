@@ -1,4 +1,4 @@
-// The env file (esi.dev/env, docs/decisions/0061-env-files.md): the agent writes one file
+// The env file (esi.dev/env, docs/agent.md): the agent writes one file
 // that the kubelet reads, through `env[].valueFrom.fileKeyRef`, each time it starts a
 // container that references it. The format is the one kubelet 1.35's parser accepts
 // (ParseEnv in the kubelet's util/env package, read in the v1.35.4 source):

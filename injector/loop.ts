@@ -4,7 +4,7 @@
 // in lockstep). A failed cycle keeps the last good files, is logged by the cycle and
 // counted, and is retried with capped exponential backoff instead of waiting a full period.
 // The period is stretched to the floor the store's read budget sets, a change generation
-// wakes the wait (docs/decisions/0082-fleet-budget-and-change-channel.md), and the backoff
+// wakes the wait (docs/fleet.md), and the backoff
 // outlives a restart of the container (injector/backoff-state.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
@@ -27,7 +27,7 @@ export interface LoopOptions {
   backoffMaxMs?: number;
   random?: () => number;
   /** The floor the store's read budget sets (seconds), read at every wait: the period is
-   *  max(refreshSeconds, floor) (docs/decisions/0082-fleet-budget-and-change-channel.md). */
+   *  max(refreshSeconds, floor). */
   floorSeconds?: () => number | undefined;
   /** Wakes a wait: 'change' runs a cycle at once, 'floor' re-times the wait. */
   wakeup?: Wakeup;
@@ -41,7 +41,7 @@ export interface LoopOptions {
 /** A throttled store's retries start here (and the cap is at least THROTTLED_MAX_MS): every
  *  agent of the fleet reading it slows the same way (docs/fleet.md). */
 export const THROTTLED_BASE_MS = 30_000;
-export const THROTTLED_MAX_MS = 15 * 60_000;
+const THROTTLED_MAX_MS = 15 * 60_000;
 
 /** Interrupts the loop's wait (the channel's callbacks call wake). */
 export class Wakeup {

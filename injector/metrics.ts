@@ -18,7 +18,7 @@ type Labels<L extends string> = Partial<Record<L, string | number>>;
 // Before the registry exists, updates are aggregated (not queued), so an agent nobody
 // scrapes holds a fixed amount of state however long it runs.
 
-export class LazyCounter<L extends string = never> {
+class LazyCounter<L extends string = never> {
   private real: Counter<L> | undefined;
   private readonly pending = new Map<string, { labels: Labels<L> | undefined; value: number }>();
   inc(labels?: Labels<L>, value = 1): void {
@@ -39,7 +39,7 @@ export class LazyCounter<L extends string = never> {
   }
 }
 
-export class LazyGauge {
+class LazyGauge {
   private real: Gauge | undefined;
   private pending: number | undefined;
   /** The time is taken now, not when the registry is created. */
@@ -58,7 +58,7 @@ export class LazyGauge {
   }
 }
 
-export class LazyHistogram {
+class LazyHistogram {
   private real: Histogram | undefined;
   /** Per bucket (and +Inf): count, sum, min and max of the observations in it. */
   private readonly pending: { n: number; sum: number; min: number; max: number }[];
@@ -103,7 +103,7 @@ export class AgentMetrics {
   readonly providerCalls = new LazyCounter<'store'>();
   readonly notifications = new LazyCounter<'result'>();
   /** The refresh floor the store's read budget set (0: none), and the change generations the
-   *  controller sent (docs/decisions/0082-fleet-budget-and-change-channel.md). */
+   *  controller sent (docs/fleet.md). */
   readonly refreshFloor = new LazyGauge();
   readonly changeNotices = new LazyCounter();
   /** Lease renewals of dynamic secrets (injector/leases.ts), by secret name and result. */
@@ -211,9 +211,9 @@ export class AgentMetrics {
 /** What sizing the sidecar needs (CPU, memory), read only when scraped. Not prom-client's
  *  default metrics: those start an event-loop delay monitor that wakes the process every
  *  10 ms from the first scrape on, which multiplied an idle agent's CPU several times (see
- *  docs/decisions/0025-agent-metrics-without-event-loop-monitor.md). Names and meanings are
+ *  docs/performance/agent-profile.md). Names and meanings are
  *  prom-client's standard ones, unprefixed, so stock Node.js dashboards read them. */
-export function processMetrics(pc: PromClient, registers: Registry[]): void {
+function processMetrics(pc: PromClient, registers: Registry[]): void {
   let last = process.cpuUsage();
   const user = new pc.Counter({ name: 'process_cpu_user_seconds_total', help: 'Total user CPU time spent in seconds.', registers });
   const system = new pc.Counter({ name: 'process_cpu_system_seconds_total', help: 'Total system CPU time spent in seconds.', registers });

@@ -67,7 +67,7 @@ export async function findProcesses(name: string, procRoot = '/proc'): Promise<n
   return pids;
 }
 
-export async function sendSignal(processName: string, signal: NodeJS.Signals, procRoot?: string): Promise<number[]> {
+async function sendSignal(processName: string, signal: NodeJS.Signals, procRoot?: string): Promise<number[]> {
   const pids = await findProcesses(processName, procRoot);
   if (pids.length === 0) throw new Error(`no process named "${processName}" (does the pod set shareProcessNamespace: true?)`);
   for (const pid of pids) process.kill(pid, signal);

@@ -13,7 +13,7 @@ import { fileNameProblem } from './config.js';
 /** Relative path (`db/password`, `app.conf`) → content. */
 export type FileSet = Map<string, Uint8Array>;
 
-export class RenderError extends Error {
+class RenderError extends Error {
   override name = 'RenderError';
 }
 

@@ -29,7 +29,7 @@ export interface WriteResult {
 
 /** Directory mode matching the file mode: read bits become read+search bits; the agent
  *  keeps write access so it can remove old generations. */
-export function dirModeFor(fileMode: number): number {
+function dirModeFor(fileMode: number): number {
   let mode = 0o700;
   if (fileMode & 0o040) mode |= 0o050;
   if (fileMode & 0o004) mode |= 0o005;

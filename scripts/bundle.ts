@@ -58,8 +58,7 @@ function sideEffectFree(path: RegExp): Plugin {
  *
  * - node-vault loads axios and debug when it is imported but calls neither when it is given a
  *   transport (its `request-promise` option) and a logger (`debug`), and the vault provider
- *   always gives both (src/providers/vault/http.ts, transport.ts;
- *   docs/decisions/0050-vault-transport.md). axios and what it pulls in (follow-redirects,
+ *   always gives both (src/providers/vault/http.ts, transport.ts). axios and what it pulls in (follow-redirects,
  *   form-data, mime-db, proxy-from-env, its fetch probe) were ~10 MiB of the agent's private
  *   memory and a tenth of its start; the axios stand-in fails loudly if it is ever called.
  * - node-fetch 2 (@kubernetes/client-node's HTTP client) loads whatwg-url only as a fallback

@@ -1,7 +1,7 @@
 // The agent-config validator, src/agent-config/validator.generated.ts: Ajv's standalone
 // code for the agent configuration schema (src/agent-config/schema.ts), compiled ahead of
 // time so neither the agent nor the webhook loads TypeBox or Ajv's compiler
-// (docs/decisions/0011-agent-config-schema.md), as an ES module. Written by `npm run generate`
+// (docs/decisions/0002-admission-reads-only-caches.md), as an ES module. Written by `npm run generate`
 // (scripts/generate.ts); test/scripts/generate.test.ts fails when the committed file is stale.
 import { Ajv } from 'ajv';
 import standaloneModule from 'ajv/dist/standalone/index.js';

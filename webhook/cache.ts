@@ -13,7 +13,7 @@ import type { ObjectLookup } from './resolve.js';
 
 /** Drops, in place, what admission never reads from a cached object: managedFields, the
  *  last-applied-configuration annotation (a second copy of the object) and status. These
- *  were most of each cached object's size (docs/decisions/0026-webhook-cache-holds-what-admission-reads.md). */
+ *  were most of each cached object's size (two thirds in the benchmark cluster). */
 export function slim(obj: KubernetesObject): KubernetesObject {
   return trimObject(obj, { status: true });
 }
@@ -29,8 +29,7 @@ export class WatchCaches implements ObjectLookup {
 
   constructor(private readonly kc: KubeConfig, private readonly logger: Logger) {
     // Lists as plain JSON through KubeRest: the generated API clients would deserialize into
-    // model classes the cache does not need (and pull every model into the webhook,
-    // docs/decisions/0046-bundled-entry.md).
+    // model classes the cache does not need (and pull every model into the webhook's bundle).
     this.rest = new KubeRest(kc);
     for (const r of [EXTERNAL_SECRETS, SECRET_STORES, CLUSTER_SECRET_STORES, NAMESPACES]) this.add(r.plural, resourcePath(r));
   }

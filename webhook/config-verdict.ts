@@ -1,8 +1,7 @@
 // The agent validator's verdict on an injected configuration text, remembered per text.
 // Pods of one ReplicaSet carry the same configuration, so an admission burst (a scale-out,
 // a rollout) validates each distinct text once. The validator is a pure function of the
-// text, so the remembered verdict is the verdict; the memory is bounded by count and size
-// (docs/decisions/0049-admission-validation-memo.md).
+// text, so the remembered verdict is the verdict; the memory is bounded by count and size.
 import { LRUCache } from 'lru-cache';
 import { agentConfigProblem } from '../src/agent-config/check.js';
 

@@ -12,9 +12,9 @@ import { CHANNEL_DIR, CHANNEL_VOLUME, channelItems } from '../src/pod-contract/c
 export { AGENT_CONTAINER, AGENT_INIT_CONTAINER };
 export const SECRETS_VOLUME = 'esi-secrets';
 export const TOKENS_VOLUME = 'esi-tokens';
-export const TOKENS_DIR = '/var/run/esi/tokens';
+const TOKENS_DIR = '/var/run/esi/tokens';
 export const CREDENTIALS_DIR = '/var/run/esi/credentials';
-export const CONFIGMAPS_DIR = '/var/run/esi/configmaps';
+const CONFIGMAPS_DIR = '/var/run/esi/configmaps';
 /** The agent's default user and group (the agent image's USER): non-root, fixed so file
  *  modes are predictable. `AgentSettings.runAsUser` overrides it. */
 export const AGENT_UID = 65532;
@@ -41,7 +41,7 @@ export interface AgentSettings {
   /** The agent's runAsUser and runAsGroup (default AGENT_UID). 'auto' sets neither: the
    *  platform assigns them (OpenShift's restricted-v2 SCC, a UID from the namespace's
    *  range) or the pod's own securityContext does; runAsNonRoot stays true either way
-   *  (docs/decisions/0060-agent-user-left-to-the-platform.md). */
+   *  (docs/install.md, "The injected agent: Pod Security and OpenShift"). */
   runAsUser?: number | 'auto';
   /** Chart-wide defaults of the agent's resources (`esi webhook --agent-cpu-request` …,
    *  the chart's agent.resources); a pod's esi.dev/agent-* annotations win over them. */
@@ -117,7 +117,8 @@ interface Mounts {
  *  under --agent-run-as-user auto breaks that, and 0440 then left the agent unable to read
  *  its own token (EACCES, test/e2e/node/pods.test.ts). The volumes are mounted into the agent
  *  container alone, whose only process is the agent, so read for "other" opens them to no
- *  one else (docs/decisions/0060-agent-user-left-to-the-platform.md). */
+ *  one else. The kubelet leaves these files root's with the volume's mode unless every container
+ *  shares one runAsUser, so a narrower mode fails the agent under a UID of its own. */
 const AGENT_ONLY_FILE_MODE = 0o444;
 
 /** Token, credential and config-map volumes for the agent only, and the per-store config. */
@@ -231,7 +232,7 @@ function securityContext(pod: V1Pod, request: InjectionRequest, agent: AgentSett
 /** The Go template engine (WebAssembly, docs/decisions/0015) adds ~60 MiB to an agent
  *  that renders Go templates; such an agent gets this limit unless the pod sets
  *  esi.dev/agent-memory-limit itself. */
-export const GO_TEMPLATE_AGENT_MEMORY_LIMIT = '192Mi';
+const GO_TEMPLATE_AGENT_MEMORY_LIMIT = '192Mi';
 
 function usesGoTemplates(config: AgentConfig): boolean {
   return config.secrets.some((s) => s.templateEngine === 'go' || s.dataFrom.some((d) => d.rewrite?.some((r) => r.transform)));
@@ -296,7 +297,7 @@ export function afterNativeSidecars(inits: V1Container[]): number {
  *  without network — ESI's init container(s) move to where injection would have put them
  *  had the proxy been there first (afterNativeSidecars). Nothing else changes; returns
  *  `pod` itself when nothing moves, so applying it twice equals applying it once
- *  (docs/decisions/0059-re-placement-after-mesh-sidecars.md). */
+ *  (docs/decisions/0001-opt-in-label-and-annotations.md). */
 export function placeAfterNativeSidecars(pod: V1Pod): V1Pod {
   const inits = pod.spec?.initContainers ?? [];
   const first = inits.findIndex(isAgent);
@@ -310,7 +311,7 @@ export function placeAfterNativeSidecars(pod: V1Pod): V1Pod {
  *  object it does not change with `pod` (only the objects on a changed path are new): the
  *  patch is the diff of the two, and fast-json-patch's diff skips identical objects, so an
  *  admission neither clones the whole pod nor walks its unchanged parts (the clone and the
- *  walk were ~15% of an admission's CPU, docs/decisions/0047-webhook-admission-cost.md). */
+ *  walk were ~15% of an admission's CPU, docs/performance/webhook-admission-profile.md). */
 export function mutatePod(pod: V1Pod, inputs: MutationInputs): V1Pod {
   const spec: V1PodSpec = { containers: [], ...pod.spec };
   const out: V1Pod = { ...pod, spec };
@@ -319,7 +320,7 @@ export function mutatePod(pod: V1Pod, inputs: MutationInputs): V1Pod {
   const envVars = inputs.resolved.envVars;
   // The env volume: the agent's alone; app containers get fileKeyRef entries instead.
   if (envVars) mounts.agentMounts.push(envAgentMount());
-  // The controller's refresh floor and change generation (docs/decisions/0082): a refreshing agent's only.
+  // The controller's refresh floor and change generation (docs/fleet.md): a refreshing agent's only.
   const channel = request.mode !== 'init-only';
   if (channel) mounts.agentMounts.push({ name: CHANNEL_VOLUME, mountPath: CHANNEL_DIR, readOnly: true });
   const inits = [...(spec.initContainers ?? [])];

@@ -1,6 +1,6 @@
 // What the pod's namespace says about the agent's security context. Read from the
-// namespace the webhook already caches (webhook/cache.ts; admission makes no API call,
-// docs/decisions/0002-admission-reads-only-caches.md): a namespace not in the cache
+// namespace the webhook already caches (webhook/cache.ts; admission makes no API call):
+// a namespace not in the cache
 // changes nothing, and the operator's setting (--agent-run-as-user) alone applies.
 import type { V1Namespace, V1Pod } from '@kubernetes/client-node';
 import type { InjectionRequest } from '../src/pod-contract/annotations.js';
@@ -8,9 +8,9 @@ import { signalNeedsKill, type AgentSettings } from './mutate.js';
 
 /** Set by OpenShift on every namespace: the UIDs its restricted-v2 SCC assigns there,
  *  refusing any other (such as the agent's default 65532). */
-export const OPENSHIFT_UID_RANGE = 'openshift.io/sa.scc.uid-range';
+const OPENSHIFT_UID_RANGE = 'openshift.io/sa.scc.uid-range';
 /** Pod Security admission's enforced level. */
-export const POD_SECURITY_ENFORCE = 'pod-security.kubernetes.io/enforce';
+const POD_SECURITY_ENFORCE = 'pod-security.kubernetes.io/enforce';
 
 /** The agent settings for a pod of `ns`: in an OpenShift namespace the agent's user is left
  *  to the platform (runAsUser 'auto'), whatever the operator set. */

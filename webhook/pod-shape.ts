@@ -2,9 +2,7 @@
 // The apiserver validates pods only AFTER mutating admission, and `esi inject` reads
 // hand-written YAML: either can hand us `containers: "app"` or an annotation that is a
 // number. Each problem names the field, so the denial (or exit code 2) says what to fix.
-import type { V1Pod } from '@kubernetes/client-node';
 import { isObject } from '../src/json-object.js';
-
 
 function stringMap(v: unknown, field: string, problems: string[]): void {
   if (v === undefined) return;
@@ -55,9 +53,4 @@ export function podShapeProblems(pod: unknown): string[] {
   if (spec.volumes !== undefined && (!Array.isArray(spec.volumes) || spec.volumes.some((v) => !isObject(v)))) problems.push('spec.volumes: must be a list of volumes');
   if (spec.serviceAccountName !== undefined && typeof spec.serviceAccountName !== 'string') problems.push('spec.serviceAccountName: must be a string');
   return problems;
-}
-
-/** Narrowing helper for callers that checked the shape. */
-export function isPodShaped(pod: unknown): pod is V1Pod {
-  return podShapeProblems(pod).length === 0;
 }

@@ -1,7 +1,7 @@
 // `esi webhook --workers N`: N admission servers in one pod, each a `node:cluster` worker
 // running the whole webhook (caches, certificate, HTTPS server) on the one shared port; the
 // primary only starts them, forwards SIGTERM and sums their metrics. One event loop serves
-// about one core (docs/decisions/0077-webhook-workers.md): workers are how a pod given more
+// about one core (docs/performance/webhook-throughput.md): workers are how a pod given more
 // than one core uses it, at the memory of one more webhook each. This module is the `esi
 // webhook` entry and stays small: the primary never loads the webhook's own modules.
 import cluster, { type Worker } from 'node:cluster';
@@ -11,11 +11,11 @@ import { createLogger } from '../src/log.js';
 import { METRICS_ANSWER, METRICS_REQUEST, type MetricsMessage } from './worker-metrics.js';
 
 /** Bounded: each worker is a full webhook with its own watches on the apiserver. */
-export const MAX_WORKERS = 8;
+const MAX_WORKERS = 8;
 
 /** The --workers value of `esi webhook`'s arguments (1 when absent); webhook/cmd.ts declares
  *  the flag in its help, this reads it before the webhook's modules load. */
-export function workersOf(argv: string[]): number {
+function workersOf(argv: string[]): number {
   const { values } = parseArgs({ args: argv, options: { workers: { type: 'string' } }, strict: false, allowPositionals: true });
   const raw = values.workers;
   if (raw === undefined) return 1;

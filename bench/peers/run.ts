@@ -111,7 +111,7 @@ function section(machine: ReturnType<typeof machineInfo>, w: WebhookResults | un
       'Reading the saturation step: the load generator (one Node.js event loop) runs on the same machine; its cores are',
       'shown. While server + generator stay below the machine\'s cores, the server\'s own threads are the bound: ESI\'s',
       'webhook serves on one event loop (~1 core), vault-k8s on as many threads as it needs',
-      '(docs/decisions/0047-webhook-admission-cost.md).');
+      '(docs/performance/webhook-admission-profile.md).');
   }
   if (!a) parts.push('', ...keptSubsections(previous, 'Agent'));
   if (a) {
@@ -133,17 +133,11 @@ function section(machine: ReturnType<typeof machineInfo>, w: WebhookResults | un
   if (quick) parts.push('', '_Quick run: short phases, not for comparison._');
   parts.push('', '### How to run', '', '```sh', 'npm run bench:peers                    # both phases, about 12 minutes; rewrites this section',
     'npm run bench:peers -- --only agents   # one phase (the other\'s subsections are kept from the previous run, marked so)', 'npm run bench:peers -- --help', '```',
-    '', 'Decisions taken from these figures: docs/decisions/0025-agent-metrics-without-event-loop-monitor.md,',
-    'docs/decisions/0026-webhook-cache-holds-what-admission-reads.md, docs/decisions/0027-peer-ratios-status.md,',
-    'docs/decisions/0045-peer-levers-that-replace-card-libraries.md (library swaps measured, not taken),',
-    'docs/decisions/0046-bundled-entry.md, docs/decisions/0047-webhook-admission-cost.md (the webhook\'s CPU profile and young generation),',
-    'docs/decisions/0048-agent-cost-against-openbao-agent.md (the agent\'s profiles),',
-    'docs/decisions/0049-admission-validation-memo.md, docs/decisions/0050-vault-transport.md (node-vault over node:http(s)),',
-    'docs/decisions/0071-go-templates-in-typescript.md (the Go-template rows: Go templates in a TypeScript engine),',
-    'docs/decisions/0075-webhook-loads-what-admission-calls.md and docs/decisions/0076-webhook-optimize-for-size.md (the webhook\'s memory),',
-    'docs/decisions/0077-webhook-workers.md (the webhook\'s throughput and CPU per admission), docs/decisions/0078-agent-start.md (the agent\'s start).',
-    'For each ratio still outside its budget, these records and docs/performance/ (webhook-memory.md, webhook-throughput.md,',
-    'agent-startup.md) hold the profile that shows where the cost is and what was tried.');
+    '', 'Decisions taken from these figures: docs/decisions/0046-bundled-entry.md (the chosen libraries kept; the bundle, what the webhook loads, its V8 flags, workers),',
+    'docs/decisions/0005-agent-footprint.md (what the agent loads, its process metrics, node-vault over node:http(s)), docs/decisions/0002-admission-reads-only-caches.md (remembered verdicts),',
+    'docs/decisions/0071-go-templates-in-typescript.md (the Go-template rows: Go templates in a TypeScript engine).',
+    'For each ratio still outside its budget, docs/performance/ (peer-ratios-first-runs.md, webhook-admission-profile.md, webhook-memory.md,',
+    'webhook-throughput.md, agent-profile.md, agent-startup.md) holds the profile that shows where the cost is and what was tried.');
   return parts.join('\n');
 }
 

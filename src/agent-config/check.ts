@@ -204,7 +204,8 @@ function crossFieldProblem(c: AgentConfig & { refreshSeconds?: number }): Config
 }
 
 /** Dynamic secrets: names apart from the ExternalSecrets', stores with leases, and only
- *  the mode whose agent lives as long as the pod (docs/decisions/0054-dynamic-secrets.md). */
+ *  the mode whose agent lives as long as the pod (init-only would leave nothing to renew
+ *  the lease, sidecar would mint twice). */
 function dynamicProblem(c: AgentConfig, names: Set<string>): ConfigError | undefined {
   for (const [i, d] of (c.dynamicSecrets ?? []).entries()) {
     const f = `dynamicSecrets[${i}]`;
@@ -227,7 +228,7 @@ function dynamicProblem(c: AgentConfig, names: Set<string>): ConfigError | undef
   return undefined;
 }
 
-/** The env file (docs/decisions/0061-env-files.md): written before the app starts, so not
+/** The env file (docs/agent.md, "Environment variables"): written before the app starts, so not
  *  in sidecar mode; each variable once, from an ExternalSecret of `secrets`. */
 function envProblem(c: AgentConfig): ConfigError | undefined {
   if (!c.env) return undefined;

@@ -2,7 +2,7 @@
 //  - the TypeScript types (src/agent-config/types.ts, type-only: the agent never loads TypeBox);
 //  - the validator both the agent and the webhook run (Ajv, compiled ahead of time into
 //    src/agent-config/validator.generated.ts by `npm run generate`, so the
-//    agent's start-up pays neither TypeBox nor Ajv; see docs/decisions/0011-agent-config-schema.md).
+//    agent's start-up pays neither TypeBox nor Ajv, ~150–300 ms).
 // Rules a JSON schema cannot say (names unique, store keys that exist, loopback URLs) are
 // in src/agent-config/check.ts, next to the validator.
 import { Type, type TSchema } from '@sinclair/typebox';
@@ -60,7 +60,7 @@ export const AgentSecretSchema = Type.Object({
   files: Type.Optional(Type.Boolean()),
 }, { additionalProperties: false });
 
-/** The env file (esi.dev/env, docs/decisions/0061-env-files.md): the agent writes
+/** The env file (esi.dev/env, docs/agent.md): the agent writes
  *  `<dir>/<file>` in the kubelet's env-file format; app containers read it through
  *  `env[].valueFrom.fileKeyRef` when they start, without mounting the volume. */
 export const AgentEnvSchema = Type.Object({
@@ -140,7 +140,7 @@ export const AgentConfigSchema = Type.Object({
   dynamicSecrets: Type.Optional(Type.Array(AgentDynamicSecretSchema, { maxItems: 32 })),
   env: Type.Optional(AgentEnvSchema),
   onChange: Type.Optional(OnChangeSchema),
-  /** The controller → agent channel (docs/decisions/0082-fleet-budget-and-change-channel.md):
+  /** The controller → agent channel (docs/fleet.md):
    *  a downwardAPI directory with the files `refresh-floor` and `change-generation`. */
   channelDir: Type.Optional(AbsolutePath),
 }, { additionalProperties: false });

@@ -1,15 +1,14 @@
 // The agent's termination message: when it exits with a failure it writes, to the file the
 // kubelet reads as the container's termination message (`terminationMessagePath`,
 // /dev/termination-log by default), which ExternalSecret failed, on which store, and the error
-// class: the same value-free text it logs (docs/decisions/0007-no-values-in-errors.md). The
+// class: the same value-free text it logs. The
 // kubelet puts it in the pod's status, which the controller reads for ExternalSecrets only the
-// agents serve (src/controller/externalsecret/pod-agents.ts,
-// docs/decisions/0070-status-of-webhook-served-externalsecrets.md). Pods get no API right for
+// agents serve (src/controller/externalsecret/pod-agents.ts). Pods get no API right for
 // this: the kubelet reports it.
 import { writeFile } from 'node:fs/promises';
 
 /** Where the kubelet reads it unless the container sets terminationMessagePath. */
-export const DEFAULT_TERMINATION_LOG = '/dev/termination-log';
+const DEFAULT_TERMINATION_LOG = '/dev/termination-log';
 /** The kubelet keeps at most 4096 bytes of it; the JSON must fit whole. */
 const MAX_BYTES = 4096;
 const MAX_FAILURES = 4;

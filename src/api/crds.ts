@@ -133,7 +133,7 @@ async function usable(kc: KubeConfig, crd: V1CustomResourceDefinition): Promise<
 
 /** Waits until the CRD is Established and its API actually answers (see `usable`);
  *  fails fast when its names conflict with another resource. */
-export async function waitEstablished(kc: KubeConfig, name: string, timeoutMs = 60_000): Promise<void> {
+async function waitEstablished(kc: KubeConfig, name: string, timeoutMs = 60_000): Promise<void> {
   const api = kc.makeApiClient(ApiextensionsV1Api);
   const deadline = Date.now() + timeoutMs;
   let last = 'not found';

@@ -1,5 +1,5 @@
 // TypeScript shapes of the generators.external-secrets.io kinds ESI serves (v1alpha1), with
-// ESO's field names (docs/generators.md, docs/decisions/0055-generators.md). A generator
+// ESO's field names (docs/generators.md). A generator
 // produces values for `dataFrom[].sourceRef.generatorRef` and PushSecret
 // `selector.generatorRef`. Optional fields stay optional: the CRDs set no defaults, the
 // code applies ESO's (src/generators/). Re-exported by types.ts.

@@ -1,5 +1,4 @@
-// Provider configurations of the stores ESI reaches over their documented HTTP APIs
-// (docs/decisions/0056-saas-stores-over-documented-http-apis.md): ESO's field names, so
+// Provider configurations of the stores ESI reaches over their documented HTTP APIs: ESO's field names, so
 // existing stores apply unchanged. The rest of the provider union is in src/api/providers.ts.
 import type { CAProvider, SecretKeySelector } from './selectors.js';
 

@@ -19,19 +19,8 @@ export const EXTERNAL_SECRET_API_VERSION = `${API_GROUP}/${API_VERSION_V1}`;
 export const PUSH_SECRET_API_VERSION = `${API_GROUP}/${API_VERSION_V1ALPHA1}`;
 
 export const KIND_EXTERNAL_SECRET = 'ExternalSecret';
-export const KIND_SECRET_STORE = 'SecretStore';
-export const KIND_CLUSTER_SECRET_STORE = 'ClusterSecretStore';
-export const KIND_PUSH_SECRET = 'PushSecret';
 export const KIND_CLUSTER_EXTERNAL_SECRET = 'ClusterExternalSecret';
 export const KIND_CLUSTER_PUSH_SECRET = 'ClusterPushSecret';
-
-/** Plural resource names, as in REST paths. */
-export const RESOURCES = {
-  ExternalSecret: 'externalsecrets',
-  SecretStore: 'secretstores',
-  ClusterSecretStore: 'clustersecretstores',
-  PushSecret: 'pushsecrets',
-} as const;
 
 // ---------------------------------------------------------------- shared
 
@@ -284,7 +273,7 @@ export interface SecretStoreStatus {
 
 export interface SecretStore {
   apiVersion: typeof EXTERNAL_SECRET_API_VERSION;
-  kind: typeof KIND_SECRET_STORE;
+  kind: 'SecretStore';
   metadata: V1ObjectMeta;
   spec: SecretStoreSpec;
   status?: SecretStoreStatus;
@@ -292,7 +281,7 @@ export interface SecretStore {
 
 export interface ClusterSecretStore {
   apiVersion: typeof EXTERNAL_SECRET_API_VERSION;
-  kind: typeof KIND_CLUSTER_SECRET_STORE;
+  kind: 'ClusterSecretStore';
   metadata: V1ObjectMeta;
   spec: SecretStoreSpec;
   status?: SecretStoreStatus;
@@ -382,7 +371,7 @@ export interface PushSecretStatus {
 
 export interface PushSecret {
   apiVersion: typeof PUSH_SECRET_API_VERSION;
-  kind: typeof KIND_PUSH_SECRET;
+  kind: 'PushSecret';
   metadata: V1ObjectMeta;
   spec: PushSecretSpec;
   status?: PushSecretStatus;

@@ -5,7 +5,7 @@ import { parseAllowList } from '../egress/policy.js';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { bool, checkFlags, loadKubeConfig, ownNamespace, port, positive } from '../flags.js';
-import { isDnsLabel, isDnsSubdomain } from '../kube/names.js';
+import { isDnsLabel, isDnsSubdomain, nameProblem } from '../kube/names.js';
 import { NAMESPACES, resourcePath } from '../kube/paths.js';
 import { KubeRest } from '../kube/rest.js';
 import { createLogger, logSettings } from '../log.js';
@@ -18,6 +18,8 @@ import { DEFAULT_MAX_GENERATOR_STATES, STATES_PER_ENTRY } from './generatorstate
 import { TokenBucket } from './runtime/queue.js';
 import { startProbeServer } from './runtime/server.js';
 import { parseReadBudget } from './fleet/budget.js';
+import { queueIdentityProblem, queueRegion } from './fleet/aws-queue.js';
+import type { FleetSettings } from './fleet/wire.js';
 import { metricsTls, startSecureMetricsServer } from './runtime/metrics-server.js';
 import { MetricsAccessReview } from '../kube/access-review.js';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -55,7 +57,6 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
   --watch-namespaces NS[,NS]  scoped mode: watch and serve only these namespaces, and no
                              cluster kinds (ClusterSecretStore, ClusterExternalSecret,
                              ClusterPushSecret, ClusterGenerator); Roles in them suffice
-                             (ADR 0064)
   --allow-ambient-identity BOOL  let ClusterSecretStores authenticate with the controller's
                              own identity: its environment (Azure managed and workload
                              identity, GCP ADC, EKS Pod Identity) and its ServiceAccount
@@ -73,7 +74,7 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
                              10.20.0.0/16,vault.vault.svc (default: none)
   --allow-configmap-targets BOOL  serve ExternalSecrets whose spec.target.manifest is a v1
                              ConfigMap (values then sit unencrypted in a ConfigMap; default
-                             false, ADR 0067)
+                             false)
   --restart-min-interval DUR  at most one restart per workload per this interval when a
                              Secret it opted in for changes; changes inside it coalesce
                              into one delayed restart (default 60s, docs/controller.md)
@@ -93,6 +94,15 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
   --change-notifications B   watch the source Secrets (metadata only) of Kubernetes-provider
                              stores annotated esi.dev/change-notifications: "true" and tell
                              exactly the pods mounting a changed one (default false)
+  --aws-change-queue-url URL  the operator's SQS queue an EventBridge rule sends Secrets
+                             Manager / Parameter Store change events to; the controller
+                             long-polls it with its own identity and tells the pods of AWS
+                             stores annotated esi.dev/change-notifications: "true" (default
+                             none; docs/fleet.md)
+  --aws-change-queue-region R  its region (default: from the queue URL, else AWS_REGION)
+  --aws-change-queue-credentials-secret NAME  a Secret in --namespace with access-key-id and
+                             secret-access-key to read it with (default: the controller's EKS
+                             Pod Identity or IRSA)
   --listen ADDR --port N     probes, and metrics under --metrics-secure=false (default
                              0.0.0.0:8080, plain HTTP)
   --metrics-secure BOOL      serve /metrics over HTTPS on --metrics-port, only to a caller
@@ -138,6 +148,9 @@ const OPTIONS = {
   'default-read-budget': { type: 'string', default: '' },
   'pod-patch-qps': { type: 'string', default: '50' },
   'change-notifications': { type: 'string', default: 'false' },
+  'aws-change-queue-url': { type: 'string', default: '' },
+  'aws-change-queue-region': { type: 'string', default: '' },
+  'aws-change-queue-credentials-secret': { type: 'string', default: '' },
   'generator-gc-grace-period': { type: 'string', default: '2m' },
   'max-generator-states': { type: 'string', default: String(DEFAULT_MAX_GENERATOR_STATES) },
   'allow-generator-raw-results': { type: 'string', default: 'false' },
@@ -235,8 +248,27 @@ function flags(v: Values) {
       ...(v['default-read-budget'] ? { defaultBudget: readBudgetFlag(v['default-read-budget']) } : {}),
       patchQps: positive('pod-patch-qps', v['pod-patch-qps']!),
       notifications: bool('change-notifications', v['change-notifications']!),
+      ...awsQueueFlags(v),
     },
   };
+}
+
+function awsQueueFlags(v: Record<string, string | boolean | undefined>): Pick<FleetSettings, 'aws'> {
+  const flag = (name: string) => String(v[name] ?? '').trim();
+  const url = flag('aws-change-queue-url');
+  const secret = flag('aws-change-queue-credentials-secret');
+  if (!url) {
+    if (flag('aws-change-queue-region') || secret) throw new Error('--aws-change-queue-region and --aws-change-queue-credentials-secret need --aws-change-queue-url');
+    return {};
+  }
+  if (!/^https?:\/\/[^/]+\/\d{12}\/[\w-]{1,75}(?:\.fifo|[\w-]{0,5})$/.test(url)) throw new Error(`--aws-change-queue-url "${url}" must be an SQS queue URL: https://sqs.<region>.amazonaws.com/<account>/<queue>`);
+  const region = flag('aws-change-queue-region') || queueRegion(url) || process.env.AWS_REGION?.trim() || '';
+  if (!region) throw new Error('--aws-change-queue-region is required: the queue URL names no region and AWS_REGION is not set');
+  const bad = secret ? nameProblem(secret, 'subdomain') : undefined;
+  if (bad) throw new Error(`--aws-change-queue-credentials-secret ${bad}`);
+  const identity = queueIdentityProblem(secret || undefined);
+  if (identity) throw new Error(identity);
+  return { aws: { queueUrl: url, region, ...(secret ? { credentialsSecret: secret } : {}) } };
 }
 
 function readBudgetFlag(raw: string): number {

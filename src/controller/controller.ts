@@ -53,7 +53,7 @@ export interface ControllerOptions {
   namespace: string;
   /** Only namespaces carrying these labels (equality) are served; all when unset. */
   namespaceSelector?: Record<string, string>;
-  /** Scoped mode (--watch-namespaces, ADR 0064): only these namespaces, no cluster kinds. */
+  /** Scoped mode (--watch-namespaces): only these namespaces, no cluster kinds. */
   watchNamespaces?: readonly string[];
   /** Threads and per-render deadline of the render pool (docs/decisions/0051-render-pool.md). */
   renderWorkers: number;
@@ -70,7 +70,7 @@ export interface ControllerOptions {
   egressAllow?: EgressAllowList;
   /** At most one restart on change per workload per this interval, ms (--restart-min-interval). */
   restartMinIntervalMs?: number;
-  /** Serve `spec.target.manifest` of kind ConfigMap (ADR 0067); off: refused with the flag's name. */
+  /** Serve `spec.target.manifest` of kind ConfigMap; off: refused with the flag's name. */
   allowConfigMapTargets?: boolean;
   /** How long a superseded generated lease keeps working before it is revoked (--generator-gc-grace-period, ms). */
   generatorGcGraceMs?: number;
@@ -107,7 +107,7 @@ export class Controller {
   private readonly restarts: Restarter;
   private readonly states: GeneratorStates;
   private readonly ledger: StateLedger;
-  /** The injected pods' agents (ADR 0070). */
+  /** The injected pods' agents: the status of ExternalSecrets only they serve. */
   private readonly pods = new PodAgents();
   private readonly fleet: FleetParts;
   /** store id → ExternalSecret keys using it, and the reverse. */
@@ -141,7 +141,7 @@ export class Controller {
       delete: (kind, obj) => this.onEvent(kind, obj, undefined, 'delete'),
     }, { logger, namespaces: o.watchNamespaces, generatorStates: `${STATE_CONTROLLER_LABEL}=${o.classes[0] ?? ''}` });
     this.fleet = fleetParts({
-      kc: o.kc, rest, logger, registry: metrics.registry, settings: o.fleet ?? { patchQps: 50, notifications: false },
+      kc: o.kc, rest, logger, registry: metrics.registry, settings: o.fleet ?? { patchQps: 50, notifications: false }, namespace: o.namespace,
       externalSecret: (ns, name) => this.informers.externalSecret(ns, name),
       // Not the stores of another class: that class's controller decides their pods. An
       // unclassed store's pods are decided by each ESI controller alike (the same objects

@@ -63,7 +63,7 @@ export async function checkAddress(url: URL, policy: AddressPolicy | undefined):
 
 /** A LookupFunction for Node's sockets: resolves and checks, then answers only the
  *  checked address. */
-export function checkedLookup(policy: AddressPolicy): LookupFunction {
+function checkedLookup(policy: AddressPolicy): LookupFunction {
   return (host, opts, cb) => {
     resolveChecked(host, policy).then(
       (r) => {
@@ -95,7 +95,7 @@ function literalProblem(host: string | null | undefined, policy: AddressPolicy):
 }
 
 /** An https.Agent whose every socket passes the policy. */
-export class CheckedHttpsAgent extends https.Agent {
+class CheckedHttpsAgent extends https.Agent {
   constructor(private readonly policy: AddressPolicy, opts: https.AgentOptions = {}) {
     super({ ...opts, lookup: checkedLookup(policy) });
   }
@@ -108,7 +108,7 @@ export class CheckedHttpsAgent extends https.Agent {
 }
 
 /** The same for plain http (a store the operator allowed over http://). */
-export class CheckedHttpAgent extends http.Agent {
+class CheckedHttpAgent extends http.Agent {
   constructor(private readonly policy: AddressPolicy, opts: http.AgentOptions = {}) {
     super({ ...opts, lookup: checkedLookup(policy) } as http.AgentOptions);
   }

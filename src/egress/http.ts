@@ -15,7 +15,7 @@ import { checkedAgent, EgressError, resolveChecked } from './connect.js';
 import type { AddressPolicy } from './policy.js';
 
 /** Larger than any value the HTTP-reached stores hold (1Password, Doppler, a webhook's answer). */
-export const MAX_HTTP_RESPONSE_BYTES = 4 * 1024 * 1024;
+const MAX_HTTP_RESPONSE_BYTES = 4 * 1024 * 1024;
 
 export interface HttpCall {
   url: URL;

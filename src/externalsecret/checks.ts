@@ -54,7 +54,7 @@ interface Sink {
   out: SpecProblem[];
 }
 
-/** Adds why an entry's own store (`sourceRef.storeRef`, ADR 0066) cannot be served; true if it cannot. */
+/** Adds why an entry's own store (`sourceRef.storeRef`) cannot be served; true if it cannot. */
 function storeRefProblem(where: string, ref: SecretStoreRef, consumer: Consumer, add: Add): boolean {
   if (consumer === 'agent') {
     add(`${where}.sourceRef.storeRef`, `is served by ESI's reconciler only (it writes a Secret); the agent mounts an ExternalSecret from one store: move the entry to an ExternalSecret whose spec.secretStoreRef names ${ref.kind ?? 'SecretStore'} "${ref.name}"`);
@@ -65,7 +65,7 @@ function storeRefProblem(where: string, ref: SecretStoreRef, consumer: Consumer,
   return !!bad;
 }
 
-/** `dataFrom[].sourceRef`: another store (ADR 0066) or a generator (docs/generators.md), both
+/** `dataFrom[].sourceRef`: another store or a generator (docs/generators.md), both
  *  served by the reconciler. */
 function checkSourceRef(where: string, d: ExternalSecretDataFromRemoteRef, { consumer, add, out }: Sink): void {
   const ref = d.sourceRef!;
@@ -138,7 +138,7 @@ function checkTemplate(where: string, tpl: ExternalSecretTemplate | undefined, c
   }
 }
 
-/** `target.manifest` (ADR 0067): a v1 ConfigMap only, owned (or orphaned) and rewritten
+/** `target.manifest` (docs/controller.md, "ConfigMap targets"): a v1 ConfigMap only, owned (or orphaned) and rewritten
  *  whole; what describes a Secret or another lifecycle is refused, naming the field. */
 function checkManifest(spec: ExternalSecretSpec, add: Add): void {
   const target = spec.target!;

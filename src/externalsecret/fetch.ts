@@ -2,7 +2,7 @@
 // key → bytes map, with ESO v1 semantics (decoding, key conversion, rewrites, ordering).
 // Shared by the two consumers of the provider layer: the agent (injector/fetch.ts) and
 // the reconciler (src/controller/). It takes the spec's shape, not either consumer's
-// configuration type (docs/decisions/0009-provider-contract-and-lazy-registry.md).
+// configuration type, so neither depends on the other.
 // No message here ever holds a value: errors name the ExternalSecret, the entry and the
 // remote key only.
 import type {
@@ -33,8 +33,8 @@ export interface FetchOptions extends CallOptions {
   /** Runs the generator a `dataFrom[].sourceRef.generatorRef` names, `index` being the entry's
    *  (the reconciler: src/controller/generatorstate/generators.ts); without it such an entry is refused. */
   generate?: (ref: GeneratorRef, index: number) => Promise<SecretMap>;
-  /** The client of the store an entry's `sourceRef.storeRef` names (the reconciler, ADR
-   *  0066); without it such an entry is refused (the agent reads one store). */
+  /** The client of the store an entry's `sourceRef.storeRef` names (the reconciler);
+   *  without it such an entry is refused (the agent reads one store). */
   clientFor?: (ref: SecretStoreRef) => SecretsClient;
 }
 
@@ -46,7 +46,7 @@ function clientOf(client: SecretsClient, ref: SecretStoreRef | undefined, opts: 
 }
 
 /** Whether `err` says the remote secret (or the property asked for) does not exist. */
-export function remoteSecretMissing(err: unknown): boolean {
+function remoteSecretMissing(err: unknown): boolean {
   return (err instanceof ProviderError || err instanceof RemoteRefError) && err.code === 'NotFound';
 }
 
@@ -78,7 +78,7 @@ export function toRemoteRef(ref: ExternalSecretDataRemoteRef): RemoteRef {
   return out;
 }
 
-/** `, SecretStore "name"` when the entry names its own store (ADR 0066), else nothing. */
+/** `, SecretStore "name"` when the entry names its own store, else nothing. */
 function ownStore(ref: SecretStoreRef | undefined): string {
   return ref?.name ? `, ${ref.kind === 'ClusterSecretStore' ? 'ClusterSecretStore' : 'SecretStore'} "${ref.name}"` : '';
 }

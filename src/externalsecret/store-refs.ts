@@ -1,5 +1,4 @@
-// Which stores one ExternalSecret reads from (ESO's per-entry `sourceRef.storeRef`, ADR
-// 0066): `spec.secretStoreRef`, the default of every entry without a sourceRef, and each
+// Which stores one ExternalSecret reads from (ESO's per-entry `sourceRef.storeRef`): `spec.secretStoreRef`, the default of every entry without a sourceRef, and each
 // entry's own `sourceRef.storeRef`. Pure, shared by the spec checks (src/externalsecret/
 // checks.ts) and the reconciler, which looks every one of them up and applies the access
 // rules to each (src/controller/externalsecret/spec.ts).
@@ -37,9 +36,4 @@ export function storeRefsOf(spec: ExternalSecretSpec): UsedStoreRef[] {
     if (ref) add(ref, `spec.data[${i}].sourceRef.storeRef`);
   });
   return out;
-}
-
-/** Whether any entry names its own store (several stores, or a store other than the default). */
-export function usesEntryStores(spec: ExternalSecretSpec): boolean {
-  return (spec.data ?? []).some((d) => !!d.sourceRef?.storeRef) || (spec.dataFrom ?? []).some((f) => !!f.sourceRef?.storeRef);
 }

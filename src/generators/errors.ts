@@ -1,5 +1,5 @@
 // The one error type of the generators: a message about the generator's spec or its call,
-// never a generated value (docs/decisions/0007-no-values-in-errors.md).
+// never a generated value.
 
 export class GeneratorError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {

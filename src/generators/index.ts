@@ -15,8 +15,8 @@ import { passwords } from './password.js';
 export { GeneratorError } from './errors.js';
 
 /** Bounds of a Fake generator's data: 256 keys, 1 MiB in all (a Secret's limit). */
-export const MAX_FAKE_KEYS = 256;
-export const MAX_FAKE_BYTES = 1024 * 1024;
+const MAX_FAKE_KEYS = 256;
+const MAX_FAKE_BYTES = 1024 * 1024;
 
 /** What an ECR GetAuthorizationToken returned, as ESO's generator outputs it. */
 export interface EcrToken {
@@ -33,7 +33,7 @@ export interface GeneratorCalls {
   vault(spec: VaultDynamicSecretSpec): Promise<SecretMap>;
 }
 
-export function isServedKind(kind: string): kind is GeneratorKind {
+function isServedKind(kind: string): kind is GeneratorKind {
   return kind !== 'ClusterGenerator' && Object.hasOwn(GENERATOR_RESOURCES, kind);
 }
 

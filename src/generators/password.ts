@@ -14,11 +14,11 @@ const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const DIGITS = '0123456789';
 /** ESO's default symbol set. */
 export const DEFAULT_SYMBOLS = '~!@#$%^&*()_+`-={}|[]\\:"<>?,./';
-export const DEFAULT_LENGTH = 24;
+const DEFAULT_LENGTH = 24;
 /** Bounds: a password of up to 1 KiB, up to 64 keys, a symbol set of up to 256 characters. */
 export const MAX_LENGTH = 1024;
-export const MAX_KEYS = 64;
-export const MAX_SYMBOL_CHARACTERS = 256;
+const MAX_KEYS = 64;
+const MAX_SYMBOL_CHARACTERS = 256;
 
 interface Rules {
   length: number;
@@ -36,7 +36,7 @@ function count(v: unknown, what: string, fallback: number): number {
 }
 
 /** The spec's rules with ESO's defaults, checked; throws GeneratorError. */
-export function passwordRules(spec: PasswordSpec = {}): Rules {
+function passwordRules(spec: PasswordSpec = {}): Rules {
   const length = count(spec.length, 'length', DEFAULT_LENGTH);
   if (length === 0) throw new GeneratorError('spec.length must be at least 1');
   // ESO: digits and symbols default to a quarter of the length each.
@@ -73,7 +73,7 @@ function pick(set: string[], used: Set<string>, allowRepeat: boolean): string {
 }
 
 /** One password following `rules`. */
-export function generatePassword(rules: Rules): string {
+function generatePassword(rules: Rules): string {
   const used = new Set<string>();
   const out: string[] = [];
   for (let i = 0; i < rules.length - rules.digits - rules.symbols; i++) out.push(pick(rules.letters, used, rules.allowRepeat));

@@ -1,5 +1,4 @@
-// Who may read /metrics (docs/metrics.md, "Authentication";
-// docs/decisions/0085-metrics-authentication.md): the caller's bearer token is checked with a
+// Who may read /metrics (docs/metrics.md, "Authentication"): the caller's bearer token is checked with a
 // TokenReview, then its right to `get` the non-resource path with a SubjectAccessReview, as
 // controller-runtime's secure metrics and kube-rbac-proxy do. Answers are cached briefly in a
 // bounded map keyed by the token's hash, so a scrape every 30 s costs two reviews a minute at

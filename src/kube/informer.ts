@@ -14,7 +14,7 @@ export type Cache<T extends KubernetesObject> = Informer<T> & ObjectCache<T>;
 
 /** A watch that ran this long after a successful list counts as healthy: the next failure
  *  starts the delays over. */
-export const HEALTHY_MS = 10_000;
+const HEALTHY_MS = 10_000;
 
 /** Delay before restart number `failures` (1, 2, …): 200 ms, doubling, at most 5 s. */
 export function restartDelay(failures: number): number {

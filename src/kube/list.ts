@@ -1,12 +1,12 @@
 // What the watch-backed caches of the webhook (webhook/cache.ts) and the reconciler
 // (src/controller/runtime/informers.ts) do alike: list in pages, and drop from each object what no
-// reader needs before the cache stores it (docs/decisions/0026-webhook-cache-holds-what-admission-reads.md,
-// docs/decisions/0036-reconciler-at-scale.md).
+// reader needs before the cache stores it (a second, serialised copy of each
+// object otherwise: docs/performance/reconciler-at-scale.md, lever 5).
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { KubeRest } from './rest.js';
 
 /** Objects per page of an initial LIST: 10 000 ExternalSecrets never arrive as one response. */
-export const LIST_PAGE = 500;
+const LIST_PAGE = 500;
 
 /** kubectl's copy of the applied manifest: never the object's own metadata for a reader. */
 export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';

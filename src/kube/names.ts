@@ -9,8 +9,8 @@ const LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
 const LABEL_RE = new RegExp(`^${LABEL}$`);
 const SUBDOMAIN_RE = new RegExp(`^${LABEL}(\\.${LABEL})*$`);
 
-export const MAX_LABEL = 63;
-export const MAX_SUBDOMAIN = 253;
+const MAX_LABEL = 63;
+const MAX_SUBDOMAIN = 253;
 
 export type NameRule = 'subdomain' | 'label';
 

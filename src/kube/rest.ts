@@ -10,7 +10,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-export const MERGE_PATCH = 'application/merge-patch+json';
+const MERGE_PATCH = 'application/merge-patch+json';
 export const JSON_PATCH = 'application/json-patch+json';
 
 /** An apiserver error: the HTTP code and the Status reason/message (never a request body). */
@@ -95,15 +95,19 @@ export class KubeRest {
   get<T>(path: string): Promise<T> {
     return this.call<T>('GET', path);
   }
-  /** Whether the API (not a cache) has the object at `path`. */
-  async exists(path: string): Promise<boolean> {
+  /** The object at `path`, or undefined when the API (not a cache) has none (404); any
+   *  other failure is thrown. */
+  async find<T>(path: string): Promise<T | undefined> {
     try {
-      await this.call('GET', path);
-      return true;
+      return await this.call<T>('GET', path);
     } catch (err) {
-      if (isKubeStatus(err, 404)) return false;
+      if (isKubeStatus(err, 404)) return undefined;
       throw err;
     }
+  }
+  /** Whether the API (not a cache) has the object at `path`. */
+  async exists(path: string): Promise<boolean> {
+    return (await this.find(path)) !== undefined;
   }
   create<T>(path: string, body: unknown): Promise<T> {
     return this.call<T>('POST', path, body);

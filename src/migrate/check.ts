@@ -43,7 +43,7 @@ const GROUPS = new Set(['external-secrets.io', 'generators.external-secrets.io']
 const KEEP = 'helm.sh/resource-policy';
 
 /** The CRDs a `helm uninstall` would delete. */
-export function crdFindings(crds: CrdObject[]): Finding[] {
+function crdFindings(crds: CrdObject[]): Finding[] {
   return crds.filter((c) => GROUPS.has(c.spec.group)).map((c) => {
     const release = c.metadata.annotations?.['meta.helm.sh/release-name'];
     const releaseNs = c.metadata.annotations?.['meta.helm.sh/release-namespace'];

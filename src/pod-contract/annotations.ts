@@ -106,7 +106,7 @@ function fileMode(raw: string): number {
 
 /** `http://127.0.0.1:PORT/path` (POST) or `signal:SIGHUP:process-name`. The URL and the
  *  signal follow the agent configuration's own rules (src/agent-config/check.ts). */
-export function parseOnChange(raw: string): OnChange {
+function parseOnChange(raw: string): OnChange {
   const value = raw.trim();
   const sig = /^signal:(SIG[A-Z0-9]{1,12}):([^\s/]{1,15})$/.exec(value);
   if (sig) {
@@ -127,7 +127,7 @@ function port(raw: string): number {
   return n;
 }
 
-/** The controller → agent channel (docs/decisions/0082-fleet-budget-and-change-channel.md):
+/** The controller → agent channel (docs/fleet.md):
  *  annotations the controller sets on the pod and the agent reads through a downwardAPI
  *  volume, each file parsed by the same entry of the table below. */
 export const REFRESH_FLOOR_ANNOTATION = 'esi.dev/refresh-floor';
@@ -142,7 +142,7 @@ function parseRefreshSeconds(raw: string): number {
 }
 
 /** A change generation: lowercase letters and digits, at most 32 (a hash, never a value). */
-export function parseGeneration(raw: string): string {
+function parseGeneration(raw: string): string {
   const v = raw.trim();
   if (!/^[a-z0-9]{1,32}$/.test(v)) throw new Error('must be 1-32 lowercase letters and digits');
   return v;

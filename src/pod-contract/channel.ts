@@ -1,4 +1,4 @@
-// The controller → agent channel (docs/decisions/0082-fleet-budget-and-change-channel.md):
+// The controller → agent channel (docs/fleet.md):
 // two annotations the controller writes on an injected pod, which the kubelet projects into
 // the agent container through a downwardAPI volume. The webhook builds the volume from
 // CHANNEL_FILES, the agent reads the files back with channelValue, which parses them with the
@@ -10,17 +10,12 @@ export const CHANNEL_DIR = '/var/run/esi/channel';
 export const CHANNEL_VOLUME = 'esi-channel';
 
 /** File name in CHANNEL_DIR → the annotation it projects. */
-export const CHANNEL_FILES = {
+const CHANNEL_FILES = {
   'refresh-floor': REFRESH_FLOOR_ANNOTATION,
   'change-generation': CHANGE_GENERATION_ANNOTATION,
 } as const;
 
 export type ChannelFile = keyof typeof CHANNEL_FILES;
-
-export interface ChannelValues {
-  refreshFloorSeconds?: number;
-  changeGeneration?: string;
-}
 
 /** The downwardAPI items of the channel volume. */
 export function channelItems(): { path: string; fieldRef: { fieldPath: string } }[] {

@@ -1,4 +1,4 @@
-// Secrets as environment variables (annotation esi.dev/env, docs/decisions/0061-env-files.md):
+// Secrets as environment variables (annotation esi.dev/env, docs/agent.md):
 // the agent writes an env file into a memory-backed emptyDir mounted only into the agent;
 // the app containers get `env[].valueFrom.fileKeyRef` entries the kubelet resolves from that
 // file each time it starts them (Kubernetes 1.35+, feature EnvFiles). Parsing, resolution
@@ -10,14 +10,14 @@ import { envNameProblem } from '../agent-config/check.js';
 import { MAX_ENV_VARS } from '../agent-config/limits.js';
 import { isValidName } from '../kube/names.js';
 
-export const ENV_ANNOTATION = 'esi.dev/env';
+const ENV_ANNOTATION = 'esi.dev/env';
 export const ENV_VOLUME = 'esi-env';
 /** Under the agent's internal directory (mutate.ts AGENT_INTERNAL_DIR): never the app's. */
 export const ENV_DIR = '/var/run/esi/env';
 /** The file in the volume: the `path` of every fileKeyRef. */
 export const ENV_FILE = 'esi.env';
 /** Holds the file twice (the atomic writer keeps the previous generation) with room. */
-export const ENV_VOLUME_SIZE = '4Mi';
+const ENV_VOLUME_SIZE = '4Mi';
 
 /** One `<ExternalSecret>[:VAR,VAR=key,…]` entry; no `vars` = every key of the
  *  ExternalSecret's `data`, each its own variable name. */

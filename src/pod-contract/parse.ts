@@ -1,6 +1,6 @@
 // Turns a pod's `esi.dev/` annotations into an InjectionRequest, driven entirely by
 // the table in annotations.ts. Every problem is collected, so one denial lists them all.
-// The cost is linear in the annotations' size (docs/decisions/0013-admission-cost-bounds.md):
+// The cost is linear in the annotations' size (docs/decisions/0002-admission-reads-only-caches.md):
 // templates get handlebars' grammar checked by src/templating/syntax.ts, never by
 // handlebars' own parser, and values are quoted only in short.
 import { checkTemplateSyntax, TemplateSyntaxError } from '../templating/syntax.js';
@@ -40,7 +40,7 @@ export const MAX_DENIAL_LENGTH = 4096;
 /** Characters of a value quoted back in a problem. */
 const MAX_QUOTED = 64;
 /** Template text of one pod, all `esi.dev/template-*` annotations together. */
-export const MAX_TEMPLATES_LENGTH = 64 * 1024;
+const MAX_TEMPLATES_LENGTH = 64 * 1024;
 
 /** `value` as a short JSON string: users see what they wrote, never a megabyte of it. */
 export function quoteShort(value: string): string {

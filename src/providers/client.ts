@@ -1,11 +1,14 @@
 // Generic SecretsClient plumbing, so no caller forwards the methods one by one: a client
 // built from one call function, a client wrapped around each store call (coalescing,
-// metrics, laziness), and the caller's deadline (`CallOptions.signal`) applied to every
-// call of every provider.
+// metrics, laziness), and the deadline (`CallOptions.signal`, and the reconciler's
+// per-call timeout) applied to a call.
 import { ProviderError, CLIENT_CALLS, type CallOptions, type SecretsClient } from './types.js';
 
 export type ClientCall = (typeof CLIENT_CALLS)[number];
 type Call = (...args: unknown[]) => Promise<unknown>;
+
+/** The remote reads: what is coalesced and rate limited (writes are paced by their reconcilers). */
+export const READ_CALLS: ReadonlySet<ClientCall> = new Set<ClientCall>(['getSecret', 'getSecretMap', 'getAllSecrets']);
 
 /** Where each call takes its CallOptions (the last parameter). */
 const OPTIONS_AT: Readonly<Record<ClientCall, number>> = {
@@ -42,35 +45,35 @@ export function wrapClient<C extends SecretsClient>(client: C, around: (name: Cl
   }) as C;
 }
 
-/** Every call fails with `Timeout` as soon as the caller's signal aborts (providers that
- *  can also pass the signal to their SDK do, to stop the request itself). */
-export function honourCallerDeadline<C extends SecretsClient>(client: C, storeId: string): C {
-  return wrapClient(client, (name, args, next) => {
-    const signal = callOptions(name, args).signal;
-    if (!signal) return next();
-    const timeout = () => new ProviderError('Timeout', storeId, `${name}: the caller's deadline passed`);
-    if (signal.aborted) return Promise.reject(timeout());
-    return new Promise((resolve, reject) => {
-      const onAbort = () => reject(timeout());
-      signal.addEventListener('abort', onAbort, { once: true });
-      next().then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-    });
+/** Calls `name` on `client` under a deadline: the caller's signal, joined with a fresh
+ *  timeout of `ms` when given (the signal the provider sees then carries both, so a provider
+ *  that passes it to its SDK stops the request itself). The call fails with `Timeout` as soon
+ *  as that signal aborts, whether or not the provider listens to it. */
+export function callWithin(client: SecretsClient, name: ClientCall, args: unknown[], deadline: { storeId: string; ms?: number }): Promise<unknown> {
+  const { storeId, ms } = deadline;
+  const given = callOptions(name, args);
+  let signal = given.signal;
+  let passed = args;
+  if (ms !== undefined) {
+    signal = signal ? AbortSignal.any([signal, AbortSignal.timeout(ms)]) : AbortSignal.timeout(ms);
+    const at = OPTIONS_AT[name];
+    passed = [...args];
+    while (passed.length < at) passed.push(undefined);
+    passed[at] = { ...given, signal };
+  }
+  if (!signal) return invoke(client, name, passed);
+  const timeout = () => new ProviderError('Timeout', storeId, `${name}: the caller's deadline passed`);
+  if (signal.aborted) return Promise.reject(timeout());
+  const bound = signal;
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(timeout());
+    bound.addEventListener('abort', onAbort, { once: true });
+    invoke(client, name, passed).then(resolve, reject).finally(() => bound.removeEventListener('abort', onAbort));
   });
 }
 
-/** Every store call of `client` bounded by `ms`: the caller's own deadline when it passes one
- *  that is sooner, else a fresh one per call. A store that accepts a connection and never
- *  answers then fails the call with `Timeout` instead of holding the caller forever (the
- *  reconciler's workers: src/controller/runtime/clients.ts). */
-export function withDeadline<C extends SecretsClient>(client: C, storeId: string, ms: number): C {
-  const bounded = wrapClient(client, (name, args) => {
-    const at = OPTIONS_AT[name];
-    const given = callOptions(name, args);
-    const signal = given.signal ? AbortSignal.any([given.signal, AbortSignal.timeout(ms)]) : AbortSignal.timeout(ms);
-    const withSignal = [...args];
-    while (withSignal.length < at) withSignal.push(undefined);
-    withSignal[at] = { ...given, signal };
-    return invoke(client, name, withSignal);
-  });
-  return honourCallerDeadline(bounded, storeId);
+/** `client` whose every call fails with `Timeout` as soon as the caller's signal aborts: the
+ *  contract every provider's client keeps (src/providers/define.ts). */
+export function honourCallerDeadline<C extends SecretsClient>(client: C, storeId: string): C {
+  return wrapClient(client, (name, args) => callWithin(client, name, args, { storeId }));
 }

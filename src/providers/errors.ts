@@ -71,7 +71,7 @@ export function networkCode(err: unknown, depth = 0): string | undefined {
 }
 
 /** The classification of a socket, TLS or deadline failure, whoever raised it. */
-export function transportFailure(err: unknown): Classified | undefined {
+function transportFailure(err: unknown): Classified | undefined {
   const name = (err as ErrorLike | null)?.name;
   if (typeof name === 'string' && TIMEOUT_NAMES.has(name)) return { code: 'Timeout', message: `no answer within the deadline (${name})` };
   const code = networkCode(err);
@@ -82,7 +82,7 @@ export function transportFailure(err: unknown): Classified | undefined {
 }
 
 /** A short, value-free name for an unrecognised error. */
-export function safeName(err: unknown): string {
+function safeName(err: unknown): string {
   const name = (err as ErrorLike | null)?.name;
   return typeof name === 'string' && SAFE_NAME.test(name) ? name : 'error';
 }

@@ -3,7 +3,7 @@
 // static checks (the shared rules of ./spec-checks.ts, one message set for every provider) and
 // the StoreReferences the webhook and the reconciler mount or read (./refs.ts). A provider's
 // own validateSpec keeps only what is truly its own (which auth method, enums, ranges), so a
-// field path is written in one place (docs/decisions/0088-provider-field-tables.md).
+// field path is written in one place.
 import { field as objectAt, References } from './refs.js';
 import { caBundleProblems, caProviderProblems, referenceKeyProblem, secretKeyProblems, serverUrlProblems, serviceAccountProblems } from './spec-checks.js';
 import type { StoreReferences } from './types.js';

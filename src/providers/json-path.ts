@@ -25,7 +25,7 @@ const isObj = isJsonObject;
 const own = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 
 /** Splits a gjson-style dotted path; `\.` escapes a dot inside a name. */
-export function splitPath(path: string): string[] {
+function splitPath(path: string): string[] {
   const parts: string[] = [];
   let cur = '';
   for (let i = 0; i < path.length; i++) {
@@ -147,7 +147,7 @@ export function asJsonObject(value: Uint8Array | string): Record<string, unknown
 // ---------------------------------------------------------------- writes
 
 /** The JSON object of the current remote value; empty or absent = a new object. */
-export function parseJsonObject(current: Uint8Array | string | undefined): Obj {
+function parseJsonObject(current: Uint8Array | string | undefined): Obj {
   const text = current === undefined ? '' : typeof current === 'string' ? current : Buffer.from(current).toString('utf8');
   if (text.trim() === '') return {};
   let parsed: unknown;

@@ -3,13 +3,13 @@
 // spec is provider-specific. The envelope is checked here, the spec by the provider's own
 // `validatePushMetadata` (its SDK-free meta.ts), built from `metadataChecker` so every
 // provider names malformed, unknown and unsupported fields the same way. The reconciler
-// calls `checkPushMetadata` once per store and entry, before anything is pushed
-// (docs/decisions/0033-push-metadata-in-the-provider-contract.md).
+// calls `checkPushMetadata` once per store and entry, before anything is pushed: a tag or a
+// KMS key silently dropped would be worse than a refusal (docs/pushsecret.md).
 import type { ProviderMeta, PushMetadata } from './types.js';
 import { isObject } from '../json-object.js';
 
-export const PUSH_METADATA_API_VERSION = 'kubernetes.external-secrets.io/v1alpha1';
-export const PUSH_METADATA_KIND = 'PushSecretMetadata';
+const PUSH_METADATA_API_VERSION = 'kubernetes.external-secrets.io/v1alpha1';
+const PUSH_METADATA_KIND = 'PushSecretMetadata';
 
 /** Bounds on metadata maps: bounded work and bounded remote requests for any input. */
 const MAX_ENTRIES = 64;

@@ -2,11 +2,10 @@
 // `rewrite.regexp.source`, ClusterSecretStore `namespaceRegexes`), with RE2's syntax and
 // linear-time matching (re2js, a port of RE2): a user's pattern can neither backtrack for
 // seconds nor use JavaScript-only syntax. Compiled once per pattern (bounded cache).
-// See docs/decisions/0012-re2-regexps.md.
 //
 // re2js is loaded on the first pattern (synchronously, its CommonJS build: every caller is
 // synchronous): most agents never compile one, and loading it costs ~1.6 MiB of private
-// memory and its parse time at start (docs/decisions/0046-bundled-entry.md).
+// memory and its parse time at start.
 import { createRequire } from 'node:module';
 import type { RE2JS } from 're2js';
 import { RemoteRefError } from './errors.js';

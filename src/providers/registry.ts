@@ -3,7 +3,7 @@
 // identity; no SDK) with a lazy import of its client. The webhook and the reconciler
 // read the meta synchronously; a process pays for an SDK only when it builds a client
 // for a store that uses it (the agent's start time and RSS budgets depend on it, see
-// docs/decisions/0005-agent-footprint.md and 0009-provider-contract-and-lazy-registry.md).
+// docs/decisions/0005-agent-footprint.md).
 // Adding a provider = one folder (meta.ts + index.ts) and one line below.
 import { providerName } from '../api/types.js';
 import { meta as akeyless } from './akeyless/meta.js';
@@ -63,7 +63,7 @@ export function registerProvider(entry: ProviderEntry): void {
   ENTRIES.set(name, entry);
 }
 
-export class UnknownProviderError extends Error {
+class UnknownProviderError extends Error {
   constructor(readonly provider: string, detail: string) {
     super(`provider "${provider}": ${detail}`);
     this.name = 'UnknownProviderError';

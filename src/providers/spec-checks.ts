@@ -15,7 +15,7 @@ const found = (...problems: (string | undefined)[]): string[] => problems.filter
 const PEM_CERTIFICATE = '-----BEGIN CERTIFICATE-----';
 
 /** The name rule of an object a store references (a Secret, ConfigMap or ServiceAccount). */
-export function referenceNameProblem(field: string, kind: string, name: unknown): string | undefined {
+function referenceNameProblem(field: string, kind: string, name: unknown): string | undefined {
   return isDnsSubdomain(name) ? undefined : `${field} references ${kind} ${quoted(name)}, which is not a valid ${kind} name`;
 }
 

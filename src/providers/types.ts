@@ -1,6 +1,6 @@
 // The provider contract: every store backend is one folder under src/providers/ with a
 // light `meta.ts` (ProviderMeta) and an `index.ts` exporting its `Provider`; the registry
-// lists them (docs/decisions/0009-provider-contract-and-lazy-registry.md).
+// lists them.
 // Values travel as bytes end to end; they are never logged or put in errors.
 import type { AddressPolicy } from '../egress/policy.js';
 import type { Logger } from 'pino';
@@ -68,7 +68,7 @@ export interface CallOptions {
 
 /** PushSecret `data[].metadata.spec` (inside ESO's `PushSecretMetadata` envelope) after the
  *  provider's own `validatePushMetadata` accepted it: only fields that provider applies.
- *  See docs/decisions/0033-push-metadata-in-the-provider-contract.md. */
+ *  See docs/pushsecret.md. */
 export type PushMetadata = Readonly<Record<string, unknown>>;
 
 /** Options of one push: the caller's deadline and the entry's validated metadata. */
@@ -219,7 +219,7 @@ export interface PodIdentityNeeds {
  *  for it: the identity of the process that runs the client. In the agent that process is
  *  the pod, whose own identity it is meant to be; in the reconciler it is the controller,
  *  which never lends its identity to a SecretStore and lends it to a ClusterSecretStore
- *  only when the operator allows it (docs/decisions/0052-no-ambient-identity-for-tenant-stores.md). */
+ *  only when the operator allows it (docs/controller.md, "Identity"). */
 export interface AmbientIdentity {
   /** The spec field that selects it, from the provider key (`azurekv.authType`, `gcpsm.auth`). */
   field: string;
@@ -233,7 +233,7 @@ export interface AmbientIdentity {
 
 /** What ESI knows about a provider without loading its SDK: the webhook (admission), the
  *  reconciler (store status) and the registry read it synchronously. Each provider folder
- *  exports one from its light `meta.ts`. See docs/decisions/0009-provider-contract-and-lazy-registry.md. */
+ *  exports one from its light `meta.ts`: the webhook reads it without loading an SDK. */
 export interface ProviderMeta {
   /** The key under `spec.provider` (vault, aws, fake, …). */
   readonly name: string;

@@ -105,7 +105,7 @@ export function ambientIdentity(provider: SecretStoreProvider): AmbientIdentity 
 }
 
 /** The reconciler's flag that lends its own ambient identity to ClusterSecretStores. */
-export const AMBIENT_IDENTITY_FLAG = '--allow-ambient-identity';
+const AMBIENT_IDENTITY_FLAG = '--allow-ambient-identity';
 
 /** To whom the operator lends the controller's own identity: ClusterSecretStores
  *  (AMBIENT_IDENTITY_FLAG), and SecretStores of the namespaces it names
@@ -125,7 +125,7 @@ export function lendsIdentity(store: AnySecretStore, lending: IdentityLending): 
  *  controller uses authenticates only with what it names (secret refs, a ServiceAccount
  *  in the namespace it is used from), never with the controller's own identity; the
  *  operator may lend the controller's environment identity to ClusterSecretStores with
- *  AMBIENT_IDENTITY_FLAG (docs/decisions/0052-no-ambient-identity-for-tenant-stores.md).
+ *  AMBIENT_IDENTITY_FLAG (docs/controller.md, "Identity").
  *  The agent is not bound by this: there the ambient identity is the pod's own. */
 export function controllerIdentityProblem(store: AnySecretStore, lending: boolean | IdentityLending): string | undefined {
   const ambient = ambientIdentity(store.spec.provider);

@@ -15,10 +15,6 @@ export function safeObject(): SafeObject {
   return Object.create(SAFE_PROTO) as SafeObject;
 }
 
-export function isSafeObject(x: unknown): x is SafeObject {
-  return typeof x === 'object' && x !== null && Object.getPrototypeOf(x) === SAFE_PROTO;
-}
-
 /** Deep copy of parsed JSON/YAML into safe objects (arrays stay arrays). */
 export function toSafe(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(toSafe);

@@ -1,4 +1,4 @@
-// The agent with the stores reached over HTTP (ADR 0056; Conjur ADR 0073), in-process, with their real
+// The agent with the stores reached over HTTP (their documented APIs), in-process, with their real
 // providers: the store's credentials are files the webhook mounted (credentialsDir), the
 // store a server on 127.0.0.1. The files on disk hold the values; the log holds none.
 // The agent calls from the pod's own network position: no address policy applies.

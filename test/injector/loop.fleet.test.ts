@@ -1,4 +1,4 @@
-// The agent's side of fleet control (docs/decisions/0082-fleet-budget-and-change-channel.md):
+// The agent's side of fleet control (docs/fleet.md):
 // the refresh floor stretches the period and never shortens it, a change generation wakes the
 // loop at once, the backoff survives a restart (a second runLoop over the same volume), a
 // throttled store slows the retries, and the channel files are read with the annotation
@@ -143,4 +143,26 @@ t.test('the channel files are parsed by the annotation table: what the webhook a
   await project(dir, 'refresh-floor', 'soon');
   await ch.poll();
   t.equal(ch.floorSeconds, 120, 'a value the table refuses is ignored (logged once), the last good floor stays');
+});
+
+t.test('a projected change is seen when the directory changes, not at the next poll', async (t) => {
+  // The kubelet's way: a new timestamped directory, then the `..data` link swapped by rename.
+  const dir = await tmp(t);
+  const { mkdir, symlink } = await import('node:fs/promises');
+  const swap = async (n: number, generation: string) => {
+    await mkdir(join(dir, `..v${n}`));
+    await writeFile(join(dir, `..v${n}`, 'change-generation'), generation);
+    await symlink(`..v${n}`, join(dir, '..data_tmp'));
+    await rename(join(dir, '..data_tmp'), join(dir, '..data'));
+  };
+  await swap(1, 'g1');
+  await symlink('..data/change-generation', join(dir, 'change-generation'));
+  const changes: string[] = [];
+  // An hour between polls: only the directory's change can tell the agent.
+  const ch = new Channel({ dir, logger, pollMs: 3_600_000, onFloor: () => undefined, onChange: (g) => changes.push(g) });
+  await ch.start();
+  t.teardown(() => ch.stop());
+  await swap(2, 'g2');
+  await until(() => changes.length > 0);
+  t.same(changes, ['g2']);
 });

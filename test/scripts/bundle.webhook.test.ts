@@ -3,7 +3,7 @@
 // Kubernetes API client, so neither the generated models nor tr46's Unicode table (node-fetch's
 // fallback URL parser) may be among them, and the certificate authority (selfsigned and the
 // x509 library under it) loads only when a certificate is issued. These were 12 MiB of the
-// webhook's private memory (docs/decisions/0075-webhook-loads-what-admission-calls.md);
+// webhook's private memory (docs/performance/webhook-memory.md);
 // scripts/bundle.ts's stand-ins, KubeRest in webhook/cmd.ts and certs/, and the lazy import of
 // certs/pki.ts keep them out. No cluster needed; reads the built bundle.
 import t from 'tap';

@@ -1,6 +1,6 @@
 // What a subcommand of the built bundle loads at start: the entry and every chunk the
 // subcommand's chunk imports statically (import() is a chunk loaded when called). Used by the
-// bundle tests in test/scripts/ (docs/decisions/0075, 0078). Reads dist/bundle after `npm run build`.
+// bundle tests in test/scripts/ (docs/decisions/0046-bundled-entry.md). Reads dist/bundle after `npm run build`.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 

@@ -10,7 +10,7 @@ import { parseAllDocuments } from 'yaml';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 export const CHART = join(ROOT, 'charts', 'esi');
-const BUILD_SCRIPT = join(ROOT, 'test', 'platform', 'build-helm.sh');
+const PLATFORM = join(ROOT, 'test', 'platform');
 
 /** The Kubernetes version the test control plane runs (helm template --kube-version). */
 export const KUBE_VERSION = (/^KUBERNETES_VERSION=(\S+)/m.exec(readFileSync(join(ROOT, 'test/platform/versions.env'), 'utf8')) ?? [])[1] ?? 'v1.34.0';
@@ -37,16 +37,26 @@ function run(file: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: nu
   });
 }
 
-let helmPath: Promise<{ path?: string; reason?: string }> | undefined;
+const tools = new Map<string, Promise<{ path?: string; reason?: string }>>();
+
+/** Runs the platform script `script` (test/platform/, `--print`), which builds or installs a
+ *  pinned tool the first time and finds it cached afterwards; reason says why it could not. */
+export function platformTool(script: string): Promise<{ path?: string; reason?: string }> {
+  let found = tools.get(script);
+  if (!found) {
+    found = run('bash', [join(PLATFORM, script), '--print'], process.env, 15 * 60_000).then((r) => {
+      const path = r.stdout.trim().split('\n').pop();
+      if (r.code === 0 && path) return { path };
+      return { reason: `test/platform/${script} failed (exit ${r.code}):\n${r.stderr.split('\n').slice(-15).join('\n')}` };
+    });
+    tools.set(script, found);
+  }
+  return found;
+}
 
 /** Builds (first time, a few minutes) or finds the pinned helm; reason says why not. */
 export function findHelm(): Promise<{ path?: string; reason?: string }> {
-  helmPath ??= run('bash', [BUILD_SCRIPT, '--print'], process.env, 15 * 60_000).then((r) => {
-    const path = r.stdout.trim().split('\n').pop();
-    if (r.code === 0 && path) return { path };
-    return { reason: `test/platform/build-helm.sh failed (exit ${r.code}):\n${r.stderr.split('\n').slice(-15).join('\n')}` };
-  });
-  return helmPath;
+  return platformTool('build-helm.sh');
 }
 
 const helmHome = mkdtempSync(join(tmpdir(), 'esi-helm-home-'));

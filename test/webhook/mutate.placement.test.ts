@@ -1,7 +1,7 @@
 // Pure tests, no cluster: re-admission after a mesh injector ran behind ESI
-// (docs/decisions/0059-re-placement-after-mesh-sidecars.md) and the agent's security
+// (docs/decisions/0001-opt-in-label-and-annotations.md) and the agent's security
 // context under platforms that assign the user or enforce Pod Security "restricted"
-// (docs/decisions/0060-agent-user-left-to-the-platform.md). test/e2e/webhook/mesh.test.ts and
+// (docs/install.md, "The injected agent: Pod Security and OpenShift"). test/e2e/webhook/mesh.test.ts and
 // restricted.test.ts show the same on a real kube-apiserver.
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import fastJsonPatch from 'fast-json-patch';

@@ -37,7 +37,7 @@ t.test('each unsupported feature is a denial naming the field and the alternativ
     /engineVersion v1 .* is not supported by ESI; use engineVersion v2/);
   refused(t, 'generator sourceRef', { dataFrom: [{ sourceRef: { generatorRef: { kind: 'Password', name: 'p' } } }] },
     /spec\.dataFrom\[0\]\.sourceRef\.generatorRef is served by ESI's reconciler only \(it writes a Secret\)/);
-  // Served by the reconciler (ADR 0066); the agent configuration holds one store per ExternalSecret.
+  // Served by the reconciler; the agent configuration holds one store per ExternalSecret.
   refused(t, 'per-entry store', { data: [{ secretKey: 'k', remoteRef: { key: 'k' }, sourceRef: { storeRef: { name: 'other' } } }] },
     /spec\.data\[0\]\.sourceRef\.storeRef is served by ESI's reconciler only \(it writes a Secret\); the agent mounts an ExternalSecret from one store: move the entry to an ExternalSecret whose spec\.secretStoreRef names SecretStore "other"/);
   refused(t, 'per-entry store in dataFrom', { dataFrom: [{ extract: { key: 'k' }, sourceRef: { storeRef: { kind: 'ClusterSecretStore', name: 'shared' } } }] },

@@ -4,7 +4,7 @@
 // Pure: no I/O, no cache.
 import type { KubernetesObject, V1LabelSelector, V1Namespace } from '@kubernetes/client-node';
 import { API_GROUP, EXTERNAL_SECRET_API_VERSION, PUSH_SECRET_API_VERSION } from '../../api/types.js';
-import type { ClusterExternalSecret, ClusterPushSecret, NamespaceFailure, TemplatedObjectMetadata } from '../../api/cluster-types.js';
+import type { ClusterExternalSecret, ClusterPushSecret, TemplatedObjectMetadata } from '../../api/cluster-types.js';
 import { matchesLabelSelector } from '../../stores/access.js';
 import { labelValue } from '../runtime/labels.js';
 import { storeRefsOf } from '../../externalsecret/store-refs.js';
@@ -40,7 +40,7 @@ export interface ClusterKind<C extends ClusterObject = ClusterObject> {
   namespaces(c: C): string[];
   storeRefs(c: C): StoreRef[];
   /** How the stores decide: `all` — the child is served only if every store it names is
-   *  (an ExternalSecret with one store of another class is that class's, ADR 0066); `any` —
+   *  (an ExternalSecret with one store of another class is that class's); `any` —
    *  a PushSecret pushes to the stores of this class among its targets. */
   storesRule: 'all' | 'any';
   refreshTime(c: C): string | undefined;
@@ -150,10 +150,4 @@ export function upToDate(have: KubernetesObject & { spec?: unknown }, want: Retu
     covers(have.metadata?.labels ?? {}, want.metadata.labels) &&
     covers(have.metadata?.annotations ?? {}, want.metadata.annotations ?? {}) &&
     (have.metadata?.ownerReferences ?? []).some((r) => r.uid === owner.uid && r.kind === owner.kind);
-}
-
-export interface ClusterStatusParts {
-  name: string;
-  provisioned: string[];
-  failed: NamespaceFailure[];
 }

@@ -8,7 +8,7 @@
 // the stores the spec references (a ClusterSecretStore, or the SecretStore of that name in
 // the selected namespaces); when no referenced store exists anywhere, the controller that
 // serves unclassed stores. A ClusterExternalSecret counts every store its ExternalSecrets read
-// (spec.secretStoreRef and the entries' own, ADR 0066) and is left alone when any is of another
+// (spec.secretStoreRef and the entries' own) and is left alone when any is of another
 // class; a ClusterPushSecret is served when any of its target stores is of this class.
 import type { KubernetesObject, V1Namespace } from '@kubernetes/client-node';
 import type { Logger } from 'pino';

@@ -112,7 +112,7 @@ export class ExternalSecretFetcher {
     const ns = es.metadata.namespace!;
     try {
       // One cached client per store (spec.secretStoreRef's is the default of every entry
-      // without its own sourceRef.storeRef, ADR 0066), each coalescing as a single store does.
+      // without its own sourceRef.storeRef), each coalescing as a single store does.
       const byId = new Map<string, SecretsClient>();
       for (const store of stores) {
         const client = await this.d.clients.get(store, ns);

@@ -1,14 +1,16 @@
 // `spec.target.manifest` (ESO's generic targets), served for one kind only: a v1 ConfigMap
-// in the ExternalSecret's own namespace, behind --allow-configmap-targets (ADR 0067). The
+// in the ExternalSecret's own namespace, behind --allow-configmap-targets (docs/controller.md, "ConfigMap targets": a
+// ConfigMap's values are not encrypted at rest, and other kinds have semantics ESI cannot
+// check). The
 // ConfigMap is the Secret the reconciler would write, in another shape: the same desired
 // content and metadata (src/controller/externalsecret/secret.ts desiredSecret) and the same ownership rules
 // (planSecret: never another ExternalSecret's, never one ESI does not manage unless its
-// writer allows it, ADR 0057), so one rule decides both. Values valid as UTF-8 go to `data`,
+// writer allows it), so one rule decides both. Values valid as UTF-8 go to `data`,
 // others to `binaryData` (base64), as kubectl create configmap --from-file does.
 import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import type { ExternalSecret } from '../../api/types.js';
 import { CONFIG_MAPS, resourcePath } from '../../kube/paths.js';
-import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
+import type { KubeRest } from '../../kube/rest.js';
 import { planSecret, type Desired, type Plan } from './secret.js';
 
 export function isManifestTarget(es: ExternalSecret): boolean {
@@ -58,19 +60,10 @@ function planConfigMap(d: Desired, es: ExternalSecret, cur: V1ConfigMap | undefi
   return planSecret({ ...d, kind: 'ConfigMap', type: 'Opaque', immutable: false }, es, cur && asSecret(cur), esExists);
 }
 
-async function readConfigMap(rest: KubeRest, ns: string, name: string): Promise<V1ConfigMap | undefined> {
-  try {
-    return await rest.get<V1ConfigMap>(resourcePath(CONFIG_MAPS, { namespace: ns, name }));
-  } catch (err) {
-    if (isKubeStatus(err, 404)) return undefined;
-    throw err;
-  }
-}
-
 /** Writes the ConfigMap `d` describes when the live one differs (read at each fetch: there is
  *  no ConfigMap watch, so a hand edit is repaired at the next refresh). */
 export async function writeConfigMap(rest: KubeRest, d: Desired, es: ExternalSecret, esExists: (name: string) => boolean): Promise<{ wrote: boolean; plan: Plan }> {
-  const plan = planConfigMap(d, es, await readConfigMap(rest, d.namespace, d.name), esExists);
+  const plan = planConfigMap(d, es, await rest.find<V1ConfigMap>(resourcePath(CONFIG_MAPS, { namespace: d.namespace, name: d.name })), esExists);
   if (plan.action === 'create') await rest.create(resourcePath(CONFIG_MAPS, { namespace: d.namespace }), asConfigMap(plan.body));
   else if (plan.action === 'replace') await rest.replace(resourcePath(CONFIG_MAPS, { namespace: d.namespace, name: d.name }), asConfigMap(plan.body));
   return { wrote: plan.action === 'create' || plan.action === 'replace', plan };

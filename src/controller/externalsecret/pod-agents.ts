@@ -1,5 +1,5 @@
-// ExternalSecrets served only by the webhook's agents
-// (docs/decisions/0070-status-of-webhook-served-externalsecrets.md): what the injected pods'
+// ExternalSecrets served only by the webhook's agents (docs/controller.md, "ExternalSecrets
+// served by the webhook"): what the injected pods'
 // agents say, as the ExternalSecret's Ready condition. The controller watches only pods carrying the inject label (../runtime/informers.ts) and
 // keeps a small index here: pod → the ExternalSecrets its annotations mount (read with the
 // webhook's own parser, src/pod-contract/parse.ts) and the state of its agent, read from the pod's

@@ -46,9 +46,9 @@ export interface EsDeps {
   jitterMaxMs: number;
   /** Restarts the opted-in workloads of a Secret whose data changed (src/controller/restart/restarter.ts). */
   restarts?: Pick<Restarter, 'secretChanged'>;
-  /** Serve `spec.target.manifest` of kind ConfigMap (--allow-configmap-targets, ADR 0067). */
+  /** Serve `spec.target.manifest` of kind ConfigMap (--allow-configmap-targets). */
   allowConfigMapTargets?: boolean;
-  /** The injected pods' agents, for ExternalSecrets only they serve (ADR 0070). */
+  /** The injected pods' agents, for ExternalSecrets only they serve. */
   pods?: Pick<PodAgents, 'view'>;
   /** Called with the ids of the stores each ExternalSecret uses (dependents index). */
   uses(esKey: QueueKey, stores: readonly string[]): void;
@@ -93,11 +93,11 @@ export class ExternalSecretReconciler {
       this.d.uses(key, []);
       return { result: 'skipped', reason: 'Deleted', requeue: { next: 'cancel' } };
     }
-    // spec.secretStoreRef and the entries' own stores (sourceRef.storeRef, ADR 0066).
+    // spec.secretStoreRef and the entries' own stores (sourceRef.storeRef).
     const refs = storeRefsOf(es.spec);
-    // Scoped mode serves no cluster kind (ADR 0064): an ExternalSecret using a ClusterSecretStore
+    // Scoped mode serves no cluster kind: an ExternalSecret using a ClusterSecretStore
     // is another controller's, as one of another class is; no 403 on the store, and a status
-    // only from the pods mounting it (ADR 0070).
+    // only from the pods mounting it.
     if (!this.d.informers.clusterKinds && refs.some((r) => r.kind === 'ClusterSecretStore')) {
       this.state.delete(key);
       await this.servedByAgents(es);
@@ -234,12 +234,12 @@ export class ExternalSecretReconciler {
     this.d.events.emit(regarding(es), 'Warning', reason, msg);
   }
 
-  /** The status its pods give `es` when the controller does not sync it (ADR 0070); true when
+  /** The status its pods give `es` when the controller does not sync it; true when
    *  written. `refused`: by the identity rule (pods replace it while any mounts it); otherwise
    *  another controller may sync it: only an empty status or one from pods is replaced. */
   /** Every controller that sees these pods writes the same status, whatever its own reason
    *  for not syncing (another class, scoped mode, the pod's identity): one message, so two
-   *  controllers never rewrite each other's (ADR 0070). */
+   *  controllers never rewrite each other's. */
   private async servedByAgents(es: ExternalSecret, refused = false): Promise<boolean> {
     const view = this.d.pods?.view(es.metadata.namespace!, es.metadata.name!);
     if (!view || (refused && !view.total)) return false;

@@ -6,7 +6,7 @@
 //  - Merge: the Secret must exist; ESI merges its keys into it and records which;
 //  - None: no Secret is written.
 // A Secret written by another ExternalSecret (ownerReference or annotation) is never taken
-// over; one ESI does not manage only when its writer allows it (adoptedBy: ADR 0057).
+// over; one ESI does not manage only when its writer allows it (adoptedBy).
 import type { V1OwnerReference, V1Secret } from '@kubernetes/client-node';
 import { LAST_APPLIED } from '../../kube/list.js';
 import { EXTERNAL_SECRET_API_VERSION, KIND_EXTERNAL_SECRET, type CreationPolicy, type ExternalSecret } from '../../api/types.js';
@@ -25,7 +25,7 @@ import {
 } from '../runtime/labels.js';
 
 export interface Desired {
-  /** The object written: a Secret, or the ConfigMap of spec.target.manifest (ADR 0067). */
+  /** The object written: a Secret, or the ConfigMap of spec.target.manifest. */
   kind?: 'Secret' | 'ConfigMap';
   name: string;
   namespace: string;
@@ -51,7 +51,7 @@ function userMetadata(es: ExternalSecret, rendered: { labels: Record<string, str
 }
 
 /** A store (or generator) the values came from. Several with per-entry `sourceRef.storeRef`
- *  (ADR 0066): the labels name the first, the annotation all of them, comma-separated. */
+ *  the labels name the first, the annotation all of them, comma-separated. */
 export interface StoreSource {
   kind: string;
   name: string;
@@ -228,7 +228,7 @@ function body(d: Desired, base?: V1Secret): V1Secret {
   };
 }
 
-/** `Secret "ns/name"` (or `ConfigMap "ns/name"`, ADR 0067), as messages name the target. */
+/** `Secret "ns/name"` (or `ConfigMap "ns/name"`), as messages name the target. */
 const describeTarget = (d: Desired) => `${d.kind ?? 'Secret'} "${d.namespace}/${d.name}"`;
 
 /** What to do about the target Secret. `cur` is the Secret in the cluster, if any. */

@@ -1,6 +1,6 @@
 // What one ExternalSecret names, checked before anything is fetched. Its stores —
 // `spec.secretStoreRef` and each entry's own `sourceRef.storeRef` (ESO's several stores in one
-// ExternalSecret, ADR 0066) — are looked up in the controller's caches, and every store gets
+// ExternalSecret) — are looked up in the controller's caches, and every store gets
 // the same rules, from the same place as a single store always had (src/stores/use.ts): a
 // SecretStore is looked up in the ExternalSecret's own namespace only (a reference carries no
 // namespace), a ClusterSecretStore must admit that namespace (spec.conditions) and must not

@@ -3,7 +3,7 @@
 // `duration`; `kind: allow` lets periodic refreshes run only inside an open window, `deny`
 // only outside all of them. A window whose schedule or duration cannot be read is left out,
 // as ESO does (a typo must not stop every refresh), and named to the caller so that the user
-// is told (docs/controller.md, "Sync windows"; ADR 0069).
+// is told (docs/controller.md, "Sync windows").
 import { Cron } from 'croner';
 import type { SyncWindows } from '../../api/types.js';
 import { parseGoDuration } from '../../duration.js';

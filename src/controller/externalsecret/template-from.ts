@@ -6,7 +6,7 @@
 import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import type { ExternalSecret } from '../../api/types.js';
 import { loadTemplateSources, templateSourceRefs, TemplateSourceError } from '../../externalsecret/template-sources.js';
-import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
+import type { KubeRest } from '../../kube/rest.js';
 import type { TemplateSources } from '../../templating/index.js';
 import { CONFIG_MAPS, resourcePath, SECRETS } from '../../kube/paths.js';
 
@@ -30,20 +30,12 @@ export async function readTemplateSources(rest: KubeRest, es: ExternalSecret): P
   const ns = es.metadata.namespace!;
   const refs = templateSourceRefs(es.spec.target?.template, ns);
   if (!refs.length) return { configMap: {}, secret: {} };
-  const get = async <T>(path: string): Promise<T | undefined> => {
-    try {
-      return await rest.get<T>(path);
-    } catch (err) {
-      if (isKubeStatus(err, 404)) return undefined;
-      throw err;
-    }
-  };
   return loadTemplateSources(refs, ns, async (kind, namespace, name) => {
     if (kind === 'configMap') {
-      const cm = await get<V1ConfigMap>(resourcePath(CONFIG_MAPS, { namespace, name }));
+      const cm = await rest.find<V1ConfigMap>(resourcePath(CONFIG_MAPS, { namespace, name }));
       return cm && (cm.data ?? {});
     }
-    const s = await get<V1Secret>(resourcePath(SECRETS, { namespace, name }));
+    const s = await rest.find<V1Secret>(resourcePath(SECRETS, { namespace, name }));
     return s && Object.fromEntries(Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
   });
 }

@@ -39,15 +39,6 @@ async function applyPlan(rest: KubeRest, plan: Plan, ns: string, name: string): 
   }
 }
 
-/** The live Secret, or undefined when there is none; other API errors are thrown. */
-async function readSecret(rest: KubeRest, ns: string, name: string): Promise<V1Secret | undefined> {
-  try {
-    return await rest.get<V1Secret>(resourcePath(SECRETS, { namespace: ns, name }));
-  } catch (err) {
-    if (isKubeStatus(err, 404)) return undefined;
-    throw err;
-  }
-}
 
 export interface WriteDeps {
   rest: KubeRest;
@@ -122,7 +113,7 @@ export class TargetWriter {
   }
 
   private read(ns: string, name: string): Promise<V1Secret | undefined> {
-    return readSecret(this.d.rest, ns, name).catch((err: unknown) => {
+    return this.d.rest.find<V1Secret>(resourcePath(SECRETS, { namespace: ns, name })).catch((err: unknown) => {
       throw new Failure('SecretReadError', `cannot read Secret "${ns}/${name}": ${(err as Error).message}`, true);
     });
   }

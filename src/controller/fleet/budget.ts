@@ -1,5 +1,5 @@
 // The read budget of one store turned into a refresh floor for the injected pods reading it
-// (docs/decisions/0082-fleet-budget-and-change-channel.md). Pure arithmetic: the caller
+// (docs/fleet.md, "Read budgets"). Pure arithmetic: the caller
 // (fleet.ts) gathers the pods from its cache and sends the result through the channel.
 //
 // Each pod refreshes every max(own, floor) seconds and reads `reads` remote keys of the store

@@ -1,11 +1,12 @@
-// Fleet control of the injected pods (docs/fleet.md, docs/decisions/0082-fleet-budget-and-change-channel.md):
+// Fleet control of the injected pods (docs/fleet.md):
 // from the pod cache (pods with the inject label, their esi.dev/ annotations) and the
 // ExternalSecrets and stores they mount, the controller
 //  - turns each store's read budget (`esi.dev/read-budget`, or --default-read-budget) into a
 //    refresh floor for the pods reading it (budget.ts), the reconciler's own reads of the store
 //    taken off first;
 //  - gives each pod mounting a watched source a value-free change generation (a hash of the
-//    sources' resource versions, sources.ts);
+//    sources' versions: a Kubernetes Secret's resource version, kube/metadata-watch.ts; the
+//    count of an AWS entry's change events, aws-queue.ts);
 // and writes both as the pod's annotations, which the kubelet projects into the agent's
 // channel files. Decisions are recomputed at most every `debounceMs`; each pod is patched only
 // when its annotations differ, all patches paced by one rate (--pod-patch-qps).
@@ -44,9 +45,10 @@ export interface FleetOptions {
   /** The reconciler's reads of a store per second (its recent rate). */
   reconcilerRate(store: string): number;
   patchPod(ns: string, name: string, annotations: Record<string, string | null>): Promise<void>;
-  /** Resource version of a watched source Secret (sources.ts). */
-  sourceVersion(ns: string, name: string): string | undefined;
-  /** The namespaces whose Secrets the pods' watched sources live in (sources.ts watches them). */
+  /** A source's version; undefined when nothing is known of it (no watch, no event yet):
+   *  it then counts for nothing in the generation. */
+  sourceVersion(source: Source): string | undefined;
+  /** The namespaces whose Secrets the pods' Kubernetes sources live in (to be watched). */
   watchSources?(namespaces: ReadonlySet<string>): void;
   /** Reads per second for stores without the annotation; none when undefined. */
   defaultBudget?: number;
@@ -143,7 +145,7 @@ export class Fleet {
       }
       const sources = podSources(pod.ns, es, this.o.store);
       if (sources.length) sourcesOf.set(key, sources);
-      for (const s of sources) namespaces.add(s.namespace);
+      for (const s of sources) if (s.kind === 'kubernetes') namespaces.add(s.scope);
     }
     this.o.watchSources?.(namespaces);
     const floors = this.floors(byStore);
@@ -173,11 +175,15 @@ export class Fleet {
     return floors;
   }
 
-  /** sha256 over the sources' resource versions, 16 hex digits: names no key, holds no value. */
+  /** sha256 over the known sources' versions, 16 hex digits: names no key, holds no value. */
   private generation(sources: Source[] | undefined): string | undefined {
-    if (!sources?.length) return undefined;
-    const parts = sources.map((s) => `${s.namespace}/${s.name}@${this.o.sourceVersion(s.namespace, s.name) ?? '-'}`).sort();
-    return createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 16);
+    const parts: string[] = [];
+    for (const s of sources ?? []) {
+      const v = this.o.sourceVersion(s);
+      if (v !== undefined) parts.push(`${s.kind}:${s.scope}/${s.name}@${v}`);
+    }
+    if (!parts.length) return undefined;
+    return createHash('sha256').update(parts.sort().join('\n')).digest('hex').slice(0, 16);
   }
 
   private async patch(key: string, pod: PodEntry, want: Record<string, string | null>): Promise<void> {

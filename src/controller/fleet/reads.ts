@@ -1,22 +1,31 @@
 // What an injected pod reads, from the ExternalSecrets it mounts: remote reads per store and
 // refresh (the agent coalesces identical reads within a cycle, injector/fetch.ts), and, for
-// stores whose changes the controller watches, the source Secrets (docs/fleet.md).
-import type { AnySecretStore, ExternalSecret, SecretStoreRef } from '../../api/types.js';
+// stores whose changes the controller is told of, the sources: the Kubernetes provider's
+// Secrets, AWS secrets and parameters (docs/fleet.md).
+import type { AnySecretStore, AWSProvider, ExternalSecret, SecretStoreRef } from '../../api/types.js';
 import { storeIdOf } from '../../stores/id.js';
+import { awsNames } from './aws-events.js';
 
 /** Reads per second (or minute, hour) the fleet may make of a store: `600/m`. */
 export const READ_BUDGET_ANNOTATION = 'esi.dev/read-budget';
-/** `"true"` on a Kubernetes-provider store: the controller watches its source Secrets' metadata
- *  (with its own identity, as the operator allowed with --change-notifications). */
+/** `"true"` on a store: the controller tells its pods of changes it learns with its own
+ *  identity (a Kubernetes-provider store's Secrets, as --change-notifications allows; an AWS
+ *  store's secrets or parameters, from the operator's queue, --aws-change-queue-url). */
 export const CHANGE_NOTIFICATIONS_ANNOTATION = 'esi.dev/change-notifications';
 
 type StoreLookup = (kind: 'SecretStore' | 'ClusterSecretStore', ns: string, name: string) => AnySecretStore | undefined;
 
 export interface Source {
-  namespace: string;
-  /** A Secret name; `*` for every Secret of the namespace (dataFrom.find). */
+  kind: 'kubernetes' | 'aws';
+  /** kubernetes: the namespace; aws: `<service>/<region>` (awsScope). */
+  scope: string;
+  /** A Secret name, an AWS entry's canonical name (awsNames); `*` for every entry of the
+   *  scope (dataFrom.find). */
   name: string;
 }
+
+/** The scope of an AWS store's sources: what one event must match besides the name. */
+export const awsScope = (service: string, region: string): string => `${service}/${region}`;
 
 function resolve(ns: string, ref: SecretStoreRef | undefined, lookup: StoreLookup): { id: string; store: AnySecretStore } | undefined {
   if (!ref?.name) return undefined;
@@ -57,7 +66,7 @@ export function storeReads(ns: string, list: readonly ExternalSecret[], lookup: 
 /** The namespace a Kubernetes-provider store reads, when the controller may watch it: a
  *  SecretStore only its own namespace (a tenant learns nothing of another's Secrets, not even
  *  when they change), a ClusterSecretStore (the operator's) any. */
-export function watchedNamespace(store: AnySecretStore, ns: string): string | undefined {
+function watchedNamespace(store: AnySecretStore, ns: string): string | undefined {
   if (store.metadata.annotations?.[CHANGE_NOTIFICATIONS_ANNOTATION] !== 'true') return undefined;
   const spec = (store.spec.provider as { kubernetes?: { remoteNamespace?: string } }).kubernetes;
   if (!spec) return undefined;
@@ -66,12 +75,28 @@ export function watchedNamespace(store: AnySecretStore, ns: string): string | un
   return remote;
 }
 
-/** The source Secrets of the pod's watched stores. */
+/** An opted-in AWS store's service and region (Secrets Manager, Parameter Store). */
+function awsOf(store: AnySecretStore): AWSProvider | undefined {
+  if (store.metadata.annotations?.[CHANGE_NOTIFICATIONS_ANNOTATION] !== 'true') return undefined;
+  const aws = (store.spec.provider as { aws?: AWSProvider }).aws;
+  return aws && (aws.service === 'SecretsManager' || aws.service === 'ParameterStore') && typeof aws.region === 'string' ? aws : undefined;
+}
+
+/** The sources of the pod's stores whose changes the controller is told of. */
 export function podSources(ns: string, list: readonly ExternalSecret[], lookup: StoreLookup): Source[] {
   const out = new Map<string, Source>();
+  const add = (s: Source) => out.set(`${s.kind}:${s.scope}/${s.name}`, s);
   eachRead(ns, list, lookup, (_id, store, _read, key) => {
-    const namespace = key ? watchedNamespace(store, ns) : undefined;
-    if (namespace) out.set(`${namespace}/${key}`, { namespace, name: key! });
+    if (!key) return;
+    const namespace = watchedNamespace(store, ns);
+    if (namespace) return add({ kind: 'kubernetes', scope: namespace, name: key });
+    const aws = awsOf(store);
+    if (!aws) return;
+    const scope = awsScope(aws.service, aws.region);
+    // The remote name is the store's prefix + the key (providers/aws/base.ts); a find may
+    // match any entry of the scope.
+    if (key === '*') return add({ kind: 'aws', scope, name: '*' });
+    for (const name of awsNames(aws.service as 'SecretsManager' | 'ParameterStore', (aws.prefix ?? '') + key)) add({ kind: 'aws', scope, name });
   });
   return [...out.values()];
 }

@@ -1,12 +1,15 @@
 // The fleet's parts put together for the controller: the Fleet decisions (fleet.ts), the
-// source watch (sources.ts), the reconciler's read rate (rate.ts) and their metrics
+// Kubernetes sources' watch (kube/metadata-watch.ts), the AWS change queue (aws-queue.ts), the
+// reconciler's read rate (rate.ts) and their metrics
 // (docs/metrics.md, "Fleet"). The controller calls observePod / changed from its event handler.
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { AnySecretStore, ExternalSecret } from '../../api/types.js';
 import type { KubeRest } from '../../kube/rest.js';
-import { PODS, resourcePath } from '../../kube/paths.js';
+import { PODS, resourcePath, SECRETS } from '../../kube/paths.js';
+import { AwsChangeQueue, AwsFeed, queueCredentials, queueIdentityProblem } from './aws-queue.js';
+import type { AwsCredentialIdentityProvider } from '../../providers/aws/sdk.js';
 import { Fleet } from './fleet.js';
 import { RateMeter } from './rate.js';
 import { SourceWatch } from '../../kube/metadata-watch.js';
@@ -18,6 +21,8 @@ export interface FleetSettings {
   patchQps: number;
   /** Watch the source Secrets of stores annotated esi.dev/change-notifications (--change-notifications). */
   notifications: boolean;
+  /** The operator's SQS queue of AWS change events (--aws-change-queue-url and the rest). */
+  aws?: { queueUrl: string; region: string; credentialsSecret?: string };
 }
 
 export interface FleetParts {
@@ -29,6 +34,8 @@ export interface FleetParts {
 
 export function fleetParts(o: {
   kc: KubeConfig; rest: KubeRest; logger: Logger; registry: Registry; settings: FleetSettings;
+  /** The controller's own namespace (the AWS queue's credentials Secret). */
+  namespace: string;
   externalSecret(ns: string, name: string): ExternalSecret | undefined;
   store(kind: 'SecretStore' | 'ClusterSecretStore', ns: string, name: string): AnySecretStore | undefined;
 }): FleetParts {
@@ -40,16 +47,19 @@ export function fleetParts(o: {
   const notifications = new Counter({ name: 'esi_fleet_notifications_total', help: 'Change generations written to pods (each one value-free).', registers });
   const delay = new Histogram({ name: 'esi_fleet_notification_delay_seconds', help: 'From a source change seen by the controller to the pod annotation written.', buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60], registers });
   const patches = new Counter({ name: 'esi_fleet_pod_patches_total', help: 'Pod annotation patches (refresh floor, change generation), by result.', labelNames: ['result'] as const, registers });
+  const awsMessages = new Counter({ name: 'esi_fleet_aws_notifications_total', help: 'Messages read from the AWS change queue, by result: change, ignored (changes nothing), malformed (dropped).', labelNames: ['result'] as const, registers });
   const rates = new RateMeter();
   const onSource = { changed: (): void => undefined };
   const sources = o.settings.notifications ? new SourceWatch(o.kc, onSource, o.logger) : undefined;
+  const awsFeed = o.settings.aws ? new AwsFeed() : undefined;
   const fleet = new Fleet({
     logger: o.logger, externalSecret: o.externalSecret, store: o.store,
     reconcilerRate: (s) => rates.rate(s),
     patchPod: async (ns, name, annotations) => {
       await o.rest.patch(resourcePath(PODS, { namespace: ns, name }), { metadata: { annotations } });
     },
-    sourceVersion: (ns, name) => sources?.version(ns, name),
+    // A deleted Secret is a version too ('-'); an AWS entry no event named yet counts for nothing.
+    sourceVersion: (s) => (s.kind === 'kubernetes' ? (sources ? sources.version(s.scope, s.name) ?? '-' : undefined) : awsFeed?.version(s.scope, s.name)),
     ...(sources ? { watchSources: (ns: ReadonlySet<string>) => sources.watchNamespaces(ns) } : {}),
     ...(o.settings.defaultBudget !== undefined ? { defaultBudget: o.settings.defaultBudget } : {}),
     patchQps: o.settings.patchQps,
@@ -68,6 +78,8 @@ export function fleetParts(o: {
     },
   });
   onSource.changed = () => fleet.changed(Date.now());
+  const queue = o.settings.aws && awsFeed ? awsQueue(o, o.settings.aws, awsFeed, { fleet, messages: awsMessages }) : undefined;
+  queue?.start();
   // The reconciler's recent reads change what the budget leaves the pods: decide again now and then.
   const tick = setInterval(() => fleet.changed(), 30_000);
   tick.unref();
@@ -79,6 +91,41 @@ export function fleetParts(o: {
       clearInterval(tick);
       fleet.stop();
       sources?.stop();
+      queue?.stop();
     },
   };
+}
+
+/** The AWS change queue, reading with the controller's identity; its credentials are built at
+ *  the first receive and again after a failure (a credentials Secret created late, rotated). */
+function awsQueue(
+  o: { rest: KubeRest; logger: Logger; namespace: string }, aws: NonNullable<FleetSettings['aws']>, feed: AwsFeed,
+  to: { fleet: Fleet; messages: Counter<'result'> },
+): AwsChangeQueue {
+  const problem = queueIdentityProblem(aws.credentialsSecret);
+  if (problem) throw new Error(problem);
+  let built: Promise<AwsCredentialIdentityProvider> | undefined;
+  const build = () => queueCredentials({
+    region: aws.region, namespace: o.namespace, logger: o.logger, ...(aws.credentialsSecret ? { secret: aws.credentialsSecret } : {}),
+    readSecretKey: async (name, key) => {
+      const secret = await o.rest.get<{ data?: Record<string, string> }>(resourcePath(SECRETS, { namespace: o.namespace, name }));
+      const v = secret.data?.[key];
+      if (v === undefined) throw new Error(`the AWS change queue's credentials Secret "${o.namespace}/${name}" has no key "${key}"`);
+      return Buffer.from(v, 'base64');
+    },
+  });
+  return new AwsChangeQueue({
+    url: aws.queueUrl, region: aws.region, feed, logger: o.logger,
+    credentials: async () => {
+      const current = (built ??= build());
+      try {
+        return await (await current)();
+      } catch (err) {
+        if (built === current) built = undefined;
+        throw err;
+      }
+    },
+    changed: (at) => to.fleet.changed(at),
+    counted: (result) => to.messages.inc({ result }),
+  });
 }

@@ -68,7 +68,7 @@ export function generatorsOnly(spec: ExternalSecretSpec): boolean {
 }
 
 /** The ExternalSecret's source for messages: its stores (several with per-entry
- *  `sourceRef.storeRef`, ADR 0066), or its generators. */
+ *  `sourceRef.storeRef`), or its generators. */
 export function describeSource(es: ExternalSecret, stores: readonly AnySecretStore[]): string {
   if (stores.length) return stores.map(describeStore).join(', ');
   const refs = (es.spec.dataFrom ?? []).map((f) => f.sourceRef?.generatorRef).filter((r) => !!r);
@@ -165,7 +165,7 @@ export class Generators {
     const problem = generatorRefProblem(ref);
     if (problem) throw new GeneratorError(problem);
     const cluster = ref.kind === 'ClusterGenerator';
-    // Scoped mode serves no cluster-scoped kind (ADR 0064): refused before any read.
+    // Scoped mode serves no cluster-scoped kind (its Roles cannot read one): refused before any read.
     if (cluster && this.o.clusterKinds === false) {
       throw new GeneratorError(`ClusterGenerator "${ref.name}" is not served: this controller is scoped to its namespaces (--watch-namespaces) and serves no cluster-scoped kind; use a generator in the ExternalSecret's namespace`);
     }

@@ -1,5 +1,5 @@
 // ESO's GeneratorState objects for the leases ESI's generators mint (docs/generators.md,
-// "Generator state"; docs/decisions/0072-generator-state-revokes-leases.md). A
+// "Generator state"). A
 // VaultDynamicSecret that returns a lease gets one GeneratorState per mint, in the
 // ExternalSecret's namespace, owned by the ExternalSecret, labelled with ESO's owner key
 // (`externalsecret-<name>-<dataFrom index>`) and holding a snapshot of the generator and the

@@ -4,8 +4,8 @@
 // delete them. So the controller keeps its own record in a ConfigMap of its own namespace
 // (where tenants have no rights), one per PushSecret and controller class, and decides
 // overwrites and deletions from it alone; the status repeats it for users and tools.
-// Names only, never a value. Decision: docs/decisions/0052-no-ambient-identity-for-tenant-stores.md
-// (its second half: status is not the controller's memory).
+// Names only, never a value. A tenant may write the status subresource, so status is never
+// read back as the controller's memory (docs/decisions/0052-no-ambient-identity-for-tenant-stores.md).
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { PushSecret } from '../../api/types.js';

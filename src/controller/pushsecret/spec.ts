@@ -1,7 +1,6 @@
 // What a PushSecret asks for, checked without I/O: refresh interval, template engine,
 // data entries, source selector; the remote key of an entry for one source Secret; the
-// key under which status.syncedPushSecrets records an entry. See docs/pushsecret.md and
-// docs/decisions/0023-pushsecret-reconciler.md.
+// key under which status.syncedPushSecrets records an entry. See docs/pushsecret.md.
 import type { KubernetesObject, V1LabelSelector } from '@kubernetes/client-node';
 import type { PushSecret, PushSecretData, PushSecretDataTo } from '../../api/types.js';
 import { dataToProblems } from './data-to.js';

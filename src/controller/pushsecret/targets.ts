@@ -81,7 +81,7 @@ export async function concern(ps: PushSecret, targets: Targets, recorded: Synced
   }
   const missing: string[] = [];
   for (const key of keys) {
-    // Scoped mode serves no cluster kind (ADR 0064): such a store is another controller's.
+    // Scoped mode serves no cluster kind: such a store is another controller's.
     if (!informers.clusterKinds && key.startsWith('ClusterSecretStore/')) continue;
     const store = storeByKey(informers, ns, key);
     if (store && stores.served(store)) return 'mine';
@@ -115,7 +115,7 @@ export async function storeProblems(
 }
 
 /** The stores a Secret's values came from, as the ExternalSecret that wrote it labelled it
- *  (several, comma-separated, when its entries name their own stores: ADR 0066). */
+ *  (several, comma-separated, when its entries name their own stores). */
 function sourceStoresOf(secret: V1Secret): { kind: string; name?: string; label?: string }[] {
   const exact = secret.metadata?.annotations?.[SOURCE_STORE_ANNOTATION];
   const parsed = (exact ?? '').split(',').map((x) => /^(SecretStore|ClusterSecretStore)\/(.+)$/.exec(x)).filter((m) => !!m);

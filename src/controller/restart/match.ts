@@ -1,5 +1,5 @@
 // Which workloads restart when a Secret ESI manages changes (docs/controller.md, "Restart on
-// change"; docs/decisions/0058-restart-on-change.md). Pure: src/controller/restart/restarter.ts lists
+// change"). Pure: src/controller/restart/restarter.ts lists
 // the workloads and patches them. A workload opts in with RESTART_ON_CHANGE_ANNOTATION on its
 // own metadata, as Stakater Reloader's users annotate theirs:
 //  - "true": restart when a Secret its pod template references changes;

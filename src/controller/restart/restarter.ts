@@ -1,4 +1,4 @@
-// Restart on change (docs/controller.md, "Restart on change"; docs/decisions/0058-restart-on-change.md):
+// Restart on change (docs/controller.md, "Restart on change"):
 // when the reconciler changes the data of an existing Secret, the Deployments, StatefulSets and
 // DaemonSets of that Secret's namespace that opted in (./match.ts) get a new pod
 // template annotation, RESTARTED_AT_ANNOTATION, which rolls them out as `kubectl rollout

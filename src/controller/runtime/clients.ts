@@ -1,8 +1,8 @@
 // Provider clients of the reconciler, one per store generation (and per namespace for a
 // ClusterSecretStore whose credentials depend on it), closed when the store changes or is
 // deleted. Logins happen once per client, so tokens are reused across reconciles. Each
-// client is wrapped: a per-store rate limit on real calls, then coalescing of identical
-// reads within the refresh window. Credentials come from the API, only from the namespace
+// client is decorated once (store-client.ts): coalescing of identical reads within the
+// refresh window, a per-store rate limit on real reads, the per-call deadline. Credentials come from the API, only from the namespace
 // the store is used from; tokens via TokenRequest, only for a ServiceAccount the store
 // names in that namespace. The controller's own identity is lent to no SecretStore, and
 // to a ClusterSecretStore only with --allow-ambient-identity (controllerIdentityProblem).
@@ -10,31 +10,15 @@ import type { AddressPolicy, EgressAllowList } from '../../egress/policy.js';
 import type { Logger } from 'pino';
 import type { AnySecretStore } from '../../api/types.js';
 import type { KubeRest } from '../../kube/rest.js';
-import { withDeadline, wrapClient, type ClientCall } from '../../providers/client.js';
-import { coalescing } from '../../providers/coalescing.js';
 import { loadProvider, providerNameOf } from '../../providers/registry.js';
-import { ProviderError, type Provider, type ProviderContext, type SecretKeySelector, type SecretsClient } from '../../providers/types.js';
+import { ProviderError, type Provider, type ProviderContext, type SecretKeySelector } from '../../providers/types.js';
 import { controllerIdentityProblem, lendsIdentity, namespaceScoped, referencedObjects, type IdentityLending } from '../../stores/access.js';
 import { TokenBucket } from './queue.js';
+import { StoreClient } from './store-client.js';
 import { nameProblem } from '../../kube/names.js';
 import { CONFIG_MAPS, resourcePath, SECRETS, SERVICE_ACCOUNTS } from '../../kube/paths.js';
 import { storeId } from '../../stores/id.js';
 import { credentialElsewhere, serviceAccountElsewhere } from '../../stores/use.js';
-
-/** Remote reads count against the store's rate limit (--store-qps); writes are paced by their reconcilers. */
-const RATE_LIMITED = new Set<ClientCall>(['getSecret', 'getSecretMap', 'getAllSecrets']);
-
-export interface StoreClient {
-  /** Coalesced and rate limited: what reconciles read through. */
-  shared: SecretsClient;
-  /** `shared` for a reconcile requested at `requestedAt` (ms): its reads share results with
-   *  reads requested within the window of it, however long the reconcile waited in the
-   *  queue (a first sync of 10 000 objects spans several windows). */
-  sharedAsOf(requestedAt: number): SecretsClient;
-  /** Rate limited only: for force-sync, which must not see a cached value. */
-  fresh: SecretsClient;
-  provider: Provider;
-}
 
 interface Entry {
   generation: number;
@@ -67,12 +51,6 @@ export interface ClientCacheOptions {
 
 
 const b64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
-
-// The coalescing window is measured between the times reads were *requested* (the work
-// queue's enqueue time), not the times they ran: `sharedAsOf` sets this clock around the
-// synchronous part of each call, where the coalescer reads it.
-let requestClock: number | undefined;
-const coalescingClock = () => requestClock ?? Date.now();
 
 export class ClientCache {
   private readonly entries = new Map<string, Entry>();
@@ -136,7 +114,7 @@ export class ClientCache {
   }
 
   private async closeEntry(e: Entry): Promise<void> {
-    await e.client.then((c) => c.shared.close()).catch(() => undefined);
+    await e.client.then((c) => c.close()).catch(() => undefined);
   }
 
   private bucket(id: string): TokenBucket {
@@ -152,25 +130,10 @@ export class ClientCache {
     const name = providerNameOf(store.spec.provider);
     const provider = await (this.opts.loadProvider ?? loadProvider)(name);
     const raw = await provider.newClient(this.context(store, id, name, namespace));
-    const bucket = this.bucket(id);
-    // Reads wait for the store's rate limit; then every call, whatever its kind, runs under
-    // the per-call deadline (--provider-timeout) with the caller's options passed through: a
-    // store that never answers fails the call with Timeout instead of holding a worker.
-    const limited = wrapClient(withDeadline(raw, id, this.opts.timeoutMs), async (call, _args, next) => {
-      if (RATE_LIMITED.has(call)) await bucket.take();
-      return next();
+    return new StoreClient(provider, raw, {
+      storeId: id, timeoutMs: this.opts.timeoutMs, windowMs: this.opts.windowMs, rateLimit: this.bucket(id),
+      onCall: () => this.opts.onProviderCall?.(id),
     });
-    const onCall = () => this.opts.onProviderCall?.(id);
-    const shared = coalescing(limited, onCall, { windowMs: this.opts.windowMs, now: coalescingClock });
-    const sharedAsOf = (at: number) => wrapClient(shared, (_name, _args, next) => {
-      requestClock = at;
-      try {
-        return next();
-      } finally {
-        requestClock = undefined;
-      }
-    });
-    return { provider, shared, sharedAsOf, fresh: coalescing(limited, onCall, { windowMs: 0 }) };
   }
 
   /** The ServiceAccount whose token a store that names none gets: the controller's own, for

@@ -4,7 +4,7 @@
 // ESO cannot be asked; the external-secrets.io CRDs tell. ESI's carry
 // `app.kubernetes.io/part-of: esi` (charts/esi/files/crds/); CRDs without it were installed by
 // someone else, ESO's chart or bundle in practice, so unclassed stores are left to them.
-// docs/controller.md "Next to External Secrets Operator", docs/decisions/0062-coexistence-default.md.
+// docs/controller.md "Next to External Secrets Operator".
 import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
 import { CUSTOM_RESOURCE_DEFINITIONS, resourcePath } from '../../kube/paths.js';
 

@@ -1,7 +1,7 @@
 // Kubernetes Events about ExternalSecrets, PushSecrets and stores (`kubectl describe es`
 // shows them). Messages name objects, stores, keys and causes, never values. Events are
 // informational: a reconcile only queues one and never waits for it. Like client-go's event
-// recorder they are bounded (docs/decisions/0036-reconciler-at-scale.md):
+// recorder they are bounded, so a burst cannot slow the reconciles (status is the record):
 //  - the same Event is not repeated: one is queued only when the reason or message about
 //    an object changes (a retry that fails the same way adds nothing);
 //  - one writer drains the queue at a global rate (EVENT_QPS, burst EVENT_BURST), so a

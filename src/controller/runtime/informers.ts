@@ -2,10 +2,10 @@
 // ClusterSecretStores, Namespaces, and only the Secrets it manages (label-selected, so a
 // cluster's other Secrets never enter its memory). A watch that fails is relisted after a
 // short delay (src/kube/informer.ts): a controller that silently stops watching is the
-// failure mode to avoid. In scoped mode (--watch-namespaces, ADR 0064) the namespaced kinds
+// failure mode to avoid. In scoped mode (--watch-namespaces) the namespaced kinds
 // are watched in each listed namespace only, with one cache per namespace, and the cluster
 // kinds and Namespaces not at all: Roles in those namespaces are then all it needs. Pods
-// only with the inject label, slimmed to what src/controller/externalsecret/pod-agents.ts reads (ADR 0070).
+// only with the inject label, slimmed to what src/controller/externalsecret/pod-agents.ts reads.
 import type { KubeConfig, KubernetesObject, V1Namespace, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ClusterSecretStore, ExternalSecret, GeneratorState, PushSecret, SecretStore } from '../../api/types.js';

@@ -1,5 +1,5 @@
 // The labels and annotations ESI puts on the Secrets it manages (docs/controller.md,
-// docs/decisions/0021-managed-secret-metadata.md). Other components read them: the
+// "Managed Secrets"), all under ESI's prefix: ESO's own keys are ESO's. Other components read them: the
 // reconciler watches only Secrets carrying MANAGED_LABEL, and PushSecret refuses to push a
 // Secret back to the store named by STORE_KIND_LABEL / STORE_LABEL. DATA_HASH_ANNOTATION holds
 // contentHash of what ESI wrote, so any reader can tell a hand edit (editedByHand).
@@ -14,7 +14,7 @@ export const STORE_KIND_LABEL = 'esi.dev/store-kind';
  *  the exact name is in SOURCE_STORE_ANNOTATION). */
 export const STORE_LABEL = 'esi.dev/store';
 /** `<Kind>/<name>` of the source store, exact; several comma-separated when entries name
- *  their own stores (`sourceRef.storeRef`, ADR 0066): names never hold a comma. */
+ *  their own stores (`sourceRef.storeRef`): names never hold a comma. */
 export const SOURCE_STORE_ANNOTATION = 'esi.dev/source-store';
 /** The name of the ExternalSecret writing this Secret (same namespace). */
 export const EXTERNAL_SECRET_ANNOTATION = 'esi.dev/external-secret';
@@ -27,7 +27,8 @@ export const MERGED_KEYS_ANNOTATION = 'esi.dev/merged-keys';
  *  removed, other keys (someone else's) are left alone. */
 export const METADATA_KEYS_ANNOTATION = 'esi.dev/metadata-keys';
 /** On a Secret ESI does not manage: the name of the ExternalSecret (same namespace) allowed
- *  to take it over (docs/decisions/0057-adoption.md). Put there by whoever owns the Secret. */
+ *  to take it over. Put there by whoever owns the Secret: writing it needs update rights on
+ *  the Secret, so the takeover stays that owner's decision. */
 export const ADOPT_ANNOTATION = 'esi.dev/adopt';
 /** ESO's convention: a new value of this ExternalSecret annotation forces a refresh. */
 export const FORCE_SYNC_ANNOTATION = 'force-sync';

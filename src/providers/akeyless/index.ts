@@ -5,7 +5,8 @@
 // then /get-secret-value, /get-rotated-secret-value, /get-dynamic-secret-value or
 // /get-certificate-value by type; /list-items for find; PushSecret as ESO's store does it:
 // /create-secret (tagged `k8s-external-secrets`), /update-secret-val, /delete-item (only an
-// item carrying that tag). The URL is the spec's, so the address policy applies (ADR 0056). Why not the `akeyless` npm SDK: ADR 0065. docs/providers/akeyless.md.
+// item carrying that tag). The URL is the spec's, so the address policy applies. Not the `akeyless` npm SDK: it brings
+// its own HTTP stack (superagent) and @babel/cli as runtime dependencies. docs/providers/akeyless.md.
 import type { AkeylessProvider } from '../../api/types.js';
 import { defineProvider } from '../define.js';
 import { guard, RemoteRefError, toProviderError } from '../errors.js';
@@ -27,7 +28,7 @@ export const TOKEN_REUSE_MS = 10 * 60_000;
 /** The item types ESO lists for find. */
 const LISTED_TYPES = ['static-secret', 'dynamic-secret', 'rotated-secret'];
 /** The tag ESO's store gives the items it creates; only a tagged item is deleted. */
-export const MANAGED_TAG = 'k8s-external-secrets';
+const MANAGED_TAG = 'k8s-external-secrets';
 const enc = new TextEncoder();
 
 /** What /describe-item says of an item a push touches. */
@@ -36,7 +37,7 @@ interface Described {
   tags: string[];
 }
 
-export class AkeylessClient implements SecretsClient {
+class AkeylessClient implements SecretsClient {
   private readonly base: string;
   private token?: Promise<{ value: string; until: number }>;
 
@@ -88,7 +89,7 @@ export class AkeylessClient implements SecretsClient {
       return { 'access-id': accessId, 'access-type': 'access_key', 'access-key': await this.credential(sel(s.accessTypeParam), 'akeyless.authSecretRef.secretRef.accessTypeParam') };
     }
     // The other types authenticate as the process that reads (its cloud identity, or its own
-    // service-account token file): ESI does not lend that to a store (ADR 0052).
+    // service-account token file): ESI does not lend that to a store.
     throw this.unsupported(`access type "${accessType.slice(0, 32)}" (it authenticates as the process that reads; use api_key, or kubernetesAuth)`);
   }
 

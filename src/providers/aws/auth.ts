@@ -47,7 +47,7 @@ export interface Credentials {
 type Sts = typeof StsModule;
 
 /** RoleSessionName: `esi-<namespace>`, as CloudTrail shows it ([\w+=,.@-], ≤ 64). */
-export function sessionName(namespace: string): string {
+function sessionName(namespace: string): string {
   return `esi-${namespace}`.replace(/[^\w+=,.@-]/g, '-').slice(0, 64);
 }
 

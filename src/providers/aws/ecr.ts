@@ -21,7 +21,7 @@ export interface EcrAuthorization {
 }
 
 /** The only region ECR Public's API (and its GetAuthorizationToken) is served in. */
-export const ECR_PUBLIC_REGION = 'us-east-1';
+const ECR_PUBLIC_REGION = 'us-east-1';
 
 /** `user:password`, base64, as both APIs return it. */
 function decodeToken(ctx: ProviderContext, token: string | undefined, op: string): { username: string; password: string } {

@@ -6,7 +6,7 @@ import { fieldProblems, type FieldRule } from '../fields.js';
 import { isObject } from '../../json-object.js';
 
 export type AwsService = 'SecretsManager' | 'ParameterStore';
-export const SERVICES: readonly AwsService[] = ['SecretsManager', 'ParameterStore'];
+const SERVICES: readonly AwsService[] = ['SecretsManager', 'ParameterStore'];
 
 /** Audience of the projected token for STS web identity when the store names none
  *  (the same default as `src/stores/access.ts`, so the mounted token matches). */
@@ -15,7 +15,7 @@ export const STS_AUDIENCE = 'sts.amazonaws.com';
 /** Endpoint overrides, first match wins: ESO's variables (so an existing ESO deployment's
  *  settings carry over), then the AWS SDKs' standard service-specific variable, then the
  *  SDKs' global `AWS_ENDPOINT_URL`. None of them comes from a tenant's object. */
-export const ENDPOINT_ENV: Readonly<Record<'secretsmanager' | 'ssm' | 'sts' | 'ecr' | 'ecrpublic', readonly string[]>> = {
+export const ENDPOINT_ENV: Readonly<Record<'secretsmanager' | 'ssm' | 'sts' | 'ecr' | 'ecrpublic' | 'sqs', readonly string[]>> = {
   secretsmanager: ['AWS_SECRETSMANAGER_ENDPOINT', 'AWS_ENDPOINT_URL_SECRETS_MANAGER', 'AWS_ENDPOINT_URL'],
   ssm: ['AWS_SSM_ENDPOINT', 'AWS_ENDPOINT_URL_SSM', 'AWS_ENDPOINT_URL'],
   sts: ['AWS_STS_ENDPOINT', 'AWS_ENDPOINT_URL_STS', 'AWS_ENDPOINT_URL'],
@@ -23,6 +23,8 @@ export const ENDPOINT_ENV: Readonly<Record<'secretsmanager' | 'ssm' | 'sts' | 'e
   ecr: ['AWS_ECR_ENDPOINT', 'AWS_ENDPOINT_URL_ECR', 'AWS_ENDPOINT_URL'],
   /** Its `scope: public` (ECR Public's own API). */
   ecrpublic: ['AWS_ECR_PUBLIC_ENDPOINT', 'AWS_ENDPOINT_URL_ECR_PUBLIC', 'AWS_ENDPOINT_URL'],
+  /** The controller's queue of change notifications (src/controller/fleet/aws-queue.ts). */
+  sqs: ['AWS_SQS_ENDPOINT', 'AWS_ENDPOINT_URL_SQS', 'AWS_ENDPOINT_URL'],
 };
 
 /** The endpoint override for one service, or undefined for AWS's regional endpoint. */

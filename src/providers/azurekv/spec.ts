@@ -6,7 +6,7 @@ import type { AzureAuthType, AzureEnvironmentType, AzureKVProvider } from '../..
 import { fieldProblems, type FieldRule } from '../fields.js';
 import { isObject } from '../../json-object.js';
 
-export const AUTH_TYPES: readonly AzureAuthType[] = ['ServicePrincipal', 'ManagedIdentity', 'WorkloadIdentity'];
+const AUTH_TYPES: readonly AzureAuthType[] = ['ServicePrincipal', 'ManagedIdentity', 'WorkloadIdentity'];
 
 /** Token audience a workload-identity token is issued for, as Entra ID expects it. */
 export const WORKLOAD_IDENTITY_AUDIENCE = 'api://AzureADTokenExchange';
@@ -28,7 +28,7 @@ const REFUSED_ENVIRONMENTS: Partial<Record<AzureEnvironmentType, string>> = {
 const MICROSOFT_AUTHORITY_HOSTS = new Set(Object.values(AUTHORITY_HOSTS).map((u) => new URL(u!).host));
 
 /** DNS suffixes of Key Vault and Managed HSM data planes in the public and sovereign clouds. */
-export const KEY_VAULT_SUFFIXES = [
+const KEY_VAULT_SUFFIXES = [
   'vault.azure.net', 'vault.azure.cn', 'vault.usgovcloudapi.net', 'vault.microsoftazure.de',
   'managedhsm.azure.net', 'managedhsm.azure.cn', 'managedhsm.usgovcloudapi.net',
 ];

@@ -4,7 +4,7 @@
 // the machine account token and the Bitwarden API/identity URLs in Warden-* headers).
 // ESO's meaning: a UUID key is a secret id; another key is a secret's name, which must be
 // unique in the store's project. PushSecret creates or updates (value only) that secret.
-// The SDK server's URL is the spec's, so the address policy applies (ADR 0056).
+// The SDK server's URL is the spec's, so the address policy applies (SECURITY.md, "The controller's network boundary").
 // docs/providers/bitwardensecretsmanager.md.
 import type { BitwardenSecretsManagerProvider } from '../../api/types.js';
 import { defineProvider } from '../define.js';
@@ -32,7 +32,7 @@ interface Secret {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const enc = new TextEncoder();
 
-export class BitwardenClient implements SecretsClient {
+class BitwardenClient implements SecretsClient {
   constructor(
     private readonly ctx: ProviderContext,
     private readonly spec: BitwardenSecretsManagerProvider,

@@ -5,8 +5,9 @@
 // short-lived access token, sent as `Authorization: Token token="<base64>"`; one variable
 // (GET /secrets/{account}/variable/{id}); find over the variables the identity can see (GET
 // /resources/{account}?kind=variable, 100 a page) read in batches (GET
-// /secrets?variable_ids=…). The URL is the spec's, so the address policy applies (ADR 0056).
-// Why the REST API and no SDK: ADR 0073. docs/providers/conjur.md.
+// /secrets?variable_ids=…). The URL is the spec's, so the address policy applies (SECURITY.md,
+// "The controller's network boundary"). CyberArk publishes no maintained Node SDK for Conjur;
+// the REST API is small and documented. docs/providers/conjur.md.
 import type { ConjurProvider } from '../../api/types.js';
 import { defineProvider, ReadOnlyClient } from '../define.js';
 import { guard, refuseVersionAndMetadata, RemoteRefError, toProviderError } from '../errors.js';
@@ -26,7 +27,7 @@ export const TOKEN_REUSE_MS = 5 * 60_000;
 /** Variables listed per page (ESO's page size). */
 export const PAGE_SIZE = 100;
 /** At most this many pages (10 000 variables) are listed for one find: bounded work. */
-export const MAX_PAGES = 100;
+const MAX_PAGES = 100;
 /** Variables read per batch request, so the URL stays short. */
 export const BATCH_SIZE = 50;
 
@@ -36,7 +37,7 @@ export function variableName(id: string): string {
   return parts.length >= 3 ? parts.slice(2).join(':') : parts[parts.length - 1]!;
 }
 
-export class ConjurClient extends ReadOnlyClient implements SecretsClient {
+class ConjurClient extends ReadOnlyClient implements SecretsClient {
   private readonly base: string;
   private readonly account: string;
   private token?: Promise<{ value: string; until: number }>;

@@ -19,15 +19,15 @@ import { tokenRef, validateSpec } from './spec.js';
 
 export { validateSpec };
 
-export const DEFAULT_BASE_URL = 'https://api.doppler.com';
+const DEFAULT_BASE_URL = 'https://api.doppler.com';
 /** ESO's variable for another API host (a proxy, a test server). */
 export const BASE_URL_ENV = 'DOPPLER_BASE_URL';
 /** The key a downloaded file lands under when the store sets `format` (ESO). */
-export const FILE_KEY = 'DOPPLER_SECRETS_FILE';
+const FILE_KEY = 'DOPPLER_SECRETS_FILE';
 
 const unsupported = (storeId: string, what: string, key?: string) => unsupportedBy('doppler', storeId, what, key);
 
-export class DopplerClient extends ReadOnlyClient implements SecretsClient {
+class DopplerClient extends ReadOnlyClient implements SecretsClient {
   private readonly base: string;
 
   constructor(

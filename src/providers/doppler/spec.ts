@@ -4,9 +4,9 @@ import type { StoreReferences } from '../types.js';
 import { isObject } from '../../json-object.js';
 
 export const FORMATS = ['json', 'dotnet-json', 'env', 'yaml', 'docker'] as const;
-export const NAME_TRANSFORMERS = ['upper-camel', 'camel', 'lower-snake', 'tf-var', 'dotnet-env', 'lower-kebab'] as const;
+const NAME_TRANSFORMERS = ['upper-camel', 'camel', 'lower-snake', 'tf-var', 'dotnet-env', 'lower-kebab'] as const;
 /** ESO's default key of `auth.secretRef.dopplerToken`. */
-export const DEFAULT_TOKEN_KEY = 'dopplerToken';
+const DEFAULT_TOKEN_KEY = 'dopplerToken';
 
 export const FIELDS: readonly FieldRule[] = [
   { path: 'auth.secretRef.dopplerToken', kind: 'secretKey', required: 'always', defaultKey: DEFAULT_TOKEN_KEY, unless: 'auth.oidcConfig' },

@@ -11,8 +11,8 @@ import type { GCPSMProvider } from '../../api/types.js';
 import { ProviderError, type ProviderContext } from '../types.js';
 import { federationPlan, type FederationPlan } from './spec.js';
 
-export const CLOUD_PLATFORM_SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
-export const STS_TOKEN_URL = 'https://sts.googleapis.com/v1/token';
+const CLOUD_PLATFORM_SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
+const STS_TOKEN_URL = 'https://sts.googleapis.com/v1/token';
 export const JWT_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:jwt';
 
 /** Test seams only (never read from the spec or the environment). */
@@ -65,7 +65,7 @@ export async function keyFileClient(ctx: ProviderContext, spec: GCPSMProvider): 
 }
 
 /** An external-account client that exchanges the pod's token at STS. */
-export function workloadIdentityClient(ctx: ProviderContext, plan: FederationPlan, overrides: AuthOverrides = {}): IdentityPoolClient {
+function workloadIdentityClient(ctx: ProviderContext, plan: FederationPlan, overrides: AuthOverrides = {}): IdentityPoolClient {
   return new IdentityPoolClient({
     type: 'external_account',
     audience: plan.stsAudience,

@@ -48,12 +48,6 @@ export function secretIdOf(fullName: string): string {
   return m ? m[1]! : fullName;
 }
 
-/** The version id at the end of a version name (`…/versions/3` → `3`). */
-export function versionIdOf(fullName: string): string {
-  const m = /\/versions\/([^/]+)$/.exec(fullName);
-  return m ? m[1]! : fullName;
-}
-
 /** The API host of the store: the regional endpoint for regional secrets. */
 export function apiEndpoint(location?: string): string {
   return location ? `secretmanager.${location}.rep.googleapis.com` : 'secretmanager.googleapis.com';

@@ -7,7 +7,7 @@
 import { RemoteRefError } from '../errors.js';
 import { hasWildcard, unescapeKey } from './match.js';
 
-export const MAX_PATH = 4096;
+const MAX_PATH = 4096;
 const MAX_DEPTH = 16;
 
 export type QueryOp = '==' | '!=' | '<' | '<=' | '>' | '>=' | '%' | '!%';

@@ -10,7 +10,7 @@ import type { Schema } from './wire.js';
 
 /** The service name. secrets.proto has no `package` (as the seed), so it is also the
  *  fully-qualified name and every method path is `/SecretsServer/<Method>`. */
-export const SERVICE = 'SecretsServer';
+const SERVICE = 'SecretsServer';
 
 export const METHODS = {
   GetSecret: `/${SERVICE}/GetSecret`,
@@ -41,7 +41,7 @@ export const DecodingStrategy = { AUTO: 0, BASE64: 1, BASE64URL: 2, NONE: 3 } as
 
 // ---------------------------------------------------------------- messages
 
-export const RemoteRefSchema: Schema = {
+const RemoteRefSchema: Schema = {
   name: 'RemoteRef',
   fields: [
     { no: 1, name: 'key', kind: 'string' },
@@ -53,7 +53,7 @@ export const RemoteRefSchema: Schema = {
   ],
 };
 
-export const PushRemoteRefSchema: Schema = {
+const PushRemoteRefSchema: Schema = {
   name: 'PushRemoteRef',
   fields: [
     { no: 1, name: 'remoteKey', kind: 'string' },
@@ -61,7 +61,7 @@ export const PushRemoteRefSchema: Schema = {
   ],
 };
 
-export const GetSecretRequestSchema: Schema = {
+const GetSecretRequestSchema: Schema = {
   name: 'GetSecretRequest',
   fields: [
     { no: 1, name: 'store', kind: 'bytes' },
@@ -71,7 +71,7 @@ export const GetSecretRequestSchema: Schema = {
   ],
 };
 
-export const GetSecretReplySchema: Schema = {
+const GetSecretReplySchema: Schema = {
   name: 'GetSecretReply',
   fields: [
     { no: 1, name: 'secret', kind: 'bytes' },
@@ -79,7 +79,7 @@ export const GetSecretReplySchema: Schema = {
   ],
 };
 
-export const PushSecretRequestSchema: Schema = {
+const PushSecretRequestSchema: Schema = {
   name: 'PushSecretRequest',
   fields: [
     { no: 1, name: 'store', kind: 'bytes' },
@@ -90,27 +90,27 @@ export const PushSecretRequestSchema: Schema = {
   ],
 };
 
-export const PushSecretReplySchema: Schema = {
+const PushSecretReplySchema: Schema = {
   name: 'PushSecretReply',
   fields: [{ no: 1, name: 'error', kind: 'string' }],
 };
 
-export const DeleteSecretRequestSchema: Schema = {
+const DeleteSecretRequestSchema: Schema = {
   name: 'DeleteSecretRequest',
   fields: [{ no: 1, name: 'remoteRef', kind: 'message', message: PushRemoteRefSchema }],
 };
 
-export const DeleteSecretReplySchema: Schema = {
+const DeleteSecretReplySchema: Schema = {
   name: 'DeleteSecretReply',
   fields: [{ no: 1, name: 'error', kind: 'string' }],
 };
 
-export const SecretExistsRequestSchema: Schema = {
+const SecretExistsRequestSchema: Schema = {
   name: 'SecretExistsRequest',
   fields: [{ no: 1, name: 'remoteRef', kind: 'message', message: PushRemoteRefSchema }],
 };
 
-export const SecretExistsReplySchema: Schema = {
+const SecretExistsReplySchema: Schema = {
   name: 'SecretExistsReply',
   fields: [
     { no: 1, name: 'exists', kind: 'bool' },
@@ -136,7 +136,7 @@ export const METHOD_SCHEMAS: Record<MethodName, { request: Schema; reply: Schema
 // ---------------------------------------------------------------- the reply `error` convention
 
 /** `error` = "<Code>: <message>"; these codes are understood, anything else is Unknown. */
-export const ERROR_CODES: Readonly<Record<string, ProviderErrorCode>> = Object.freeze({
+const ERROR_CODES: Readonly<Record<string, ProviderErrorCode>> = Object.freeze({
   notfound: 'NotFound',
   authfailed: 'AuthFailed',
   forbidden: 'Forbidden',

@@ -36,7 +36,7 @@ const MAX_TEXT = 200;
 
 /** Plugin- or transport-provided text made safe for a log line: one line, short, and
  *  without the value the call carried. */
-export function sanitize(text: string, value?: Uint8Array): string {
+function sanitize(text: string, value?: Uint8Array): string {
   let t = text;
   if (value && value.length >= 4) {
     const v = Buffer.from(value).toString('utf8');

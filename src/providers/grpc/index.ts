@@ -1,4 +1,4 @@
-// The `grpc` provider (an ESI addition, docs/decisions/0004-grpc-store-contract.md): an
+// The `grpc` provider (an ESI addition, docs/providers/grpc.md): an
 // out-of-tree secret store reached over
 // gRPC, implementing the `SecretsServer` service of secrets.proto (next to this file).
 // ESI ships a reference plugin in examples/grpc-plugin; docs/providers/grpc.md is the

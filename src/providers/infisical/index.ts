@@ -7,7 +7,8 @@
 // /v1/workspace/slug/{slug}), POST / PATCH / DELETE /v3/secrets/raw/{name} with workspaceId,
 // environment, secretPath and type shared. The base is the spec's
 // `hostAPI` with `/api` appended unless present (as the SDK does), so the address policy
-// applies (ADR 0056). Why not `@infisical/sdk`: ADR 0065. docs/providers/infisical.md.
+// applies. Not `@infisical/sdk`: it pins a second copy of the AWS credential chain and ships
+// the TypeScript compiler as a runtime dependency. docs/providers/infisical.md.
 import type { InfisicalProvider } from '../../api/types.js';
 import { defineProvider } from '../define.js';
 import { guard, refuseVersionAndMetadata, RemoteRefError, toProviderError } from '../errors.js';
@@ -72,7 +73,7 @@ interface RawSecret {
  *  route moved between Infisical versions). */
 const PROJECT_BY_SLUG = ['/v1/projects/slug/', '/v1/workspace/slug/'];
 
-export class InfisicalClient implements SecretsClient {
+class InfisicalClient implements SecretsClient {
   private readonly base: string;
   private token?: Promise<Token>;
   /** The project's id, which the write routes need (the reads take the slug). */

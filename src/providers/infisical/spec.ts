@@ -24,7 +24,7 @@ export const FIELDS: readonly FieldRule[] = [
 
 /** ESO's other kinds: they sign with the cloud identity of the process (AWS, Azure, GCP, OCI)
  *  or read a token file in the controller's pod (kubernetes), which a tenant's store may not
- *  borrow (docs/decisions/0052-no-ambient-identity-for-tenant-stores.md). */
+ *  borrow (docs/controller.md, "Identity"). */
 const REFUSED = ['awsAuthCredentials', 'azureAuthCredentials', 'gcpIdTokenAuthCredentials', 'gcpIamAuthCredentials', 'kubernetesAuthCredentials', 'ociAuthCredentials'];
 
 /** The one auth kind the spec sets (validated specs only). */

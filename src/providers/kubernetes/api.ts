@@ -48,7 +48,7 @@ function isTlsError(code: string): boolean {
   return code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL') || /CERT|SELF_SIGNED|UNABLE_TO_|DEPTH_ZERO/.test(code);
 }
 
-export function describeOp(op: Op): string {
+function describeOp(op: Op): string {
   if (op.verb === 'create selfsubjectaccessreviews') return 'create selfsubjectaccessreviews';
   return `${op.verb} secrets in namespace "${op.namespace}"`;
 }

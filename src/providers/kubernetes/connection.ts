@@ -12,7 +12,7 @@ import { caBundlePem } from '../spec-checks.js';
 import { parseKubeconfig } from './kubeconfig.js';
 
 /** The CA of the cluster a pod runs in, mounted by the kubelet with the default token. */
-export const IN_CLUSTER_CA = '/var/run/secrets/kubernetes.io/serviceaccount/ca.crt';
+const IN_CLUSTER_CA = '/var/run/secrets/kubernetes.io/serviceaccount/ca.crt';
 
 export interface Connection {
   /** Base URL of the API server, without a trailing slash. */

@@ -28,7 +28,7 @@ const PAGE = 250;
 
 const b64 = (v: Uint8Array): string => Buffer.from(v).toString('base64');
 
-export class KubernetesClient implements SecretsClient {
+class KubernetesClient implements SecretsClient {
   constructor(
     private readonly storeId: string,
     private readonly api: KubeApi,

@@ -22,7 +22,7 @@ const DOCUMENT = 'DOCUMENT';
 const PASSWORD = 'password';
 const enc = new TextEncoder();
 
-export class OnePasswordClient implements SecretsClient {
+class OnePasswordClient implements SecretsClient {
   /** Vault names by their order. */
   private readonly vaults: string[];
 

@@ -1,7 +1,7 @@
 // What ESI knows about the `openBao` provider (ESO's `spec.provider.openBao`) without loading
 // its client. OpenBao speaks the Vault HTTP API and ESO's openBao fields are a subset of its
 // vault fields, so the vault implementation serves it (one implementation: the same spec
-// rules, references and client, see docs/decisions/0030-openbao-served-by-vault.md). Only
+// rules, references and client: a fix to one reaches both). Only
 // the field names differ in messages; fields ESO's openBao kind does not have are refused.
 import { metadataChecker, stringMap } from '../push-metadata.js';
 import { fieldReferences } from '../fields.js';

@@ -7,7 +7,7 @@
 // Except one case: Vault revokes every lease a token created when the token is revoked, so
 // a token that minted live leases (dynamic secrets, src/providers/vault/leases.ts) is held:
 // a re-login keeps it (it is revoked when its last lease is), close() leaves it alone, and
-// a failed renewal of it is retried instead of replacing it (docs/decisions/0054-dynamic-secrets.md).
+// a failed renewal of it is retried instead of replacing it (docs/dynamic-secrets.md, "The minting token").
 import type { Logger } from 'pino';
 import type { SecretKeySelector as ApiSelector, VaultAuth } from '../../api/types.js';
 import { toProviderError, type Classified } from '../errors.js';

@@ -72,7 +72,7 @@ function statusCode(status: number): ProviderErrorCode {
 /** Maps whatever node-vault or its transport rejected with to a value-free VaultCallError.
  *  Vault's own error text is quoted (redacted) only when `quote`: a server a tenant aims may
  *  answer anything, and the message reaches status and Events. */
-export function toCallError(err: unknown, secrets: readonly string[], timeoutMs: number, quote = true): VaultCallError {
+function toCallError(err: unknown, secrets: readonly string[], timeoutMs: number, quote = true): VaultCallError {
   const e = err as { response?: { statusCode?: number; body?: { errors?: unknown[] } }; code?: string; message?: string };
   const status = e?.response?.statusCode;
   if (typeof status === 'number') {
@@ -100,7 +100,7 @@ function networkError(code: string | undefined, timeoutMs: number, err: unknown)
 }
 
 /** Encodes each segment of a Vault path (keys may hold spaces, `#`, `?`, …). */
-export function encodePath(path: string): string {
+function encodePath(path: string): string {
   return path.split('/').map((s) => encodeURIComponent(s)).join('/');
 }
 

@@ -2,7 +2,7 @@
 // (database/creds/x with GET, pki/issue/x with POST and parameters, ...), renewal
 // (`sys/leases/renew`) and revocation (`sys/leases/revoke`). Vault revokes every lease a
 // token created when that token ends, so the token a mint used is held (TokenSource.hold)
-// until its last lease is revoked: see docs/decisions/0054-dynamic-secrets.md.
+// until its last lease is revoked (docs/dynamic-secrets.md, "The minting token").
 // A lease id names the engine path plus a random handle; it never enters a message (the
 // id is redacted from Vault's error text too) or a log line.
 import { X509Certificate } from 'node:crypto';
@@ -37,7 +37,7 @@ const TOKEN_LEASE = 'token-accessor:';
 
 /** When the data stops being valid where the store says so: a certificate's notAfter
  *  (PKI's `expiration`, or the certificate itself when the engine sends no field). */
-export function dataExpiry(data: DataMap): Date | undefined {
+function dataExpiry(data: DataMap): Date | undefined {
   if (typeof data.expiration === 'number' && data.expiration > 0) return new Date(data.expiration * 1000);
   if (typeof data.certificate === 'string' && data.certificate.includes('BEGIN CERTIFICATE')) {
     try {

@@ -10,7 +10,7 @@
 // control characters). No imports: the webhook's start closure stays small.
 
 /** The longest engine path accepted (the agent configuration's own bound). */
-export const MAX_DYNAMIC_PATH = 1024;
+const MAX_DYNAMIC_PATH = 1024;
 
 /** What a mint returns: the data (default), the auth section, or the whole response. */
 export type DynamicResult = 'data' | 'auth' | 'raw';

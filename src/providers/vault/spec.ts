@@ -5,7 +5,7 @@ import { fieldProblems, type FieldRule } from '../fields.js';
 import { isObject } from '../../json-object.js';
 
 /** Auth methods ESI implements, in the order the docs list them. */
-export const AUTH_METHODS = ['tokenSecretRef', 'appRole', 'kubernetes', 'jwt'] as const;
+const AUTH_METHODS = ['tokenSecretRef', 'appRole', 'kubernetes', 'jwt'] as const;
 export type AuthMethod = (typeof AUTH_METHODS)[number];
 
 /** Auth methods of the API that ESI accepts in a manifest but cannot use. */

@@ -1,7 +1,7 @@
 // node-vault's HTTP transport, through the egress module (src/egress/http.ts). node-vault takes its transport from its
 // `request-promise` option (an object whose defaults() returns the request function); without
 // it node-vault sends through axios, which was ~40 % of the agent's CPU per refresh and
-// ~10 MiB of its private memory (docs/decisions/0050-vault-transport.md). node-vault still
+// ~10 MiB of its private memory (docs/performance/agent-profile.md). node-vault still
 // builds every request (paths, token and namespace headers) and judges every answer
 // (handleVaultResponse, ApiResponseError); this module only moves bytes.
 import type { AddressPolicy } from '../../egress/policy.js';

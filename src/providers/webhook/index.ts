@@ -23,7 +23,7 @@ export { validateSpec };
 
 const unsupported = (storeId: string, what: string) => unsupportedBy('webhook', storeId, what);
 
-export class WebhookClient extends ReadOnlyClient implements SecretsClient {
+class WebhookClient extends ReadOnlyClient implements SecretsClient {
   private readonly templates: Map<string, Template>;
   private readonly timeoutMs: number;
 

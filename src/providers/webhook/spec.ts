@@ -15,10 +15,10 @@ export const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']
 /** The one map of remoteRef fields templates read (ESO's GetTemplateData). */
 export const REMOTE_REF = 'remoteRef';
 /** Longest `timeout` a store may ask for: the caller's own deadline bounds it anyway. */
-export const MAX_TIMEOUT_MS = 60_000;
+const MAX_TIMEOUT_MS = 60_000;
 
 /** Every template of the spec with its field name (`webhook.headers.Authorization`). */
-export function templatesOf(spec: WebhookProvider): { field: string; source: string }[] {
+function templatesOf(spec: WebhookProvider): { field: string; source: string }[] {
   const out = [{ field: 'webhook.url', source: spec.url }];
   for (const [k, v] of Object.entries(spec.headers ?? {})) out.push({ field: `webhook.headers.${k}`, source: v }, { field: `webhook.headers (key ${k})`, source: k });
   if (spec.body !== undefined) out.push({ field: 'webhook.body', source: spec.body });

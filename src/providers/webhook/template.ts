@@ -9,8 +9,8 @@
 // Bounded: a template is at most MAX_TEMPLATE bytes and its output MAX_OUTPUT bytes.
 // Errors name the field and the path, never a value.
 
-export const MAX_TEMPLATE = 16 * 1024;
-export const MAX_OUTPUT = 256 * 1024;
+const MAX_TEMPLATE = 16 * 1024;
+const MAX_OUTPUT = 256 * 1024;
 
 type Fn = (args: string[]) => string;
 const one = (f: (s: string) => string): Fn => (args) => {

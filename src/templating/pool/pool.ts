@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { packageRoot } from '../../package-root.js';
-import type { WorkerReply, WorkerRequest, WorkerResult } from './protocol.js';
+import type { IdleMessage, WorkerReply, WorkerRequest, WorkerResult } from './protocol.js';
 
 /** Not started (queue full, or the tenant is held to one render): retry after `retryAfterMs`. */
 export class RenderBusy extends Error {
@@ -226,7 +226,7 @@ export class RenderPool {
     return job;
   }
 
-  private onMessage(slot: Slot, msg: WorkerReply | { idle: true }): void {
+  private onMessage(slot: Slot, msg: WorkerReply | IdleMessage): void {
     if (slot.dead) return;
     if ('idle' in msg) {
       slot.idle = true;
@@ -260,7 +260,7 @@ export class RenderPool {
     });
     const slot: Slot = { worker, idle: false, dead: false };
     worker.unref();
-    worker.on('message', (m: WorkerReply | { idle: true }) => this.onMessage(slot, m));
+    worker.on('message', (m: WorkerReply | IdleMessage) => this.onMessage(slot, m));
     // A thread that died on its own (out of its heap, a crash): fail its job, start another.
     worker.on('error', () => this.crashed(slot));
     worker.on('exit', () => this.crashed(slot));

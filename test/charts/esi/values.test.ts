@@ -98,6 +98,14 @@ function suite(helm: Helm): void {
     t.notOk(template(objs, 'webhook').metadata.labels.team, 'not on the webhook pods');
   });
 
+  t.test('controller.fleet.awsChangeQueue: the controller\'s flags for the operator\'s queue; none by default', async (t) => {
+    const args = (objs: K8sObject[]) => ((template(objs, 'controller') as unknown as { spec: { containers: { args?: string[] }[] } }).spec.containers[0]!.args ?? []).filter((a) => a.startsWith('--aws-change-queue'));
+    t.same(args(await helm.template('esi', NS)), [], 'default: off');
+    const url = 'https://sqs.eu-west-1.amazonaws.com/111122223333/esi-changes';
+    t.same(args(await helm.template('esi', NS, ['--set', `controller.fleet.awsChangeQueue.url=${url}`, '--set', 'controller.fleet.awsChangeQueue.credentialsSecret=esi-aws-queue'])),
+      [`--aws-change-queue-url=${url}`, '--aws-change-queue-credentials-secret=esi-aws-queue']);
+  });
+
   t.test('webhook PodDisruptionBudget: with 2 replicas by default; none with one replica unless forced', async (t) => {
     const pdb = (objs: K8sObject[]) => ofKind(component(objs, 'webhook'), 'PodDisruptionBudget') as (K8sObject & { spec: { minAvailable: number } })[];
     const two = pdb(await helm.template('esi', NS));

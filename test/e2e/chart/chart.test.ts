@@ -250,7 +250,7 @@ function suite(helm: Helm): void {
     const d = one(objs, 'Deployment') as K8sObject & { spec: { replicas: number; template: { spec: { serviceAccountName: string; containers: { args: string[] }[] } } } };
     t.equal(d.spec.replicas, 2);
     t.equal(d.spec.template.spec.serviceAccountName, 'esi-controller', 'its own ServiceAccount, not the webhook\'s');
-    t.same(d.spec.template.spec.containers[0]!.args.slice(0, 3), ['controller', '--controller-class=esi', '--claim-unclassed=auto'], 'unclassed stores: not where ESO serves them (ADR 0062)');
+    t.same(d.spec.template.spec.containers[0]!.args.slice(0, 3), ['controller', '--controller-class=esi', '--claim-unclassed=auto'], 'unclassed stores: not where ESO serves them');
     const lease = rulesOf(one(objs, 'Role'));
     t.same(lease.find((r) => r.resourceNames)?.resourceNames, ['esi-controller-esi'], 'only its own Lease');
     const cluster = rulesOf(one(objs, 'ClusterRole'));
@@ -274,10 +274,10 @@ function suite(helm: Helm): void {
     const sharded = ctl(await helm.template('esi', NS, ['--set', 'controller.class=team-a', '--set', 'controller.claimUnclassed=false']));
     t.match((one(sharded, 'Deployment') as typeof d).spec.template.spec.containers[0]!.args, ['controller', '--controller-class=team-a', '--claim-unclassed=false']);
     t.same(ctl(await helm.template('esi', NS, ['--set', 'controller.enabled=false'])), [], 'controller.enabled=false renders none of it');
-    t.ok(d.spec.template.spec.containers[0]!.args.includes('--allow-private-store-addresses=false'), 'SecretStores reach no private address by default (ADR 0056)');
+    t.ok(d.spec.template.spec.containers[0]!.args.includes('--allow-private-store-addresses=false'), 'SecretStores reach no private address by default');
     const privateOk = ctl(await helm.template('esi', NS, ['--set', 'controller.allowPrivateStoreAddresses=true']));
     t.ok((one(privateOk, 'Deployment') as typeof d).spec.template.spec.containers[0]!.args.includes('--allow-private-store-addresses=true'), 'controller.allowPrivateStoreAddresses');
-    // ConfigMap targets (ADR 0067): off by default; on, the flag and create/update on ConfigMaps.
+    // ConfigMap targets: off by default; on, the flag and create/update on ConfigMaps.
     t.ok(d.spec.template.spec.containers[0]!.args.includes('--allow-configmap-targets=false'), 'no ConfigMap targets by default');
     const cmOn = ctl(await helm.template('esi', NS, ['--set', 'controller.configMapTargets=true']));
     t.ok((one(cmOn, 'Deployment') as typeof d).spec.template.spec.containers[0]!.args.includes('--allow-configmap-targets=true'), 'controller.configMapTargets');

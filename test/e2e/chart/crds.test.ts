@@ -1,4 +1,4 @@
-// The chart's CRDs (ADR 0063): rendered from files/crds/ behind installCRDs and External
+// The chart's CRDs (docs/install.md): rendered from files/crds/ behind installCRDs and External
 // Secrets Operator's per-kind toggles, marked as ESI's and kept on uninstall; then, with the
 // pinned helm on a private control plane (its CRDs are created and deleted here, which the
 // shared plane's other tests must not see): a release creates them, upgrades them and leaves
@@ -41,7 +41,7 @@ async function suite(helm: Helm): Promise<void> {
       const source = shipped.find((s) => (s as { metadata: { name: string } }).metadata.name === crd.metadata.name) as { spec: unknown } | undefined;
       t.same(crd.spec, source?.spec, `${crd.metadata.name}: the generated schema, unchanged by the template`);
       t.equal(crd.metadata.annotations?.[KEEP], 'keep', `${crd.metadata.name}: helm uninstall keeps it (and its objects)`);
-      t.equal(crd.metadata.labels?.[MARK], 'esi', `${crd.metadata.name}: ESI's mark, read by --claim-unclassed=auto (ADR 0062)`);
+      t.equal(crd.metadata.labels?.[MARK], 'esi', `${crd.metadata.name}: ESI's mark, read by --claim-unclassed=auto`);
     }
   });
 

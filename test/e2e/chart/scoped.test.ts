@@ -1,4 +1,4 @@
-// Scoped mode (ADR 0064): controller.scopedNamespaces runs the controller with
+// Scoped mode (docs/install.md, "Scoped mode"): controller.scopedNamespaces runs the controller with
 // --watch-namespaces; controller.scopedRBAC swaps the ClusterRole for a Role in each listed
 // namespace. Then on the real apiserver, with the RBAC the chart renders applied as is and
 // `esi controller` run with the Deployment's own flags as its ServiceAccount: an ExternalSecret

@@ -1,4 +1,4 @@
-// Taking over a Secret ESI does not manage (docs/decisions/0057-adoption.md), on the real
+// Taking over a Secret ESI does not manage (only when its writer allows it), on the real
 // control plane: a Secret ESO wrote for the same ExternalSecret (its controller
 // ownerReference is that ExternalSecret) is adopted with no step; any other one only when it
 // carries esi.dev/adopt naming the ExternalSecret. Everything else stays a SecretConflict.

@@ -104,7 +104,7 @@ t.test('ClusterExternalSecret: selected by name; a name taken by another Externa
   t.ok(await missing(getES(env, other, 'shared-name')), 'namespaces not named get nothing');
 });
 
-t.test('ClusterExternalSecret: the entries\' own stores decide the controller (ADR 0066)', async (t) => {
+t.test('ClusterExternalSecret: the entries\' own stores decide the controller', async (t) => {
   // Another class's store, used by one entry: the whole object is that class's.
   const foreign = `${env.cls}-foreign`;
   await create(env, undefined, 'clustersecretstores', fakeStore(foreign, `${env.cls}-other`, [{ key: 'db', value: '{}' }], 'ClusterSecretStore'));

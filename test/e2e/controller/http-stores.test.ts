@@ -1,4 +1,4 @@
-// The stores reached over HTTP (webhook, onepassword, doppler, bitwardensecretsmanager, infisical, akeyless, conjur; ADR 0056) in `esi controller` on a real
+// The stores reached over HTTP (webhook, onepassword, doppler, bitwardensecretsmanager, infisical, akeyless, conjur) in `esi controller` on a real
 // apiserver, every object written by a tenant (test/support/tenant.ts): ESO's documented
 // manifests (only the URL pointed at the stand-in on 127.0.0.1 and spec.controller added,
 // so tests sharing the control plane keep apart). The address policy first: a SecretStore

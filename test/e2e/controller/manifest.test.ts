@@ -1,5 +1,5 @@
 // `spec.target.manifest` (ESO's non-Secret targets), served for v1 ConfigMaps behind
-// --allow-configmap-targets (ADR 0067), in `esi controller` on the real apiserver, every
+// --allow-configmap-targets (docs/controller.md, "ConfigMap targets"), in `esi controller` on the real apiserver, every
 // object written by a tenant (test/support/tenant.ts). ESO's documented manifests
 // (its guide "Targeting Custom Resources", snippets manifest-basic-configmap.yaml,
 // manifest-templated-configmap.yaml, manifest-labeled-configmap.yaml) apply unchanged and

@@ -1,4 +1,4 @@
-// Several stores in one ExternalSecret (ESO's per-entry `sourceRef.storeRef`, ADR 0066) in
+// Several stores in one ExternalSecret (ESO's per-entry `sourceRef.storeRef`) in
 // `esi controller` on the real apiserver, every ExternalSecret written by a tenant
 // (test/support/tenant.ts). ESO's documented example (its Bitwarden example, snippet
 // bitwarden-secret.yaml: no spec.secretStoreRef, entries from three ClusterSecretStores)

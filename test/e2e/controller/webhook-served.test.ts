@@ -1,5 +1,5 @@
 // ExternalSecrets that only the webhook's agents serve (docs/controller.md, "ExternalSecrets
-// served by the webhook"; ADR 0070): their store authenticates with the pod's own identity
+// served by the webhook"): their store authenticates with the pod's own identity
 // (the controller refuses to lend its own), or they belong to no controller running here. The
 // controller reads the injected pods (label esi.dev/inject) and writes what their agents say
 // into the ExternalSecret's Ready condition, so `kubectl get es` shows it. The tenant creates
@@ -21,7 +21,7 @@ import { fakeStore, GROUP, ready, startController, until, type Env } from '../..
 
 const CANARY = 'ctl-webhook-served-canary-8d3f';
 // A control plane of its own: every controller writes the pod-derived status of another class's
-// ExternalSecret (ADR 0070), with its own "why", so the other test files' controllers on the
+// ExternalSecret, with its own "why", so the other test files' controllers on the
 // shared plane rewrote these ("this controller does not serve its store's class"
 // over this one's message, and a third status write in the bounded-writes count).
 const cp = await startControlPlane(await mkdtemp(join(tmpdir(), 'esi-webhook-served-')));

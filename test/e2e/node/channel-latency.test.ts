@@ -1,5 +1,5 @@
 // The controller → agent channel's hop through the kubelet
-// (docs/decisions/0082-fleet-budget-and-change-channel.md): an annotation patched on a running
+// (docs/fleet.md): an annotation patched on a running
 // pod reaches the file of its downwardAPI volume, each time, without the pod restarting. The
 // delays are printed (the figure of the record), never asserted: the node is shared and busy.
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';

@@ -1,4 +1,4 @@
-// The stores reached over HTTP (ADR 0056) in an injected pod on the real node (kubelet +
+// The stores reached over HTTP (their documented APIs) in an injected pod on the real node (kubelet +
 // containerd, test/platform/node/): one pod annotated as a user writes it reads six
 // ExternalSecrets, one per store, each store ESO's documented manifest (only the address
 // pointed at the stand-in): the generic webhook provider, 1Password Connect, Doppler,

@@ -103,7 +103,7 @@ t.test('a pod whose store is forbidden stays in Init and the agent says why', as
 
 t.test('a mesh proxy appended after injection starts before the agent, which still reaches its store', async (t) => {
   // A stand-in proxy that only runs: what matters is the order the kubelet starts them in
-  // (docs/decisions/0059-re-placement-after-mesh-sidecars.md). Like istio-proxy it has a
+  // (the agent must start behind the mesh's proxy). Like istio-proxy it has a
   // user of its own, so the kubelet leaves the agent's token owned by root.
   await startMeshWebhook(kc, RUN['esi-test-run']!, t, {
     namespaceLabels: { 'esi-test-mesh': 'true' },

@@ -1,4 +1,4 @@
-// PushSecret into the HTTP stores that write as ESO's do (Akeyless, Infisical; ADR 0056), in
+// PushSecret into the HTTP stores that write as ESO's do (Akeyless, Infisical), in
 // `esi controller` on a real apiserver, read back from each stand-in's own store (what the
 // user would see in the vendor's console): ESO's documented Akeyless PushSecret (the whole
 // Secret as one JSON item, tagged as ESO tags it, deletionPolicy Delete removing it), an

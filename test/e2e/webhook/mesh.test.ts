@@ -1,7 +1,7 @@
 // A service mesh's injector running after ESI on the real kube-apiserver: it appends its
 // proxy as a native sidecar behind ESI's agent; the apiserver reinvokes ESI
 // (reinvocationPolicy IfNeeded), which moves the agent behind the proxy so the agent starts
-// with network (docs/decisions/0059-re-placement-after-mesh-sidecars.md).
+// with network (docs/decisions/0001-opt-in-label-and-annotations.md).
 import { CoreV1Api } from '@kubernetes/client-node';
 import t from 'tap';
 import { MESH_PROXY, startMeshWebhook } from '../../support/mesh-webhook.js';

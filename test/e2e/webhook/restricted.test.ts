@@ -2,7 +2,7 @@
 // (on by default) runs after the mutating webhooks and so judges the pod with ESI's agent in
 // it: injected pods are accepted in every mode, a namespace with OpenShift's UID range gets
 // an agent without runAsUser, and a signal on-change (CAP_KILL) is refused by ESI in the
-// annotation's terms (docs/decisions/0060-agent-user-left-to-the-platform.md).
+// annotation's terms (docs/install.md, "The injected agent: Pod Security and OpenShift").
 import { CoreV1Api, CustomObjectsApi, type V1Container, type V1Pod } from '@kubernetes/client-node';
 import t, { type Test } from 'tap';
 import { createNamespace } from '../../support/kube.js';

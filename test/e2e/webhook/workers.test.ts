@@ -1,4 +1,4 @@
-// `esi webhook --workers 2` (docs/decisions/0077-webhook-workers.md): two admission servers on
+// `esi webhook --workers 2` (docs/decisions/0046-bundled-entry.md): two admission servers on
 // one port. Pods created through the apiserver are injected whichever worker answers, a
 // scrape of /metrics shows the pod's counters (summed over the workers by the primary), and
 // SIGTERM to the primary stops every worker.

@@ -11,9 +11,8 @@
 //
 // Same Node.js as the published images: the official binary of NODE_VERSION
 // (test/platform/versions.env, installed by test/platform/install-node.sh), whatever Node.js
-// runs this script. What differs from Dockerfile.webhook (docs/decisions/0018-test-node.md,
-// 0084-release-and-images.md): the shared libraries node links (glibc, libstdc++) are this
-// Debian 12 machine's instead of gcr.io/distroless/cc-debian12's; there is no /etc/ssl CA
+// runs this script. What differs from Dockerfile.webhook (docs/decisions/0084-release-and-images.md):
+// the shared libraries node links (glibc, libstdc++) are this Debian 12 machine's instead of gcr.io/distroless/cc-debian12's; there is no /etc/ssl CA
 // bundle (Node.js uses its built-in one); PATH is /nodejs/bin; the agent uses this same image
 // rather than the pruned Dockerfile.agent one. test/e2e/release/image-equivalence.test.ts compares
 // the built archive with Dockerfile.webhook's final stage.

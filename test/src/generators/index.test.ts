@@ -121,7 +121,7 @@ t.test('ExternalSecret checks: generators for the reconciler, refused for the ag
   t.match(externalSecretSpecProblems(spec, 'agent')[0]?.message, /spec\.dataFrom\[0\]\.sourceRef\.generatorRef is served by ESI's reconciler only/);
   const bad = { dataFrom: [{ sourceRef: { generatorRef: { kind: 'Password', name: 'a/b' } } }] };
   t.match(externalSecretSpecProblems(bad, 'reconciler')[0]?.message, /^spec\.dataFrom\[0\]\.sourceRef\.generatorRef\.name must be an RFC 1123 subdomain/);
-  // Another store (ADR 0066): served with extract or find, for the reconciler only.
+  // Another store: served with extract or find, for the reconciler only.
   const store = { dataFrom: [{ sourceRef: { storeRef: { name: 'other' } } }] };
   t.match(externalSecretSpecProblems(store, 'reconciler')[0]?.message, /^spec\.dataFrom\[0\] must set exactly one of extract or find/);
   t.same(externalSecretSpecProblems({ dataFrom: [{ extract: { key: 'k' }, sourceRef: { storeRef: { name: 'other' } } }] }, 'reconciler'), []);

@@ -27,14 +27,16 @@ t.test('namespaceRegexes entries are patterns of their own', async (t) => {
 });
 
 t.test('backtracking patterns cost linear time', async (t) => {
-  const name = 'a'.repeat(24);
+  // 40 characters: a backtracking engine needs about 2^40 steps for these and would not end
+  // within the test's timeout; RE2 answers at once. No clock is asserted (the time is reported).
+  const name = 'a'.repeat(40);
   const [admits, ms] = timed(() => clusterStoreAdmits(store(['(a+)+b']), ns(name)).ok);
   t.notOk(admits);
-  t.ok(ms < 200, `namespaceRegexes: ${ms.toFixed(1)} ms`);
+  t.comment(`namespaceRegexes: ${ms.toFixed(1)} ms`);
   const test = findNameTest({ name: { regexp: '(a|aa)+$|(a+)+b' } }, 'SecretStore/x');
-  const [found, ms2] = timed(() => test(`${'a'.repeat(24)}!`));
+  const [found, ms2] = timed(() => test(`${'a'.repeat(40)}!`));
   t.notOk(found);
-  t.ok(ms2 < 200, `find.name.regexp: ${ms2.toFixed(1)} ms`);
+  t.comment(`find.name.regexp: ${ms2.toFixed(1)} ms`);
 });
 
 t.test('rewrites replace like Go\'s ReplaceAllString', async (t) => {

@@ -1,19 +1,19 @@
 // The chart's PrometheusRule as Prometheus reads it. Every expression parses with the
 // Prometheus project's own PromQL grammar (@prometheus-io/lezer-promql, the one its UI uses);
-// when promtool is built (test/platform/build-promtool.sh, pinned, cached under
-// ~/.cache/esi/bin), `promtool check rules` accepts the rendered rules and `promtool test rules`
+// `promtool check rules` (Prometheus' own, pinned: test/platform/build-promtool.sh, which
+// the platform build installs) accepts the rendered rules and `promtool test rules`
 // evaluates the alerts on series: ExternalSecretNotReady names the ExternalSecret's namespace
 // whether Prometheus kept it or renamed it exported_namespace, ESIControllerNoLeader fires when
 // no controller is scraped at all, ESIWebhookDown when no webhook replica reports, the agents'
 // alerts on failing fetches and stale files, and none fires on a healthy install.
 import { parser } from '@prometheus-io/lezer-promql';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { stringify } from 'yaml';
-import { findHelm, Helm, ofKind, ROOT } from '../../../support/helm.js';
+import { findHelm, Helm, ofKind, platformTool } from '../../../support/helm.js';
 
 const NS = 'esi-system';
 const ARGS = ['--set', 'metrics.prometheusRule.enabled=true', '--set', 'metrics.serviceMonitor.enabled=true', '--set', 'metrics.controller.serviceMonitor.enabled=true',
@@ -27,13 +27,6 @@ function syntaxErrors(expr: string): string[] {
   const out: string[] = [];
   parser.parse(expr).iterate({ enter: (n) => void (n.type.isError && out.push(`at ${n.from}: "${expr.slice(Math.max(0, n.from - 10), n.to + 10)}"`)) });
   return out;
-}
-
-/** The pinned promtool, if the platform script has built it (building takes minutes). */
-function promtool(): string | undefined {
-  const version = /PROMTOOL_VERSION:-(v[\d.]+)/.exec(readFileSync(join(ROOT, 'test/platform/build-promtool.sh'), 'utf8'))![1]!;
-  const bin = join(process.env.ESI_CACHE ?? join(homedir(), '.cache', 'esi'), 'bin', `promtool-${version}`);
-  return existsSync(bin) ? bin : undefined;
 }
 
 const found = await findHelm();
@@ -54,10 +47,10 @@ function suite(helm: Helm): void {
     t.not(syntaxErrors('sum(rate(esi_injections_total[5m])').length, 0, 'the check finds an unclosed call');
   });
 
-  const bin = promtool();
-  const skip = bin ? false : 'promtool is not built: bash test/platform/build-promtool.sh (several minutes the first time)';
-  t.test('promtool checks the rules and evaluates the alerts on series', { skip }, async (t) => {
-    if (!bin) return;
+  t.test('promtool checks the rules and evaluates the alerts on series', async (t) => {
+    const promtool = await platformTool('build-promtool.sh');
+    const bin = promtool.path;
+    if (!bin) return t.fail(`promtool is not available: ${promtool.reason}`);
     const dir = mkdtempSync(join(tmpdir(), 'esi-rules-'));
     writeFileSync(join(dir, 'rules.yaml'), stringify({ groups }));
     const check = spawnSync(bin, ['check', 'rules', join(dir, 'rules.yaml')], { encoding: 'utf8' });

@@ -1,5 +1,5 @@
-// What an injected pod's agent says, as the controller reads it (src/controller/externalsecret/pod-agents.ts,
-// ADR 0070), and the agent's termination message (src/agent-config/termination.ts): value-free,
+// What an injected pod's agent says, as the controller reads it (src/controller/externalsecret/pod-agents.ts),
+// and the agent's termination message (src/agent-config/termination.ts): value-free,
 // bounded, and only the agent's own JSON is ever shown.
 import t from 'tap';
 import type { V1Pod } from '@kubernetes/client-node';

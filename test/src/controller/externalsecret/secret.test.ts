@@ -19,7 +19,7 @@ t.test('Secret plan: create, no-op, repair, conflicts, Merge', async (t) => {
   const other = { ...body, metadata: { ...body.metadata, ownerReferences: [{ apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', name: 'x', uid: 'u2', controller: true }] } };
   t.match(planSecret(d, es, other, () => true), { action: 'refuse', reason: 'SecretConflict', message: /owned by ExternalSecret "x"/ });
   t.match(planSecret(d, es, { metadata: { name: 'db' }, data: {} }, () => false), { action: 'refuse', message: /not managed by ESI/ });
-  // Adoption (ADR 0057): the writer's ownerReference to this very ExternalSecret, or esi.dev/adopt naming it.
+  // Adoption: the writer's ownerReference to this very ExternalSecret, or esi.dev/adopt naming it.
   const esoWritten = { metadata: { name: 'db', ownerReferences: [{ apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', name: 'db', uid: 'u1', controller: true }] }, data: {} };
   t.match(planSecret(d, es, esoWritten, () => true), { action: 'replace', adopted: /controller ownerReference is this ExternalSecret/ });
   t.match(planSecret(d, es, { metadata: { name: 'db', annotations: { 'esi.dev/adopt': 'db' } }, data: {} }, () => false), { action: 'replace', adopted: /esi\.dev\/adopt: db/ });

@@ -130,7 +130,7 @@ t.test('a slow plugin → Timeout naming the deadline', async (tt) => {
   tt.equal(err.code, 'Timeout');
   tt.equal(err.message, `SecretStore/team-a/plugin key "slow": plugin at 127.0.0.1:${server.port} did not answer GetSecret within 300 ms (${MAX_ATTEMPTS} attempts)`);
   tt.equal(calls, MAX_ATTEMPTS, 'DEADLINE_EXCEEDED is retried, a bounded number of times');
-  tt.ok(took >= 300 * MAX_ATTEMPTS && took < 300 * MAX_ATTEMPTS + 3000, `took ${took} ms`);
+  tt.ok(took >= 300 * MAX_ATTEMPTS, `each attempt waited its deadline: took ${took} ms`);
   tt.notMatch(err.message, CANARY);
 });
 
@@ -249,7 +249,7 @@ t.test('spec validation and TLS material problems', async (tt) => {
   tt.match(v({ url: 'grpc://plugin:50051' }).join(), /scheme "grpc" is not supported/);
   tt.match(v({ url: 'https://plugin:50051/path' }).join(), /no path/);
   tt.match(v({ url: 'plugin:70000' }).join(), /port must be 1-65535/);
-  tt.match(v({ url: 'a:1', tlsSecretRef: {} }).join(), /tlsSecretRef\.name must name a Secret/);
+  tt.match(v({ url: 'a:1', tlsSecretRef: {} }).join(), /grpc\.tlsSecretRef\.name must be a non-empty string/);
   tt.same(parseUrl('https://plugin.esi-system.svc'), { target: 'plugin.esi-system.svc:443', tls: true, display: 'https://plugin.esi-system.svc' });
   tt.same(parseUrl('[::1]:50051'), { target: '[::1]:50051', tls: true, display: '[::1]:50051' });
   tt.same(parseUrl('http://plugin'), { target: 'plugin:80', tls: false, display: 'http://plugin' });
