@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parse } from 'yaml';
 import { API_GROUP } from '../../src/api/types.js';
 import { KubeRest } from '../../src/kube/rest.js';
 import { startControlPlane, type RunningControlPlane } from '../../test/support/platform/control-plane-process.js';
@@ -65,12 +66,23 @@ function plainMetrics(tree: string): string[] {
   return readFileSync(join(tree, 'src', 'controller', 'cmd.ts'), 'utf8').includes("'metrics-secure'") ? ['--metrics-secure=false'] : [];
 }
 
+/** The controller's NODE_OPTIONS as that tree's chart sets them (charts/esi/values.yaml
+ *  controller.nodeOptions; trees older than the value have none): each runs as it ships. */
+export function chartNodeOptions(tree: string): string {
+  const values = parse(readFileSync(join(tree, 'charts', 'esi', 'values.yaml'), 'utf8')) as { controller?: { nodeOptions?: string } };
+  return values.controller?.nodeOptions ?? '';
+}
+
 function spawnController(o: SyncOptions, kubeconfig: string, port: number): ChildProcess {
   const argv = [process.execPath, ...(o.nodeFlags ?? []), join(o.tree.dir, 'bin', 'esi.js'), 'controller', '--kubeconfig', kubeconfig,
     '--controller-class', CLASS, '--claim-unclassed=false', '--leader-elect=false', '--listen', '127.0.0.1', '--port', String(port), ...plainMetrics(o.tree.dir),
     '--coalesce-window', o.window, ...(o.workers ? ['--workers', o.workers] : [])];
   const [cmd, ...args] = o.cgroup ? o.cgroup.wrap(argv) : argv;
-  return spawn(cmd!, args, { cwd: o.tree.dir, env: { ...process.env, ESI_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const nodeOptions = chartNodeOptions(o.tree.dir);
+  const env: NodeJS.ProcessEnv = { ...process.env, ESI_LOG_LEVEL: 'warn' };
+  delete env.NODE_OPTIONS;
+  if (nodeOptions) env.NODE_OPTIONS = nodeOptions;
+  return spawn(cmd!, args, { cwd: o.tree.dir, env, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 const gone = (c: ChildProcess) => c.exitCode !== null || c.signalCode !== null;

@@ -58,24 +58,28 @@ export class ObjectSeries {
     return n;
   }
 
-  /** The three families in Prometheus text format (0.0.4), HELP and TYPE always present. */
+  /** The three families in Prometheus text format (0.0.4), HELP and TYPE always present.
+   *  One pass, each family one string built by appending (no per-line array to spread and
+   *  join): a scrape at 10 000 objects is 30 000 lines, and the bench's once-a-second scrape
+   *  of the first sync spent more of the controller's CPU here than in any reconcile step. */
   text(): string {
     const f = this.families;
-    const out: Record<keyof ObjectFamilies, string[]> = { calls: [], errors: [], condition: [] };
+    const head = (fam: Family) => `# HELP ${fam.name} ${fam.help}\n# TYPE ${fam.name} ${fam.type}`;
+    let calls = head(f.calls);
+    let errors = head(f.errors);
+    let condition = head(f.condition);
+    const cond = `\n${f.condition.name}{`;
     for (const [ns, names] of this.byNs) {
-      const qns = quote(ns);
+      const nsLabel = `",namespace="${quote(ns)}"`;
       for (const [name, r] of names) {
-        const labels = `name="${quote(name)}",namespace="${qns}"`;
-        out.calls.push(`${f.calls.name}{${labels}} ${r.calls}`);
-        if (r.errors !== undefined) out.errors.push(`${f.errors.name}{${labels}} ${r.errors}`);
+        const labels = `name="${quote(name)}${nsLabel}`;
+        calls += `\n${f.calls.name}{${labels}} ${r.calls}`;
+        if (r.errors !== undefined) errors += `\n${f.errors.name}{${labels}} ${r.errors}`;
         if (r.ready !== undefined) {
-          out.condition.push(`${f.condition.name}{${labels},condition="Ready",status="True"} ${r.ready}`);
-          out.condition.push(`${f.condition.name}{${labels},condition="Ready",status="False"} ${1 - r.ready}`);
+          condition += `${cond}${labels},condition="Ready",status="True"} ${r.ready}${cond}${labels},condition="Ready",status="False"} ${1 - r.ready}`;
         }
       }
     }
-    return (Object.keys(out) as (keyof ObjectFamilies)[])
-      .map((k) => [`# HELP ${f[k].name} ${f[k].help}`, `# TYPE ${f[k].name} ${f[k].type}`, ...out[k]].join('\n'))
-      .join('\n\n') + '\n';
+    return `${calls}\n\n${errors}\n\n${condition}\n`;
   }
 }

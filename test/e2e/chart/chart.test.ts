@@ -266,6 +266,10 @@ function suite(helm: Helm): void {
     t.same(cluster.filter((r) => r.resources?.includes('customresourcedefinitions')).map((r) => [r.verbs, r.resourceNames]), [[['get'], ['externalsecrets.external-secrets.io']]], 'reads one CRD (who installed it), nothing else');
     for (const kind of ['deployments', 'statefulsets', 'daemonsets']) t.same(verbs(kind), ['get', 'list', 'patch'], `${kind}: restart on change only patches`);
     t.ok(d.spec.template.spec.containers[0]!.args.includes('--restart-min-interval=60s'), 'controller.restartMinInterval');
+    const envOf = (objs: K8sObject[]) => ((one(objs, 'Deployment') as typeof d).spec.template.spec.containers[0] as { env?: { name: string; value?: string }[] }).env;
+    t.notOk(envOf(objs)?.some((e) => e.name === 'NODE_OPTIONS'), 'controller.nodeOptions empty by default: Node\'s defaults');
+    const ctlNodeOptions = envOf(ctl(await helm.template('esi', NS, ['--set', 'controller.nodeOptions=--max-semi-space-size=8'])))?.find((e) => e.name === 'NODE_OPTIONS')?.value;
+    t.equal(ctlNodeOptions, '--max-semi-space-size=8', 'controller.nodeOptions becomes NODE_OPTIONS');
     t.notOk(cluster.some((r) => r.verbs?.includes('*') || r.resources?.includes('*')), 'no wildcards');
     const sharded = ctl(await helm.template('esi', NS, ['--set', 'controller.class=team-a', '--set', 'controller.claimUnclassed=false']));
     t.match((one(sharded, 'Deployment') as typeof d).spec.template.spec.containers[0]!.args, ['controller', '--controller-class=team-a', '--claim-unclassed=false']);
