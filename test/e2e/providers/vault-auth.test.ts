@@ -89,7 +89,10 @@ await t.test('token lifecycle: one token per client across renewals and re-login
   tt.equal(during, 1, 'exactly one live token for the client after all those reads');
   tt.ok(most <= 2, 'never more than the current token plus one being replaced');
   tt.ok(stats.renewals >= 2, 'the token was renewed before its TTL ended');
-  tt.ok(stats.logins >= 2 && stats.logins <= 3, 'a new login only when renewal hit the max TTL');
+  // How many cycles fit in 12 s depends on the machine's speed; what must hold is that each
+  // login's token was renewed before the next login (a client that logs in again at every TTL
+  // instead of renewing, or at every read, fails this), and that the max TTL forced one.
+  tt.ok(stats.logins >= 2 && stats.logins <= stats.renewals + 1, 'a new login only when renewal hit the max TTL');
   await c.close();
   tt.equal(await tokenCount(server), before, 'close() revoked it');
 });
