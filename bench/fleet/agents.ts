@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { readFileSync, watch, type FSWatcher } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { AgentConfig } from '../../src/agent-config/types.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -60,12 +60,18 @@ export function agentConfig(i: number, o: { url: string; refreshSeconds: number;
   };
 }
 
-export async function startAgent(dir: string, i: number, config: AgentConfig): Promise<Agent> {
+/** One agent process; `files` (path in the pod → content) are placed under its root first,
+ *  as the webhook's volumes would hold them (a store's credentials). */
+export async function startAgent(dir: string, i: number, config: AgentConfig, extra: { env?: Record<string, string>; files?: Record<string, string> } = {}): Promise<Agent> {
   const root = join(dir, `pod-${i}`);
   await mkdir(join(root, CHANNEL), { recursive: true });
+  for (const [path, content] of Object.entries(extra.files ?? {})) {
+    await mkdir(dirname(join(root, path)), { recursive: true });
+    await writeFile(join(root, path), content, { mode: 0o600 });
+  }
   await writeFile(join(root, 'config.json'), JSON.stringify(config));
   const proc = spawn(process.execPath, [BIN, 'agent', '--root', root, '--config-file', join(root, 'config.json')], {
-    stdio: ['ignore', 'ignore', 'ignore'], env: { ...process.env, ESI_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'ignore'], env: { ...process.env, ...extra.env, ESI_LOG_LEVEL: 'warn' },
   });
   return { index: i, root, proc };
 }
@@ -96,7 +102,6 @@ export function rssOf(agents: readonly Agent[]): number {
   return sum;
 }
 
-/** Polls every agent's file until each shows `value`; returns each one's delay from `since`. */
 /** Ms from `since` until each agent's file shows `value`, sorted; `at` gets them by agent.
  *  The files are read when their directory changes (inotify) and every 250 ms as the safety
  *  net, so the measuring does not take the CPU the agents and the stand-in need. */

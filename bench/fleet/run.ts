@@ -10,7 +10,11 @@
 //  2. a change → the new file in all N pods, polling only;
 //  3. with a read budget on the store: the floors the Fleet writes, then reads/s;
 //  4. a change → the new file in all N pods through change generations;
+//  5. the AWS path (aws.ts): N agents reading Secrets Manager on moto, the change told through
+//     EventBridge → the operator's SQS queue → the controller's queue reader;
 // the agents' total RSS, and the model (model.ts) checked against the measured points.
+// `--paths kubernetes,aws` (the default) picks the paths; BENCHMARKS.md is written only
+// when both ran.
 // Results: BENCHMARKS.md "Fleet" (with the machine and load); `--no-write` prints only.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -25,13 +29,15 @@ import { machineInfo, machineMarkdown } from '../lib/machine.js';
 import { markdownTable, writeSection } from '../lib/markdown.js';
 import { agentConfig, arrival, fileOf, keysOf, project, quantile, rssOf, startAgent, startStandIn, type Agent } from './agents.js';
 import { modelRows, type Measured } from './model.js';
+import { measureAws, type AwsResult } from './aws.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const { values: opts } = parseArgs({ options: {
   agents: { type: 'string', default: '200' }, refresh: { type: 'string', default: '10' }, budget: { type: 'string', default: '600/m' },
   groups: { type: 'string', default: '20' }, window: { type: 'string', default: '60' }, 'patch-qps': { type: 'string', default: '100' },
-  'no-write': { type: 'boolean' },
+  paths: { type: 'string', default: 'kubernetes,aws' }, 'no-write': { type: 'boolean' },
 } });
+const PATHS = new Set(opts.paths!.split(',').map((p) => p.trim()));
 const N = Number(opts.agents);
 const REFRESH = Number(opts.refresh);
 const GROUPS = Number(opts.groups);
@@ -63,7 +69,8 @@ async function readRate(seconds: number): Promise<number> {
   return standIn.reads.filter((t) => t >= from).length / seconds;
 }
 
-try {
+/** Steps 1–4: the Kubernetes path with the store stand-in. */
+async function kubernetesPath() {
   standIn.set('shared', 'v1');
   for (let g = 0; g < GROUPS; g++) standIn.set(`group-${g}`, `g${g}-v1`);
   log(`starting ${N} agents (refresh ${REFRESH}s)`);
@@ -153,27 +160,50 @@ try {
     writesPerChange: changeWrites, patchQps: Number(opts['patch-qps']), rssBytes: rss,
   };
   m.budgetPerSecond = (await import('../../src/controller/fleet/budget.js')).parseReadBudget(opts.budget!);
-  const machine = machineInfo();
-  const body = `${machineMarkdown(machine)}
+  const agentsRss = rss;
+  // The AWS path's agents need the CPU and memory: these are stopped first.
+  for (const a of agents.splice(0)) a.proc.kill('SIGTERM');
+  return { m, floorText, setupWrites, changeWrites, fanOut, projection, agentPart, rss: agentsRss };
+}
+
+const ms = (x: number) => `${(x / 1000).toFixed(2)} s`;
+const p5099 = (xs: readonly number[]) => `${ms(quantile(xs, 0.5))} / ${ms(quantile(xs, 0.99))}`;
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB (${(bytes / N / 2 ** 20).toFixed(1)} MiB each)`;
+
+try {
+  const k8s = PATHS.has('kubernetes') ? await kubernetesPath() : undefined;
+  const aws: AwsResult | undefined = PATHS.has('aws')
+    ? await measureAws({ agents: N, groups: GROUPS, patchQps: Number(opts['patch-qps']), dir: join(dir, 'aws'), log })
+    : undefined;
+  if (!k8s || !aws) {
+    if (aws) log(`AWS path: change → new file in all pods p50 / p99 ${p5099(aws.arrived)}`);
+    log('BENCHMARKS.md is written only when both paths ran');
+  } else {
+    const { m, floorText, setupWrites, changeWrites, fanOut, projection, agentPart, rss } = k8s;
+    const machine = machineInfo();
+    const body = `${machineMarkdown(machine)}
 
 \`npm run bench:fleet -- --agents ${N} --refresh ${REFRESH} --budget ${opts.budget} --patch-qps ${opts['patch-qps']}\`: ${N} agents (each reads 2 keys: one all pods share, one of ${GROUPS} group keys), own refresh ${REFRESH} s; load average at the end ${load()}.
+The Kubernetes path reads a store stand-in that counts reads (the source watch emulated: the change is handed to the controller's fleet decisions as the watch would). The AWS path is run next, with ${N} other agents reading AWS Secrets Manager on moto ${aws.motoVersion} (refresh 1 h, so only the notification brings the change): the bench changes the secret with PutSecretValue and, because moto emits no CloudTrail record, sends the event CloudTrail would with EventBridge PutEvents; it reaches the operator's SQS queue through the rule, and the controller's queue reader (long polls, its own credentials) hands it to the same fleet decisions.
 
-${markdownTable(['', 'polling (own interval)', `read budget ${opts.budget} (floor ${floorText})`], [
-    ['store reads/s', pollingRate.toFixed(2), `${budgetRate.toFixed(2)} (budget ${m.budgetPerSecond.toFixed(2)})`],
-    ['change → new file in all pods, p50 / p99', `${(m.polledP50 / 1000).toFixed(2)} s / ${(m.polledP99 / 1000).toFixed(2)} s`, `${(m.notifiedP50 / 1000).toFixed(2)} s / ${(m.notifiedP99 / 1000).toFixed(2)} s (notifications)`],
-    ['of which: the controller\'s fan-out (change → the pod\'s patch sent), p50 / p99', '', `${(quantile(fanOut, 0.5) / 1000).toFixed(2)} s / ${(quantile(fanOut, 0.99) / 1000).toFixed(2)} s`],
-    ['of which: the bench\'s stand-in for the kubelet (patch → channel file written), p50 / p99', '', `${(quantile(projection, 0.5) / 1000).toFixed(2)} s / ${(quantile(projection, 0.99) / 1000).toFixed(2)} s`],
-    ['of which: the agent (channel file → new file), p50 / p99', '', `${(quantile(agentPart, 0.5) / 1000).toFixed(2)} s / ${(quantile(agentPart, 0.99) / 1000).toFixed(2)} s`],
-    ['apiserver writes per change', '0', `${changeWrites} (one pod patch per pod mounting the key; ${setupWrites} to set the floors)`],
-    ['agents\' total RSS', `${(rss / 2 ** 20).toFixed(0)} MiB (${(rss / N / 2 ** 20).toFixed(1)} MiB each)`, ''],
-  ])}
+${markdownTable(['', 'polling (own interval)', `read budget ${opts.budget} (floor ${floorText}), Kubernetes notifications`, 'AWS Secrets Manager on moto, EventBridge → SQS'], [
+      ['store reads/s', m.pollingRate.toFixed(2), `${m.budgetRate.toFixed(2)} (budget ${m.budgetPerSecond.toFixed(2)})`, ''],
+      ['change → new file in all pods, p50 / p99', `${ms(m.polledP50)} / ${ms(m.polledP99)}`, `${ms(m.notifiedP50)} / ${ms(m.notifiedP99)} (notifications)`, `${p5099(aws.arrived)} (notifications)`],
+      ['of which: the queue (the change made → the controller handled the SQS message)', '', '', ms(aws.received)],
+      ['of which: the controller\'s fan-out (change seen → the pod\'s patch sent), p50 / p99', '', p5099(fanOut), p5099(aws.fanOut)],
+      ['of which: the bench\'s stand-in for the kubelet (patch → channel file written), p50 / p99', '', p5099(projection), p5099(aws.projection)],
+      ['of which: the agent (channel file → new file), p50 / p99', '', p5099(agentPart), p5099(aws.agentPart)],
+      ['apiserver writes per change', '0', `${changeWrites} (one pod patch per pod mounting the key; ${setupWrites} to set the floors)`, String(aws.writes)],
+      ['agents\' total RSS', mib(rss), '', mib(aws.rssBytes)],
+    ])}
 
 The model (bench/fleet/model.ts; docs/fleet.md, "Cost") against the measured points, and extrapolated:
 
 ${markdownTable(['pods', 'reads/s polling', 'reads/s with budget', 'change p99 polling', 'change p99 notifications', 'reads/month polling', 'cost/month polling (AWS SM)'], modelRows(m))}
 `;
-  process.stdout.write(`\n${body}\n`);
-  if (!opts['no-write']) writeSection(join(ROOT, 'BENCHMARKS.md'), 'Fleet', body);
+    process.stdout.write(`\n${body}\n`);
+    if (!opts['no-write']) writeSection(join(ROOT, 'BENCHMARKS.md'), 'Fleet', body);
+  }
 } finally {
   await cleanup();
 }

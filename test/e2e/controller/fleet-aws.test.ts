@@ -9,10 +9,11 @@
 // events AWS would send, in their shapes, with EventBridge PutEvents: they go through the
 // rule's pattern and its SQS target in moto as they would in AWS.
 import t from 'tap';
-import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { V1Pod } from '@kubernetes/client-node';
 import { createTenant } from '../../support/tenant.js';
 import { allow, startMoto, useMotoEndpoint } from '../../support/platform/backends/moto.js';
+import { changeQueue, cloudTrailEntry, motoEvents } from '../../support/platform/backends/moto-events.js';
 import { controllerEnv, startController, until } from '../../support/fixtures/controller.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -25,23 +26,8 @@ const { region, account } = moto;
 // identity the controller reads it with (a key pair in a Secret of the controller's namespace).
 const sqs = new SQSClient({ region, endpoint: moto.endpoint, credentials: { accessKeyId: 'setup', secretAccessKey: 'setup' } });
 t.teardown(() => sqs.destroy());
-const queueUrl = (await sqs.send(new CreateQueueCommand({ QueueName: 'esi-changes' }))).QueueUrl!;
-const queueArn = `arn:aws:sqs:${region}:${account}:esi-changes`;
-const events = async (action: string, body: object): Promise<Record<string, unknown>> => {
-  const res = await fetch(moto.endpoint, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-amz-json-1.1', 'x-amz-target': `AWSEvents.${action}`,
-      authorization: `AWS4-HMAC-SHA256 Credential=AKIASETUP/20240101/${region}/events/aws4_request, SignedHeaders=host, Signature=0`,
-    },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`moto EventBridge ${action}: HTTP ${res.status}: ${text.slice(0, 300)}`);
-  return JSON.parse(text || '{}') as Record<string, unknown>;
-};
-await events('PutRule', { Name: 'esi-store-changes', EventPattern: JSON.stringify({ source: ['aws.secretsmanager', 'aws.ssm'] }) });
-await events('PutTargets', { Rule: 'esi-store-changes', Targets: [{ Id: 'esi', Arn: queueArn }] });
+const { url: queueUrl, arn: queueArn } = await changeQueue(moto);
+const events = motoEvents(moto);
 const key = await moto.createUser('esi-change-queue', allow(['sqs:ReceiveMessage', 'sqs:DeleteMessage'], [queueArn]));
 
 const env = await controllerEnv(t);
@@ -83,13 +69,9 @@ for (const [name, secrets] of Object.entries(PODS)) await tenant.core.createName
 const generation = async (name: string) => (await tenant.core.readNamespacedPod({ namespace: ns, name })).metadata?.annotations?.['esi.dev/change-generation'];
 const generations = async () => Object.fromEntries(await Promise.all(Object.keys(PODS).map(async (n) => [n, await generation(n)] as const)));
 
-/** An event as AWS would put it on the bus (CloudTrail's record of a call, or Parameter Store's own). */
-const trail = (eventName: string, requestParameters: object) => ({ Source: 'aws.secretsmanager', DetailType: 'AWS API Call via CloudTrail', Detail: JSON.stringify({
-  eventVersion: '1.08', eventSource: 'secretsmanager.amazonaws.com', eventName, awsRegion: region, readOnly: eventName.startsWith('Get'), requestParameters }) });
-const put = async (...entries: object[]) => {
-  const out = await events('PutEvents', { Entries: entries });
-  if (out.FailedEntryCount) throw new Error(`PutEvents failed: ${JSON.stringify(out)}`);
-};
+/** An event as AWS would put it on the bus (CloudTrail's record of a call). */
+const trail = (eventName: string, requestParameters: object) => cloudTrailEntry(region, eventName, requestParameters);
+const put = (...entries: object[]) => events.put(...entries);
 const counted = (result: string) => ctl.counter('esi_fleet_aws_notifications_total', { result });
 
 t.test('a PutSecretValue reaches exactly the pods reading that secret through an opted-in store', async (t) => {
