@@ -19,6 +19,7 @@ import { TokenBucket } from './runtime/queue.js';
 import { startProbeServer } from './runtime/server.js';
 import { parseReadBudget } from './fleet/budget.js';
 import { queueIdentityProblem, queueRegion } from './fleet/aws-queue.js';
+import { gcpSubscriptionSettings } from './fleet/gcp-subscription.js';
 import type { FleetSettings } from './fleet/wire.js';
 import { metricsTls, startSecureMetricsServer } from './runtime/metrics-server.js';
 import { MetricsAccessReview } from '../kube/access-review.js';
@@ -103,6 +104,13 @@ Reconciles ExternalSecrets into Kubernetes Secrets (docs/controller.md).
   --aws-change-queue-credentials-secret NAME  a Secret in --namespace with access-key-id and
                              secret-access-key to read it with (default: the controller's EKS
                              Pod Identity or IRSA)
+  --gcp-change-subscription NAME  the operator's Pub/Sub subscription (projects/P/subscriptions/S)
+                             of the topic Secret Manager publishes secret events to; pulled
+                             with the controller's identity for gcpsm stores annotated
+                             esi.dev/change-notifications: "true" (default none)
+  --gcp-change-endpoint URL  its API (default https://pubsub.googleapis.com)
+  --gcp-change-credentials-secret NAME  a Secret in --namespace with a service-account key
+                             in credentials.json (default: Application Default Credentials)
   --listen ADDR --port N     probes, and metrics under --metrics-secure=false (default
                              0.0.0.0:8080, plain HTTP)
   --metrics-secure BOOL      serve /metrics over HTTPS on --metrics-port, only to a caller
@@ -151,6 +159,9 @@ const OPTIONS = {
   'aws-change-queue-url': { type: 'string', default: '' },
   'aws-change-queue-region': { type: 'string', default: '' },
   'aws-change-queue-credentials-secret': { type: 'string', default: '' },
+  'gcp-change-subscription': { type: 'string', default: '' },
+  'gcp-change-endpoint': { type: 'string', default: '' },
+  'gcp-change-credentials-secret': { type: 'string', default: '' },
   'generator-gc-grace-period': { type: 'string', default: '2m' },
   'max-generator-states': { type: 'string', default: String(DEFAULT_MAX_GENERATOR_STATES) },
   'allow-generator-raw-results': { type: 'string', default: 'false' },
@@ -249,6 +260,7 @@ function flags(v: Values) {
       patchQps: positive('pod-patch-qps', v['pod-patch-qps']!),
       notifications: bool('change-notifications', v['change-notifications']!),
       ...awsQueueFlags(v),
+      ...gcpFlags(v),
     },
   };
 }
@@ -269,6 +281,11 @@ function awsQueueFlags(v: Record<string, string | boolean | undefined>): Pick<Fl
   const identity = queueIdentityProblem(secret || undefined);
   if (identity) throw new Error(identity);
   return { aws: { queueUrl: url, region, ...(secret ? { credentialsSecret: secret } : {}) } };
+}
+
+function gcpFlags(v: Record<string, string | boolean | undefined>): Pick<FleetSettings, 'gcp'> {
+  const gcp = gcpSubscriptionSettings({ subscription: String(v['gcp-change-subscription'] ?? ''), endpoint: String(v['gcp-change-endpoint'] ?? ''), credentialsSecret: String(v['gcp-change-credentials-secret'] ?? '') });
+  return gcp ? { gcp } : {};
 }
 
 function readBudgetFlag(raw: string): number {

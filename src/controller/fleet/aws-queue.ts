@@ -5,7 +5,7 @@
 // (fleet.ts), so a change reaches exactly the pods whose ExternalSecrets read the entry.
 //
 // Bounded: at most 10 messages per receive, one event per message, at most MAX_NAMES entries an
-// event (aws-events.ts), at most MAX_ENTRIES entries remembered. Every message is deleted once
+// event (aws-events.ts), at most MAX_ENTRIES entries remembered (feed.ts). Every message is deleted once
 // handled, a malformed one too (counted, logged by its message id; its body is never quoted).
 import type * as SqsModule from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
@@ -15,11 +15,9 @@ import { buildCredentials } from '../../providers/aws/auth.js';
 import { callOptions, commonConfig, type AwsCredentialIdentityProvider } from '../../providers/aws/sdk.js';
 import { endpointFromEnv, irsaFromEnv, podIdentityFromEnv } from '../../providers/aws/spec.js';
 import { MalformedEvent, parseAwsEvent, type AwsChange } from './aws-events.js';
+import { ChangeFeed } from './feed.js';
 import { awsScope } from './reads.js';
 
-/** Entries whose change counts are kept; past it the oldest are forgotten (their pods then
- *  get one spurious generation, that is one extra fetch each). */
-export const MAX_ENTRIES = 50_000;
 /** Messages one receive asks for: SQS's maximum. */
 const BATCH = 10;
 /** Long poll: a receive waits up to this for a message (SQS's maximum). */
@@ -27,27 +25,10 @@ const WAIT_SECONDS = 20;
 /** A message not deleted within this comes back (a controller that died mid-batch). */
 const VISIBILITY_SECONDS = 60;
 
-/** The change counts of AWS entries, by scope (service and region) and canonical name. */
-export class AwsFeed {
-  private readonly counts = new Map<string, number>();
-  /** Changes per scope: the version of `*` (a find over the scope). */
-  private readonly epochs = new Map<string, number>();
-
-  version(scope: string, name: string): string | undefined {
-    const n = name === '*' ? this.epochs.get(scope) : this.counts.get(`${scope}\n${name}`);
-    return n === undefined ? undefined : String(n);
-  }
-
+/** The AWS entries' change counts: one event counts once for each entry it names. */
+export class AwsFeed extends ChangeFeed {
   apply(change: AwsChange): void {
-    const scope = awsScope(change.service, change.region);
-    this.epochs.set(scope, (this.epochs.get(scope) ?? 0) + 1);
-    for (const name of change.names) {
-      const key = `${scope}\n${name}`;
-      const n = (this.counts.get(key) ?? 0) + 1;
-      this.counts.delete(key); // re-inserted last: the map's order is the eviction order
-      this.counts.set(key, n);
-      if (this.counts.size > MAX_ENTRIES) this.counts.delete(this.counts.keys().next().value!);
-    }
+    this.record(awsScope(change.service, change.region), change.names);
   }
 }
 

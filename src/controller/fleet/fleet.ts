@@ -6,7 +6,8 @@
 //    taken off first;
 //  - gives each pod mounting a watched source a value-free change generation (a hash of the
 //    sources' versions: a Kubernetes Secret's resource version, kube/metadata-watch.ts; the
-//    count of an AWS entry's change events, aws-queue.ts);
+//    count of a cloud entry's change events, feed.ts: AWS from aws-queue.ts, GCP from
+//    gcp-subscription.ts);
 // and writes both as the pod's annotations, which the kubelet projects into the agent's
 // channel files. Decisions are recomputed at most every `debounceMs`; each pod is patched only
 // when its annotations differ, all patches paced by one rate (--pod-patch-qps).

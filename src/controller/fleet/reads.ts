@@ -1,31 +1,37 @@
 // What an injected pod reads, from the ExternalSecrets it mounts: remote reads per store and
 // refresh (the agent coalesces identical reads within a cycle, injector/fetch.ts), and, for
 // stores whose changes the controller is told of, the sources: the Kubernetes provider's
-// Secrets, AWS secrets and parameters (docs/fleet.md).
+// Secrets, AWS secrets and parameters, GCP Secret Manager secrets (docs/fleet.md).
 import type { AnySecretStore, AWSProvider, ExternalSecret, SecretStoreRef } from '../../api/types.js';
+import type { GCPSMProvider } from '../../api/types.js';
 import { storeIdOf } from '../../stores/id.js';
 import { awsNames } from './aws-events.js';
+import { gcpKey } from './gcp-events.js';
 
 /** Reads per second (or minute, hour) the fleet may make of a store: `600/m`. */
 export const READ_BUDGET_ANNOTATION = 'esi.dev/read-budget';
 /** `"true"` on a store: the controller tells its pods of changes it learns with its own
  *  identity (a Kubernetes-provider store's Secrets, as --change-notifications allows; an AWS
- *  store's secrets or parameters, from the operator's queue, --aws-change-queue-url). */
+ *  store's secrets or parameters, from the operator's queue, --aws-change-queue-url; a
+ *  gcpsm store's secrets, from the operator's subscription, --gcp-change-subscription). */
 export const CHANGE_NOTIFICATIONS_ANNOTATION = 'esi.dev/change-notifications';
 
 type StoreLookup = (kind: 'SecretStore' | 'ClusterSecretStore', ns: string, name: string) => AnySecretStore | undefined;
 
 export interface Source {
-  kind: 'kubernetes' | 'aws';
-  /** kubernetes: the namespace; aws: `<service>/<region>` (awsScope). */
+  kind: 'kubernetes' | 'aws' | 'gcp';
+  /** kubernetes: the namespace; aws: `<service>/<region>` (awsScope); gcp: `gcp/<location>`
+   *  (gcpScope). */
   scope: string;
-  /** A Secret name, an AWS entry's canonical name (awsNames); `*` for every entry of the
-   *  scope (dataFrom.find). */
+  /** A Secret name, an AWS entry's canonical name (awsNames), a GCP secret id; `*` for every
+   *  entry of the scope (dataFrom.find). */
   name: string;
 }
 
 /** The scope of an AWS store's sources: what one event must match besides the name. */
 export const awsScope = (service: string, region: string): string => `${service}/${region}`;
+/** The scope of GCP sources: one per location (`global` or a region). */
+export const gcpScope = (location: string): string => `gcp/${location}`;
 
 function resolve(ns: string, ref: SecretStoreRef | undefined, lookup: StoreLookup): { id: string; store: AnySecretStore } | undefined {
   if (!ref?.name) return undefined;
@@ -82,6 +88,12 @@ function awsOf(store: AnySecretStore): AWSProvider | undefined {
   return aws && (aws.service === 'SecretsManager' || aws.service === 'ParameterStore') && typeof aws.region === 'string' ? aws : undefined;
 }
 
+/** An opted-in gcpsm store. */
+function gcpOf(store: AnySecretStore): GCPSMProvider | undefined {
+  if (store.metadata.annotations?.[CHANGE_NOTIFICATIONS_ANNOTATION] !== 'true') return undefined;
+  return (store.spec.provider as { gcpsm?: GCPSMProvider }).gcpsm;
+}
+
 /** The sources of the pod's stores whose changes the controller is told of. */
 export function podSources(ns: string, list: readonly ExternalSecret[], lookup: StoreLookup): Source[] {
   const out = new Map<string, Source>();
@@ -90,6 +102,14 @@ export function podSources(ns: string, list: readonly ExternalSecret[], lookup: 
     if (!key) return;
     const namespace = watchedNamespace(store, ns);
     if (namespace) return add({ kind: 'kubernetes', scope: namespace, name: key });
+    const gcp = gcpOf(store);
+    if (gcp) {
+      const location = typeof gcp.location === 'string' && gcp.location ? gcp.location : 'global';
+      if (key === '*') return add({ kind: 'gcp', scope: gcpScope(location), name: '*' });
+      const k = gcpKey(location, key);
+      if (k) add({ kind: 'gcp', scope: gcpScope(k.location), name: k.secret });
+      return;
+    }
     const aws = awsOf(store);
     if (!aws) return;
     const scope = awsScope(aws.service, aws.region);

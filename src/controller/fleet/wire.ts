@@ -1,6 +1,6 @@
 // The fleet's parts put together for the controller: the Fleet decisions (fleet.ts), the
 // Kubernetes sources' watch (kube/metadata-watch.ts), the AWS change queue (aws-queue.ts), the
-// reconciler's read rate (rate.ts) and their metrics
+// GCP change subscription (gcp-subscription.ts), the reconciler's read rate (rate.ts) and their metrics
 // (docs/metrics.md, "Fleet"). The controller calls observePod / changed from its event handler.
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -11,6 +11,8 @@ import { PODS, resourcePath, SECRETS } from '../../kube/paths.js';
 import { AwsChangeQueue, AwsFeed, queueCredentials, queueIdentityProblem } from './aws-queue.js';
 import type { AwsCredentialIdentityProvider } from '../../providers/aws/sdk.js';
 import { Fleet } from './fleet.js';
+import { GcpChangeSubscription, GCP_SECRET_KEY, subscriptionCredentials, type GcpSettings } from './gcp-subscription.js';
+import type { ChangeFeed } from './feed.js';
 import { RateMeter } from './rate.js';
 import { SourceWatch } from '../../kube/metadata-watch.js';
 
@@ -23,6 +25,8 @@ export interface FleetSettings {
   notifications: boolean;
   /** The operator's SQS queue of AWS change events (--aws-change-queue-url and the rest). */
   aws?: { queueUrl: string; region: string; credentialsSecret?: string };
+  /** The operator's Pub/Sub subscription of Secret Manager events (--gcp-change-subscription and the rest). */
+  gcp?: GcpSettings;
 }
 
 export interface FleetParts {
@@ -48,18 +52,20 @@ export function fleetParts(o: {
   const delay = new Histogram({ name: 'esi_fleet_notification_delay_seconds', help: 'From a source change seen by the controller to the pod annotation written.', buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60], registers });
   const patches = new Counter({ name: 'esi_fleet_pod_patches_total', help: 'Pod annotation patches (refresh floor, change generation), by result.', labelNames: ['result'] as const, registers });
   const awsMessages = new Counter({ name: 'esi_fleet_aws_notifications_total', help: 'Messages read from the AWS change queue, by result: change, ignored (changes nothing), malformed (dropped).', labelNames: ['result'] as const, registers });
+  const gcpMessages = new Counter({ name: 'esi_fleet_gcp_notifications_total', help: 'Messages pulled from the GCP change subscription, by result: change, ignored (changes nothing), malformed (dropped).', labelNames: ['result'] as const, registers });
   const rates = new RateMeter();
   const onSource = { changed: (): void => undefined };
   const sources = o.settings.notifications ? new SourceWatch(o.kc, onSource, o.logger) : undefined;
-  const awsFeed = o.settings.aws ? new AwsFeed() : undefined;
+  // The cloud entries' change counts, AWS and GCP alike (their scopes differ).
+  const feed = new AwsFeed();
   const fleet = new Fleet({
     logger: o.logger, externalSecret: o.externalSecret, store: o.store,
     reconcilerRate: (s) => rates.rate(s),
     patchPod: async (ns, name, annotations) => {
       await o.rest.patch(resourcePath(PODS, { namespace: ns, name }), { metadata: { annotations } });
     },
-    // A deleted Secret is a version too ('-'); an AWS entry no event named yet counts for nothing.
-    sourceVersion: (s) => (s.kind === 'kubernetes' ? (sources ? sources.version(s.scope, s.name) ?? '-' : undefined) : awsFeed?.version(s.scope, s.name)),
+    // A deleted Secret is a version too ('-'); a cloud entry no event named yet counts for nothing.
+    sourceVersion: (s) => (s.kind === 'kubernetes' ? (sources ? sources.version(s.scope, s.name) ?? '-' : undefined) : feed.version(s.scope, s.name)),
     ...(sources ? { watchSources: (ns: ReadonlySet<string>) => sources.watchNamespaces(ns) } : {}),
     ...(o.settings.defaultBudget !== undefined ? { defaultBudget: o.settings.defaultBudget } : {}),
     patchQps: o.settings.patchQps,
@@ -78,8 +84,10 @@ export function fleetParts(o: {
     },
   });
   onSource.changed = () => fleet.changed(Date.now());
-  const queue = o.settings.aws && awsFeed ? awsQueue(o, o.settings.aws, awsFeed, { fleet, messages: awsMessages }) : undefined;
+  const queue = o.settings.aws ? awsQueue(o, o.settings.aws, feed, { fleet, messages: awsMessages }) : undefined;
   queue?.start();
+  const subscription = o.settings.gcp ? gcpSubscription(o, o.settings.gcp, feed, { fleet, messages: gcpMessages }) : undefined;
+  subscription?.start();
   // The reconciler's recent reads change what the budget leaves the pods: decide again now and then.
   const tick = setInterval(() => fleet.changed(), 30_000);
   tick.unref();
@@ -92,8 +100,49 @@ export function fleetParts(o: {
       fleet.stop();
       sources?.stop();
       queue?.stop();
+      subscription?.stop();
     },
   };
+}
+
+/** A key of a Secret in the controller's namespace (a change source's credentials). */
+function readOwnSecretKey(o: { rest: KubeRest; namespace: string }, what: string) {
+  return async (name: string, key: string): Promise<Uint8Array> => {
+    const secret = await o.rest.get<{ data?: Record<string, string> }>(resourcePath(SECRETS, { namespace: o.namespace, name }));
+    const v = secret.data?.[key];
+    if (v === undefined) throw new Error(`${what}'s credentials Secret "${o.namespace}/${name}" has no key "${key}"`);
+    return Buffer.from(v, 'base64');
+  };
+}
+
+/** The GCP change subscription, pulled with the controller's identity (none for the
+ *  emulator); the credentials are built at the first pull and again after a failure. */
+function gcpSubscription(
+  o: { rest: KubeRest; logger: Logger; namespace: string }, gcp: GcpSettings, feed: ChangeFeed,
+  to: { fleet: Fleet; messages: Counter<'result'> },
+): GcpChangeSubscription {
+  let built: ReturnType<typeof subscriptionCredentials> | undefined;
+  const build = () => subscriptionCredentials({
+    namespace: o.namespace, logger: o.logger, ...(gcp.credentialsSecret ? { secret: gcp.credentialsSecret } : {}),
+    readSecretKey: readOwnSecretKey(o, 'the GCP change subscription'),
+  });
+  if (gcp.emulator) o.logger.warn({ endpoint: gcp.endpoint }, `the GCP change subscription is read from an emulator (plain HTTP, no credentials): ${GCP_SECRET_KEY} is not used`);
+  return new GcpChangeSubscription({
+    subscription: gcp.subscription, endpoint: gcp.endpoint, feed, logger: o.logger,
+    headers: async () => {
+      if (gcp.emulator) return {};
+      const current = (built ??= build());
+      try {
+        const headers = await (await current).getRequestHeaders();
+        return Object.fromEntries(headers.entries());
+      } catch (err) {
+        if (built === current) built = undefined;
+        throw err;
+      }
+    },
+    changed: (at) => to.fleet.changed(at),
+    counted: (result) => to.messages.inc({ result }),
+  });
 }
 
 /** The AWS change queue, reading with the controller's identity; its credentials are built at
@@ -107,12 +156,7 @@ function awsQueue(
   let built: Promise<AwsCredentialIdentityProvider> | undefined;
   const build = () => queueCredentials({
     region: aws.region, namespace: o.namespace, logger: o.logger, ...(aws.credentialsSecret ? { secret: aws.credentialsSecret } : {}),
-    readSecretKey: async (name, key) => {
-      const secret = await o.rest.get<{ data?: Record<string, string> }>(resourcePath(SECRETS, { namespace: o.namespace, name }));
-      const v = secret.data?.[key];
-      if (v === undefined) throw new Error(`the AWS change queue's credentials Secret "${o.namespace}/${name}" has no key "${key}"`);
-      return Buffer.from(v, 'base64');
-    },
+    readSecretKey: readOwnSecretKey(o, 'the AWS change queue'),
   });
   return new AwsChangeQueue({
     url: aws.queueUrl, region: aws.region, feed, logger: o.logger,
