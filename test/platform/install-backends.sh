@@ -10,10 +10,12 @@
 #                   (test/support/platform/backends/gcpsm-emulator.ts) serves the tests
 #   lowkey-vault    Maven Central does not carry the app jar; the local Key Vault API
 #                   stand-in (test/support/platform/backends/keyvault-standin.ts) serves the tests
+#   pubsub-emulator Google's Pub/Sub emulator, from the machine image (no registry serves it);
+#                   without it the GCP change-notification test is skipped
 # A failure of an optional backend is reported and does not fail the install.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-OPTIONAL=" gcpsm-emulator lowkey-vault "
+OPTIONAL=" gcpsm-emulator lowkey-vault pubsub-emulator "
 shopt -s nullglob
 for script in "$here"/backends/*-install.sh; do
   name=$(basename "$script" -install.sh)
