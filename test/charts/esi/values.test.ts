@@ -106,6 +106,16 @@ function suite(helm: Helm): void {
       [`--aws-change-queue-url=${url}`, '--aws-change-queue-credentials-secret=esi-aws-queue']);
   });
 
+  t.test('controller.fleet.gcpChangeSubscription: the controller\'s flags for the operator\'s subscription; none by default', async (t) => {
+    const args = (objs: K8sObject[]) => ((template(objs, 'controller') as unknown as { spec: { containers: { args?: string[] }[] } }).spec.containers[0]!.args ?? []).filter((a) => a.startsWith('--gcp-change'));
+    t.same(args(await helm.template('esi', NS)), [], 'default: off');
+    const name = 'projects/my-proj/subscriptions/esi-changes';
+    t.same(args(await helm.template('esi', NS, ['--set', `controller.fleet.gcpChangeSubscription.name=${name}`, '--set', 'controller.fleet.gcpChangeSubscription.credentialsSecret=esi-gcp-subscription'])),
+      [`--gcp-change-subscription=${name}`, '--gcp-change-credentials-secret=esi-gcp-subscription']);
+    await t.rejects(helm.template('esi', NS, ['--set', 'controller.fleet.gcpChangeSubscription.name=esi-changes']), /gcpChangeSubscription\/name/, 'the schema refuses a name that is not a subscription\'s');
+    await t.rejects(helm.template('esi', NS, ['--set', 'controller.fleet.gcpChangeSubscription.endpoint=http://pubsub.example']), /gcpChangeSubscription\/endpoint/, 'and a plain-HTTP endpoint');
+  });
+
   t.test('webhook PodDisruptionBudget: with 2 replicas by default; none with one replica unless forced', async (t) => {
     const pdb = (objs: K8sObject[]) => ofKind(component(objs, 'webhook'), 'PodDisruptionBudget') as (K8sObject & { spec: { minAvailable: number } })[];
     const two = pdb(await helm.template('esi', NS));
