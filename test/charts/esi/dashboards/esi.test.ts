@@ -71,7 +71,7 @@ t.test('the fleet row: reads per store, budget in use, notifications and their d
   const below = dashboard.panels.slice(i + 1).filter((p) => p.type !== 'row');
   const named = (metric: string) => below.some((p) => p.targets?.some((q) => read(q.expr).metrics.some((m) => m.startsWith(metric))));
   for (const m of ['esi_agent_provider_calls_total', 'esi_controller_provider_calls_total', 'esi_fleet_store_planned_reads', 'esi_fleet_store_read_budget',
-    'esi_fleet_notifications_total', 'esi_fleet_aws_notifications_total', 'esi_fleet_notification_delay_seconds']) t.ok(named(m), `${m} in the fleet row`);
+    'esi_fleet_notifications_total', 'esi_fleet_aws_notifications_total', 'esi_fleet_gcp_notifications_total', 'esi_fleet_notification_delay_seconds']) t.ok(named(m), `${m} in the fleet row`);
   const row = dashboard.panels[i]!;
   for (const p of below) t.ok(p.gridPos.y > row.gridPos.y, `${p.title}: below the row`);
   const ids = dashboard.panels.map((p) => (p as unknown as { id: number }).id);
