@@ -11,7 +11,7 @@ import { PODS, resourcePath, SECRETS } from '../../kube/paths.js';
 import { AwsChangeQueue, AwsFeed, queueCredentials, queueIdentityProblem } from './aws-queue.js';
 import type { AwsCredentialIdentityProvider } from '../../providers/aws/sdk.js';
 import { Fleet } from './fleet.js';
-import { GcpChangeSubscription, GCP_SECRET_KEY, subscriptionCredentials, type GcpSettings } from './gcp-subscription.js';
+import { GcpChangeSubscription, subscriptionCredentials, type GcpSettings } from './gcp-subscription.js';
 import type { ChangeFeed } from './feed.js';
 import { RateMeter } from './rate.js';
 import { SourceWatch } from '../../kube/metadata-watch.js';
@@ -126,7 +126,7 @@ function gcpSubscription(
     namespace: o.namespace, logger: o.logger, ...(gcp.credentialsSecret ? { secret: gcp.credentialsSecret } : {}),
     readSecretKey: readOwnSecretKey(o, 'the GCP change subscription'),
   });
-  if (gcp.emulator) o.logger.warn({ endpoint: gcp.endpoint }, `the GCP change subscription is read from an emulator (plain HTTP, no credentials): ${GCP_SECRET_KEY} is not used`);
+  if (gcp.emulator) o.logger.warn({ endpoint: gcp.endpoint }, 'reading the GCP change subscription from an emulator (PUBSUB_EMULATOR_HOST): plain HTTP, no credentials');
   return new GcpChangeSubscription({
     subscription: gcp.subscription, endpoint: gcp.endpoint, feed, logger: o.logger,
     headers: async () => {
