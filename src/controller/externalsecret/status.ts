@@ -8,8 +8,20 @@ import { EXTERNAL_SECRETS, resourcePath } from '../../kube/paths.js';
 import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
 import { targetKind, targetName } from './manifest-target.js';
 
+/** The last answer per cached object: a reconcile asks two or three times (due, status). */
+const versions = new WeakMap<object, { generation?: number; labels?: object; annotations?: object; version: string }>();
+
 /** ESO's `syncedResourceVersion`: the generation and a hash of labels and annotations. */
 export function syncedResourceVersion(es: ExternalSecret): string {
+  const { metadata: m } = es;
+  const seen = versions.get(m);
+  if (seen && seen.generation === m.generation && seen.labels === m.labels && seen.annotations === m.annotations) return seen.version;
+  const version = computeVersion(es);
+  versions.set(m, { generation: m.generation, labels: m.labels, annotations: m.annotations, version });
+  return version;
+}
+
+function computeVersion(es: ExternalSecret): string {
   const h = createHash('sha256')
     .update(JSON.stringify(Object.entries(es.metadata.labels ?? {}).sort()))
     .update(JSON.stringify(Object.entries(es.metadata.annotations ?? {}).filter(([k]) => k !== LAST_APPLIED).sort()))
