@@ -92,6 +92,29 @@ function spawnController(o: SyncOptions, kubeconfig: string, port: number): Chil
 
 const gone = (c: ChildProcess) => c.exitCode !== null || c.signalCode !== null;
 
+/** Until `n` ExternalSecrets are Ready (or the controller died): the CPU and time so far,
+ *  read once a second while the process lives (an OOM kill leaves nothing to read) and at the end. */
+async function untilReady(c: ChildProcess, port: number, watch: ReadyWatch, o: { n: number; apiPid: number; api0: number; t: number }) {
+  let cpu = { controller: 0, apiserver: 0 };
+  let allReadyS = 0;
+  try {
+    await waitReady(port, c);
+    for (;;) {
+      await Promise.race([watch.until(o.n), sleep(1000)]);
+      if (watch.ended) throw new Error(`the ExternalSecret watch ended: ${watch.ended}`);
+      if (gone(c)) throw new Error('controller exited');
+      cpu = { controller: cpuSeconds(c.pid!), apiserver: cpuSeconds(o.apiPid) - o.api0 };
+      allReadyS = (Date.now() - o.t) / 1000;
+      if (watch.count >= o.n) break;
+    }
+  } catch (err) {
+    if (!gone(c)) throw err;
+  } finally {
+    watch.stop();
+  }
+  return { cpu, allReadyS };
+}
+
 export async function firstSync(o: SyncOptions): Promise<{ result: SyncResult; live?: Live }> {
   const cp = await startControlPlane(await mkdtemp(join(tmpdir(), 'esi-bench-ctl-')));
   const kc = new KubeConfig();
@@ -127,24 +150,7 @@ export async function firstSync(o: SyncOptions): Promise<{ result: SyncResult; l
     sampler = setInterval(() => {
       if (!gone(c)) peak = Math.max(peak, rssMiB(c.pid!));
     }, 250);
-    let cpu = { controller: 0, apiserver: 0 };
-    let allReadyS = 0;
-    try {
-      await waitReady(port, c);
-      for (;;) {
-        await Promise.race([watch.until(o.size.externalSecrets), sleep(1000)]);
-        if (watch.ended) throw new Error(`the ExternalSecret watch ended: ${watch.ended}`);
-        // Read while the process lives: an OOM kill leaves nothing to read.
-        if (gone(c)) throw new Error('controller exited');
-        cpu = { controller: cpuSeconds(c.pid!), apiserver: cpuSeconds(apiPid) - api0 };
-        allReadyS = (Date.now() - t) / 1000;
-        if (watch.count >= o.size.externalSecrets) break;
-      }
-    } catch (err) {
-      if (!gone(c)) throw err;
-    } finally {
-      watch.stop();
-    }
+    const { cpu, allReadyS } = await untilReady(c, port, watch, { n: o.size.externalSecrets, apiPid, api0, t });
     const synced = watch.count;
     const inCgroup = o.cgroup && {
       limitMiB: o.cgroup.limitBytes / MiB, peakMiB: o.cgroup.peakBytes() / MiB, oomKills: o.cgroup.oomKills(), failcnt: o.cgroup.failcnt(),

@@ -69,6 +69,8 @@ async function heapSnapshot(live: Live, dir: string): Promise<void> {
   }
 }
 
+const syncOptions = () => ({ size, interval: v.interval!, window: v.window!, ...(v.workers ? { workers: v.workers } : {}) });
+
 async function main() {
   // The controllers run as their container runs them: compiled JavaScript, the bundle (node bin/esi.js).
   build(ROOT);
@@ -76,25 +78,10 @@ async function main() {
   const base = v.baseline ? baselineTree(ROOT, v.baseline) : undefined;
   const machine = machineInfo();
   console.log(`machine: ${machine.cpuModel}, ${availableParallelism()} cores, node ${machine.node}, load ${machine.loadAverage}`);
-  const opts = { size, interval: v.interval!, window: v.window!, ...(v.workers ? { workers: v.workers } : {}) };
+  const opts = syncOptions();
   const results: SyncResult[] = [];
   const variants: Run[] = (v['node-options'] ?? [undefined]).map((n) => ({ tree: here, ...(n !== undefined ? { nodeOptions: n === 'none' ? '' : n } : {}) }));
-  if (!v['hostile-only'] && !v['cgroup-only']) {
-    // A/B, then B/A: both trees see the machine's load drift alike.
-    const order: Run[] = base
-      ? Array.from({ length: Number(v.rounds) }, (_, i) => (i % 2 ? [...variants, { tree: base }] : [{ tree: base }, ...variants])).flat()
-      : Array.from({ length: Number(v.rounds) }, (_, i) => (i % 2 ? [...variants].reverse() : variants)).flat();
-    for (const [i, run] of order.entries()) {
-      const { tree } = run;
-      const profiled = v.profile && tree === here && !order.slice(0, i).some((r) => r.tree === here);
-      const sync = await firstSync({ ...opts, ...run, keep: !!profiled, ...(profiled ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${v.profile}`, `--diagnostic-dir=${v.profile}`, '--heapsnapshot-signal=SIGUSR2'] } : {}) });
-      results.push(sync.result);
-      if (sync.live) {
-        await heapSnapshot(sync.live, v.profile!);
-        await sync.live.stop();
-      }
-    }
-  }
+  if (!v['hostile-only'] && !v['cgroup-only']) results.push(...(await unconstrained(variants, here, base)));
   const noCgroup = v['no-cgroup'] ? '--no-cgroup' : cgroupUnavailable();
   let cgroup: MemoryCgroup | undefined;
   let live: Live | undefined;
@@ -123,6 +110,28 @@ async function main() {
     await live?.stop();
     cgroup?.remove();
   }
+}
+
+
+/** The first syncs outside any cgroup: the baseline and this tree's variants, alternating. */
+async function unconstrained(variants: Run[], here: Tree, base: Tree | undefined): Promise<SyncResult[]> {
+  const results: SyncResult[] = [];
+  const opts = syncOptions();
+  // A/B, then B/A: both trees see the machine's load drift alike.
+  const order: Run[] = base
+    ? Array.from({ length: Number(v.rounds) }, (_, i) => (i % 2 ? [...variants, { tree: base }] : [{ tree: base }, ...variants])).flat()
+    : Array.from({ length: Number(v.rounds) }, (_, i) => (i % 2 ? [...variants].reverse() : variants)).flat();
+  for (const [i, run] of order.entries()) {
+    const { tree } = run;
+    const profiled = v.profile && tree === here && !order.slice(0, i).some((r) => r.tree === here);
+    const sync = await firstSync({ ...opts, ...run, keep: !!profiled, ...(profiled ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${v.profile}`, `--diagnostic-dir=${v.profile}`, '--heapsnapshot-signal=SIGUSR2'] } : {}) });
+    results.push(sync.result);
+    if (sync.live) {
+      await heapSnapshot(sync.live, v.profile!);
+      await sync.live.stop();
+    }
+  }
+  return results;
 }
 
 /** On the controller in the cgroup, after its first sync: one idle cycle, a changed value, the hostile step. */
