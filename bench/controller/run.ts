@@ -13,7 +13,8 @@
 // Options: --es N --namespaces N --keys N --interval DUR --no-write (print only);
 // --baseline REF --rounds N; --cgroup-limit QTY (default: the chart's) or --no-cgroup;
 // --hostile-only runs the hostile templates step alone (no corpus); --node-options STR
-// (repeatable) runs this tree with each NODE_OPTIONS in turn, --cgroup-only only in the cgroup.
+// (repeatable) runs this tree in the cgroup with each NODE_OPTIONS in turn, --cgroup-only
+// skips the unconstrained first syncs.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -46,8 +47,8 @@ const { values: v } = parseArgs({ options: {
   // Stops after the first syncs (while iterating on them); implies --no-write.
   'first-sync-only': { type: 'boolean' },
   'hostile-only': { type: 'boolean' },
-  // NODE_OPTIONS variants of this tree, each run side by side instead of its chart's value
-  // ("none" for no flags); --cgroup-only skips the unconstrained first syncs.
+  // NODE_OPTIONS variants of this tree in the cgroup step, each run side by side instead of
+  // its chart's value ("none" for no flags); --cgroup-only skips the unconstrained first syncs.
   'node-options': { type: 'string', multiple: true },
   'cgroup-only': { type: 'boolean' },
 } });
@@ -81,17 +82,19 @@ async function main() {
   const opts = syncOptions();
   const results: SyncResult[] = [];
   const variants: Run[] = (v['node-options'] ?? [undefined]).map((n) => ({ tree: here, ...(n !== undefined ? { nodeOptions: n === 'none' ? '' : n } : {}) }));
-  if (!v['hostile-only'] && !v['cgroup-only']) results.push(...(await unconstrained(variants, here, base)));
+  if (!v['hostile-only'] && !v['cgroup-only']) results.push(...(await unconstrained([{ tree: here }], here, base)));
   const noCgroup = v['no-cgroup'] ? '--no-cgroup' : cgroupUnavailable();
   let cgroup: MemoryCgroup | undefined;
   let live: Live | undefined;
   try {
     if (!noCgroup) {
-      // One group per run: its peak and OOM count are that run's alone.
-      for (const [i, run] of variants.entries()) {
+      // One group per run: its peak and OOM count are that run's alone. The baseline first,
+      // so this tree's last variant is the one the later steps use.
+      const runs: Run[] = base ? [{ tree: base }, ...variants] : variants;
+      for (const [i, run] of runs.entries()) {
         cgroup?.remove();
         cgroup = memoryCgroup(`esi-bench-controller-${process.pid}-${i}`, parseQuantity(limit));
-        const last = i === variants.length - 1;
+        const last = i === runs.length - 1;
         const sync = await firstSync({ ...opts, ...run, cgroup, keep: last && !v['first-sync-only'] });
         results.push(sync.result);
         live = sync.live;

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import type { Condition, ExternalSecret, ExternalSecretStatus } from '../../api/types.js';
 import { LAST_APPLIED } from '../../kube/list.js';
 import { EXTERNAL_SECRETS, resourcePath } from '../../kube/paths.js';
-import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
+import { isKubeStatus, UNREAD, type KubeRest } from '../../kube/rest.js';
 import { targetKind, targetName } from './manifest-target.js';
 
 /** The last answer per cached object: a reconcile asks two or three times (due, status). */
@@ -63,7 +63,7 @@ export function bounded(message: string, max = 1024): string {
  *  replaced whole, so an emptied list must be sent as []); false when the object is gone. */
 export async function patchStatus(rest: KubeRest, path: string, status: object): Promise<boolean> {
   try {
-    await rest.patch(path, { status });
+    await rest.patch(path, { status }, undefined, UNREAD);
     return true;
   } catch (err) {
     if (isKubeStatus(err, 404)) return false;

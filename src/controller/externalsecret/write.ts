@@ -7,7 +7,7 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import type { AnySecretStore, ExternalSecret } from '../../api/types.js';
 import { resourcePath, SECRETS } from '../../kube/paths.js';
-import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
+import { isKubeStatus, UNREAD, type KubeRest } from '../../kube/rest.js';
 import type { RenderedTemplate } from '../../templating/index.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { Informers } from '../runtime/informers.js';
@@ -27,16 +27,16 @@ async function applyPlan(rest: KubeRest, plan: Plan, ns: string, name: string): 
     case 'refuse':
       return false;
     case 'create':
-      await rest.create(path, plan.body);
+      await rest.create(path, plan.body, UNREAD);
       return true;
     case 'replace':
-      await rest.replace(named, plan.body);
+      await rest.replace(named, plan.body, UNREAD);
       return true;
     case 'recreate':
       await rest.delete(named).catch((err: unknown) => {
         if (!isKubeStatus(err, 404)) throw err;
       });
-      await rest.create(path, plan.body);
+      await rest.create(path, plan.body, UNREAD);
       return true;
   }
 }

@@ -2,13 +2,14 @@
 // kept-alive sockets, and a kubeconfig whose client certificate changes gets new connections
 // that present the new one (the socket pool is named per set of material, not per request).
 import { KubeConfig } from '@kubernetes/client-node';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { generate } from 'selfsigned';
 import t from 'tap';
 import { generateCa, issueServingCert } from '../../../certs/pki.js';
-import { KubeRest } from '../../../src/kube/rest.js';
+import { isKubeStatus, KubeRest, UNREAD } from '../../../src/kube/rest.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
@@ -52,4 +53,25 @@ t.test('one pool of kept-alive sockets per set of TLS material; a new client cer
   t.equal(connections, 2, 'on a new connection');
   t.same(await rest.get('/api'), { user: 'bob' });
   t.equal(connections, 2, 'which is kept alive in turn');
+});
+
+t.test('a write whose answer is not read: success resolves without it, a refusal still says why', async (t) => {
+  const server = createHttpServer((req, res) => {
+    if (req.url === '/refused') return void res.writeHead(409, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', reason: 'AlreadyExists', message: 'secrets "db" already exists' }));
+    res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Secret', data: { pw: 'c2VjcmV0' } }));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise((r) => server.close(r)));
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }], users: [{ name: 'u' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
+  });
+  const rest = new KubeRest(kc);
+  t.teardown(() => rest.close());
+  t.equal(await rest.create('/ok', {}, UNREAD), undefined, 'nothing of the answer kept');
+  t.same(await rest.create('/ok', {}), { kind: 'Secret', data: { pw: 'c2VjcmV0' } }, 'read when asked');
+  const err = await rest.create('/refused', {}, UNREAD).then(() => undefined, (e: unknown) => e);
+  t.ok(isKubeStatus(err, 409));
+  t.match((err as Error).message, /already exists/);
 });
