@@ -16,6 +16,7 @@ import { freePort } from '../../test/support/platform/processes.js';
 import type { MemoryCgroup } from './cgroup.js';
 import { CLASS, createCorpus, createStore, type CorpusSize } from './corpus.js';
 import { apiserverPid, cpuSeconds, metric, rssMiB, sleep, waitReady } from './probe.js';
+import { ReadyWatch } from './ready-watch.js';
 import type { Tree } from './trees.js';
 
 export interface SyncOptions {
@@ -29,10 +30,14 @@ export interface SyncOptions {
   nodeFlags?: string[];
   /** Keep the plane and the controller running after the first sync (the later steps). */
   keep?: boolean;
+  /** NODE_OPTIONS instead of the tree's chart's (`--node-options`: variants side by side). */
+  nodeOptions?: string;
 }
 
 export interface SyncResult {
   tree: Tree;
+  /** NODE_OPTIONS the controller ran with. */
+  nodeOptions: string;
   inCgroup?: { limitMiB: number; peakMiB: number; oomKills: number; failcnt: number };
   /** Set when the controller did not live to "all Ready" (OOM-killed, crashed). */
   died?: string;
@@ -78,7 +83,7 @@ function spawnController(o: SyncOptions, kubeconfig: string, port: number): Chil
     '--controller-class', CLASS, '--claim-unclassed=false', '--leader-elect=false', '--listen', '127.0.0.1', '--port', String(port), ...plainMetrics(o.tree.dir),
     '--coalesce-window', o.window, ...(o.workers ? ['--workers', o.workers] : [])];
   const [cmd, ...args] = o.cgroup ? o.cgroup.wrap(argv) : argv;
-  const nodeOptions = chartNodeOptions(o.tree.dir);
+  const nodeOptions = o.nodeOptions ?? chartNodeOptions(o.tree.dir);
   const env: NodeJS.ProcessEnv = { ...process.env, ESI_LOG_LEVEL: 'warn' };
   delete env.NODE_OPTIONS;
   if (nodeOptions) env.NODE_OPTIONS = nodeOptions;
@@ -86,6 +91,29 @@ function spawnController(o: SyncOptions, kubeconfig: string, port: number): Chil
 }
 
 const gone = (c: ChildProcess) => c.exitCode !== null || c.signalCode !== null;
+
+/** Until `n` ExternalSecrets are Ready (or the controller died): the CPU and time so far,
+ *  read once a second while the process lives (an OOM kill leaves nothing to read) and at the end. */
+async function untilReady(c: ChildProcess, port: number, watch: ReadyWatch, o: { n: number; apiPid: number; api0: number; t: number }) {
+  let cpu = { controller: 0, apiserver: 0 };
+  let allReadyS = 0;
+  try {
+    await waitReady(port, c);
+    for (;;) {
+      await Promise.race([watch.until(o.n), sleep(1000)]);
+      if (watch.ended) throw new Error(`the ExternalSecret watch ended: ${watch.ended}`);
+      if (gone(c)) throw new Error('controller exited');
+      cpu = { controller: cpuSeconds(c.pid!), apiserver: cpuSeconds(o.apiPid) - o.api0 };
+      allReadyS = (Date.now() - o.t) / 1000;
+      if (watch.count >= o.n) break;
+    }
+  } catch (err) {
+    if (!gone(c)) throw err;
+  } finally {
+    watch.stop();
+  }
+  return { cpu, allReadyS };
+}
 
 export async function firstSync(o: SyncOptions): Promise<{ result: SyncResult; live?: Live }> {
   const cp = await startControlPlane(await mkdtemp(join(tmpdir(), 'esi-bench-ctl-')));
@@ -112,6 +140,7 @@ export async function firstSync(o: SyncOptions): Promise<{ result: SyncResult; l
     const plan = await createCorpus(rest, o.size, o.interval);
     console.log(`[${o.tree.label}] created ${o.size.externalSecrets} ExternalSecrets in ${((Date.now() - t) / 1000).toFixed(1)} s`);
     const port = await freePort();
+    const watch = await ReadyWatch.start(kc);
     const apiPid = apiserverPid(cp.dir);
     const api0 = cpuSeconds(apiPid);
     const load0 = loadavg()[0]!;
@@ -121,34 +150,19 @@ export async function firstSync(o: SyncOptions): Promise<{ result: SyncResult; l
     sampler = setInterval(() => {
       if (!gone(c)) peak = Math.max(peak, rssMiB(c.pid!));
     }, 250);
-    let synced = 0;
-    let cpu = { controller: 0, apiserver: 0 };
-    try {
-      await waitReady(port, c);
-      while (synced < o.size.externalSecrets) {
-        // Once a second: at 10 000 objects /metrics is megabytes of text, and a harness
-        // scraping it four times a second measured much of its own load on the controller.
-        await sleep(1000);
-        synced = await metric(port, 'esi_controller_syncs_total', 'result="synced"').catch(() => synced);
-        // Read while the process lives: an OOM kill leaves nothing to read.
-        if (!gone(c)) cpu = { controller: cpuSeconds(c.pid!), apiserver: cpuSeconds(apiPid) - api0 };
-        if (gone(c)) throw new Error('controller exited');
-      }
-    } catch (err) {
-      if (!gone(c)) throw err;
-    }
-    const allReadyS = (Date.now() - t) / 1000;
+    const { cpu, allReadyS } = await untilReady(c, port, watch, { n: o.size.externalSecrets, apiPid, api0, t });
+    const synced = watch.count;
     const inCgroup = o.cgroup && {
       limitMiB: o.cgroup.limitBytes / MiB, peakMiB: o.cgroup.peakBytes() / MiB, oomKills: o.cgroup.oomKills(), failcnt: o.cgroup.failcnt(),
     };
-    const died = gone(c) ? `exited (${c.signalCode ?? `code ${c.exitCode}`}${inCgroup?.oomKills ? ', OOM-killed' : ''}) after ${synced} synced` : undefined;
+    const died = gone(c) ? `exited (${c.signalCode ?? `code ${c.exitCode}`}${inCgroup?.oomKills ? ', OOM-killed' : ''}) after ${synced} Ready` : undefined;
     const counts = died ? [0, 0, 0] : await Promise.all([metric(port, 'esi_controller_provider_calls_total'),
       metric(port, 'esi_controller_apiserver_writes_total'), metric(port, 'esi_controller_apiserver_writes_total', 'resource="events"')]);
     // Confirm through the API, as a user would.
     const list = await rest.get<{ items: { status?: { conditions?: { type: string; status: string }[] } }[] }>(`/apis/${API_GROUP}/v1/externalsecrets`);
     const readyViaApi = list.items.filter((es) => es.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True')).length;
     const result: SyncResult = {
-      tree: o.tree, ...(inCgroup ? { inCgroup } : {}), ...(died ? { died } : {}), allReadyS, peakRssMiB: peak, cpu,
+      tree: o.tree, nodeOptions: o.nodeOptions ?? chartNodeOptions(o.tree.dir), ...(inCgroup ? { inCgroup } : {}), ...(died ? { died } : {}), allReadyS, peakRssMiB: peak, cpu,
       providerCalls: counts[0]!, writes: counts[1]!, events: counts[2]!, readyViaApi, load: [load0, loadavg()[0]!],
     };
     console.log(`[${o.tree.label}] ${died ?? `all synced in ${allReadyS.toFixed(1)} s`}; ${readyViaApi} Ready via the API; CPU ${cpu.controller.toFixed(1)} s` +

@@ -11,7 +11,7 @@ export function sideBySide(results: readonly SyncResult[], chartLimit: string): 
   const head = ['Tree', 'NODE_OPTIONS (its chart)', 'Memory limit', 'Start → all Ready', 'Controller CPU', 'Peak RSS', 'Cgroup peak / OOM kills', 'kube-apiserver CPU', 'Load (1 min) before → after'];
   const rows = results.map((r) => [
     `${r.tree.label} (${r.tree.commit})`,
-    chartNodeOptions(r.tree.dir) || 'none',
+    `${r.nodeOptions || 'none'}${r.nodeOptions === chartNodeOptions(r.tree.dir) ? '' : ' (--node-options)'}`,
     r.inCgroup ? `${r.inCgroup.limitMiB} MiB cgroup${r.inCgroup.limitMiB * 2 ** 20 === parseQuantity(chartLimit) ? ' (chart)' : ''}` : 'none',
     r.died ? `**${r.died}**` : `${r.allReadyS.toFixed(1)} s${mark(r.allReadyS <= GOALS.allReadyS)}`,
     `${r.cpu.controller.toFixed(1)} s${mark(r.cpu.controller <= GOALS.cpuS)}`,

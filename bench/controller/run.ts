@@ -12,7 +12,9 @@
 // and without 20 looping templates next to them.
 // Options: --es N --namespaces N --keys N --interval DUR --no-write (print only);
 // --baseline REF --rounds N; --cgroup-limit QTY (default: the chart's) or --no-cgroup;
-// --hostile-only runs the hostile templates step alone (no corpus).
+// --hostile-only runs the hostile templates step alone (no corpus); --node-options STR
+// (repeatable) runs this tree in the cgroup with each NODE_OPTIONS in turn, --cgroup-only
+// skips the unconstrained first syncs.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +30,9 @@ import { metric, rssMiB, sleep } from './probe.js';
 import { sideBySide } from './report.js';
 import { baselineTree, build, thisTree, type Tree } from './trees.js';
 
+/** One first sync to run: a tree, with its chart's NODE_OPTIONS unless given. */
+interface Run { tree: Tree; nodeOptions?: string }
+
 const ROOT = join(import.meta.dirname, '..', '..');
 const { values: v } = parseArgs({ options: {
   es: { type: 'string', default: '10000' }, namespaces: { type: 'string', default: '100' }, keys: { type: 'string', default: '2000' },
@@ -42,6 +47,10 @@ const { values: v } = parseArgs({ options: {
   // Stops after the first syncs (while iterating on them); implies --no-write.
   'first-sync-only': { type: 'boolean' },
   'hostile-only': { type: 'boolean' },
+  // NODE_OPTIONS variants of this tree in the cgroup step, each run side by side instead of
+  // its chart's value ("none" for no flags); --cgroup-only skips the unconstrained first syncs.
+  'node-options': { type: 'string', multiple: true },
+  'cgroup-only': { type: 'boolean' },
 } });
 if (v['hostile-only']) Object.assign(v, { es: '0', 'first-sync-only': true, 'no-cgroup': true });
 const size = { externalSecrets: Number(v.es), namespaces: Number(v.namespaces), keys: Number(v.keys) };
@@ -61,6 +70,8 @@ async function heapSnapshot(live: Live, dir: string): Promise<void> {
   }
 }
 
+const syncOptions = () => ({ size, interval: v.interval!, window: v.window!, ...(v.workers ? { workers: v.workers } : {}) });
+
 async function main() {
   // The controllers run as their container runs them: compiled JavaScript, the bundle (node bin/esi.js).
   build(ROOT);
@@ -68,30 +79,26 @@ async function main() {
   const base = v.baseline ? baselineTree(ROOT, v.baseline) : undefined;
   const machine = machineInfo();
   console.log(`machine: ${machine.cpuModel}, ${availableParallelism()} cores, node ${machine.node}, load ${machine.loadAverage}`);
-  const opts = { size, interval: v.interval!, window: v.window!, ...(v.workers ? { workers: v.workers } : {}) };
+  const opts = syncOptions();
   const results: SyncResult[] = [];
-  if (!v['hostile-only']) {
-    // A/B, then B/A: both trees see the machine's load drift alike.
-    const order: Tree[] = base ? Array.from({ length: Number(v.rounds) }, (_, i) => (i % 2 ? [here, base] : [base, here])).flat() : [here];
-    for (const [i, tree] of order.entries()) {
-      const profiled = v.profile && tree === here && !order.slice(0, i).includes(here);
-      const sync = await firstSync({ ...opts, tree, keep: !!profiled, ...(profiled ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${v.profile}`, `--diagnostic-dir=${v.profile}`, '--heapsnapshot-signal=SIGUSR2'] } : {}) });
-      results.push(sync.result);
-      if (sync.live) {
-        await heapSnapshot(sync.live, v.profile!);
-        await sync.live.stop();
-      }
-    }
-  }
+  const variants: Run[] = (v['node-options'] ?? [undefined]).map((n) => ({ tree: here, ...(n !== undefined ? { nodeOptions: n === 'none' ? '' : n } : {}) }));
+  if (!v['hostile-only'] && !v['cgroup-only']) results.push(...(await unconstrained([{ tree: here }], here, base)));
   const noCgroup = v['no-cgroup'] ? '--no-cgroup' : cgroupUnavailable();
   let cgroup: MemoryCgroup | undefined;
   let live: Live | undefined;
   try {
     if (!noCgroup) {
-      cgroup = memoryCgroup(`esi-bench-controller-${process.pid}`, parseQuantity(limit));
-      const sync = await firstSync({ ...opts, tree: here, cgroup, keep: !v['first-sync-only'] });
-      results.push(sync.result);
-      live = sync.live;
+      // One group per run: its peak and OOM count are that run's alone. The baseline first,
+      // so this tree's last variant is the one the later steps use.
+      const runs: Run[] = base ? [{ tree: base }, ...variants] : variants;
+      for (const [i, run] of runs.entries()) {
+        cgroup?.remove();
+        cgroup = memoryCgroup(`esi-bench-controller-${process.pid}-${i}`, parseQuantity(limit));
+        const last = i === runs.length - 1;
+        const sync = await firstSync({ ...opts, ...run, cgroup, keep: last && !v['first-sync-only'] });
+        results.push(sync.result);
+        live = sync.live;
+      }
     } else console.log(`no memory cgroup step: ${noCgroup}`);
     if (!v['hostile-only']) console.log(`\n${textTable(...sideBySide(results, chartLimit))}`);
     const oom = results.some((r) => r.inCgroup && (r.died || r.inCgroup.oomKills > 0));
@@ -106,6 +113,28 @@ async function main() {
     await live?.stop();
     cgroup?.remove();
   }
+}
+
+
+/** The first syncs outside any cgroup: the baseline and this tree's variants, alternating. */
+async function unconstrained(variants: Run[], here: Tree, base: Tree | undefined): Promise<SyncResult[]> {
+  const results: SyncResult[] = [];
+  const opts = syncOptions();
+  // A/B, then B/A: both trees see the machine's load drift alike.
+  const order: Run[] = base
+    ? Array.from({ length: Number(v.rounds) }, (_, i) => (i % 2 ? [...variants, { tree: base }] : [{ tree: base }, ...variants])).flat()
+    : Array.from({ length: Number(v.rounds) }, (_, i) => (i % 2 ? [...variants].reverse() : variants)).flat();
+  for (const [i, run] of order.entries()) {
+    const { tree } = run;
+    const profiled = v.profile && tree === here && !order.slice(0, i).some((r) => r.tree === here);
+    const sync = await firstSync({ ...opts, ...run, keep: !!profiled, ...(profiled ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${v.profile}`, `--diagnostic-dir=${v.profile}`, '--heapsnapshot-signal=SIGUSR2'] } : {}) });
+    results.push(sync.result);
+    if (sync.live) {
+      await heapSnapshot(sync.live, v.profile!);
+      await sync.live.stop();
+    }
+  }
+  return results;
 }
 
 /** On the controller in the cgroup, after its first sync: one idle cycle, a changed value, the hostile step. */

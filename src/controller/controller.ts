@@ -14,7 +14,8 @@ import { CLUSTER_EXTERNAL_SECRET, CLUSTER_PUSH_SECRET, ownerName } from './clust
 import { ClusterReconciler } from './cluster/reconcile.js';
 import { EventRecorder } from './runtime/events.js';
 import { Informers, slim, type Kind } from './runtime/informers.js';
-import { EXTERNAL_SECRET_ANNOTATION, editedByHand } from './runtime/labels.js';
+import { handEdited } from './runtime/cached-secret.js';
+import { EXTERNAL_SECRET_ANNOTATION } from './runtime/labels.js';
 import { recordExternalSecret, type ControllerMetrics } from './runtime/metrics.js';
 import { keyOf, queueKey, type QueueKey } from './runtime/keys.js';
 import { WorkQueue, type Requeue } from './runtime/queue.js';
@@ -320,7 +321,7 @@ export class Controller {
   /** Our own writes keep content and hash in step: only deletions and hand edits count. */
   private onSecret(obj: V1Secret, verb: string): void {
     const owner = obj.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION];
-    if (owner && (verb === 'delete' || editedByHand(obj))) this.queue.add(queueKey('es', obj.metadata?.namespace ?? '', owner));
+    if (owner && (verb === 'delete' || handEdited(obj))) this.queue.add(queueKey('es', obj.metadata?.namespace ?? '', owner));
   }
 
   /** Runs the reconcile the key names and returns when to run it again (the queue applies it). */

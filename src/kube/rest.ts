@@ -5,7 +5,7 @@
 // "0 writes per idle refresh" budget is measured with it). Reads go through informers;
 // the few direct ones are counted and paced too (RestOptions).
 import type { KubeConfig } from '@kubernetes/client-node';
-import { Agent as HttpAgent, request as httpRequest, type RequestOptions } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type ClientRequestArgs, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -41,6 +41,16 @@ export interface RestOptions {
   maxSockets?: number;
 }
 
+export interface CallOptions {
+  /** The answer of a successful write is not read (drained, never parsed): the object the
+   *  apiserver sends back (a Secret's values included) is not needed, and at 10 000 writes
+   *  its parse was a tenth of the controller's CPU. An error's Status is still read. */
+  unread?: boolean;
+}
+
+/** A write whose answer the caller does not read (CallOptions.unread). */
+export const UNREAD = { unread: true } as const;
+
 /** How long one reading of the kubeconfig's credentials serves requests. */
 export const AUTH_REUSE_MS = 1_000;
 
@@ -54,17 +64,33 @@ interface Auth {
   headers: Record<string, string>;
 }
 
+/** The request option naming a KubeRest's socket pool (see PoolAgent). */
+const POOL = 'esiPool';
+
+/** Node's https.Agent names the socket pool of each request from all its TLS options, the
+ *  CA, certificate and key text included: kilobytes joined and hashed per request. A KubeRest
+ *  talks to one server with one set of TLS material at a time, so its requests name their pool
+ *  themselves: the server and a generation that moves when the material changes (a rotated
+ *  client certificate gets new connections, as before). */
+class PoolAgent extends HttpsAgent {
+  override getName(o?: ClientRequestArgs & { [POOL]?: string }): string {
+    return o?.[POOL] ?? super.getName(o);
+  }
+}
+
 export class KubeRest {
   private readonly server: URL;
   private readonly agent: HttpAgent | HttpsAgent;
   private auth?: { at: number; p: Promise<Auth> };
+  /** The TLS material last read, and its generation (the socket pool's name). */
+  private tls?: { values: Record<string, unknown>; generation: number };
 
   constructor(private readonly kc: KubeConfig, private readonly opts: RestOptions = {}) {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     this.server = new URL(cluster.server);
     const agentOpts = { keepAlive: true, maxSockets: opts.maxSockets ?? 32 };
-    this.agent = this.server.protocol === 'http:' ? new HttpAgent(agentOpts) : new HttpsAgent(agentOpts);
+    this.agent = this.server.protocol === 'http:' ? new HttpAgent(agentOpts) : new PoolAgent(agentOpts);
   }
 
   /** The kubeconfig's TLS material and credentials, as applyToHTTPSOptions gives them, reused
@@ -82,7 +108,7 @@ export class KubeRest {
       await this.kc.applyToHTTPSOptions(o);
       const tls: Record<string, unknown> = {};
       for (const k of TLS_KEYS) if (o[k] !== undefined) tls[k] = PEM_KEYS.has(k) && Buffer.isBuffer(o[k]) ? o[k].toString('utf8') : o[k];
-      return { tls, headers: (o.headers ?? {}) as Record<string, string> };
+      return { tls: this.pooled(tls), headers: (o.headers ?? {}) as Record<string, string> };
     })();
     this.auth = { at: now, p };
     // A failure (an exec plugin that failed) is not kept: the next request asks again.
@@ -90,6 +116,15 @@ export class KubeRest {
       if (this.auth?.p === p) this.auth = undefined;
     });
     return p;
+  }
+
+  /** `tls` with the name of the socket pool its requests share (PoolAgent). */
+  private pooled(tls: Record<string, unknown>): Record<string, unknown> {
+    const prev = this.tls;
+    const same = prev && TLS_KEYS.every((k) => (Buffer.isBuffer(tls[k]) && Buffer.isBuffer(prev.values[k]) ? tls[k].equals(prev.values[k]) : tls[k] === prev.values[k]));
+    const generation = same ? prev.generation : (prev?.generation ?? 0) + 1;
+    this.tls = { values: tls, generation };
+    return { ...tls, [POOL]: `${this.server.host}#${generation}` };
   }
 
   get<T>(path: string): Promise<T> {
@@ -109,20 +144,27 @@ export class KubeRest {
   async exists(path: string): Promise<boolean> {
     return (await this.find(path)) !== undefined;
   }
-  create<T>(path: string, body: unknown): Promise<T> {
-    return this.call<T>('POST', path, body);
+  create<T>(path: string, body: unknown): Promise<T>;
+  create(path: string, body: unknown, o: typeof UNREAD): Promise<void>;
+  create<T>(path: string, body: unknown, o?: CallOptions): Promise<T> {
+    return this.call<T>('POST', path, body, o);
   }
-  replace<T>(path: string, body: unknown): Promise<T> {
-    return this.call<T>('PUT', path, body);
+  replace<T>(path: string, body: unknown): Promise<T>;
+  replace(path: string, body: unknown, o: typeof UNREAD): Promise<void>;
+  replace<T>(path: string, body: unknown, o?: CallOptions): Promise<T> {
+    return this.call<T>('PUT', path, body, o);
   }
-  patch<T>(path: string, body: unknown, contentType = MERGE_PATCH): Promise<T> {
-    return this.call<T>('PATCH', path, body, contentType);
+  patch<T>(path: string, body: unknown, contentType?: string): Promise<T>;
+  patch(path: string, body: unknown, contentType: string | undefined, o: typeof UNREAD): Promise<void>;
+  patch<T>(path: string, body: unknown, contentType = MERGE_PATCH, o?: CallOptions): Promise<T> {
+    return this.call<T>('PATCH', path, body, { ...o, contentType });
   }
   delete<T>(path: string, body?: unknown): Promise<T> {
     return this.call<T>('DELETE', path, body);
   }
 
-  async call<T>(method: Method, path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
+  async call<T>(method: Method, path: string, body?: unknown, o: CallOptions & { contentType?: string } = {}): Promise<T> {
+    const contentType = o.contentType ?? 'application/json';
     await (method === 'GET' ? this.opts.beforeRead?.() : this.opts.beforeWrite?.());
     const url = new URL(path, this.server);
     if (method === 'GET') this.opts.onRead?.(url.pathname);
@@ -137,12 +179,17 @@ export class KubeRest {
     if (payload) Object.assign(options.headers as object, { 'content-type': contentType, 'content-length': payload.length });
     const result = await new Promise<T>((resolve, reject) => {
       const req = (url.protocol === 'http:' ? httpRequest : httpsRequest)(options, (res) => {
+        const status = res.statusCode ?? 0;
+        if (o.unread && status >= 200 && status < 300) {
+          res.on('error', reject);
+          res.on('end', () => resolve(undefined as T));
+          return void res.resume();
+        }
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('error', reject);
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          const status = res.statusCode ?? 0;
           let json: unknown;
           try {
             json = text ? JSON.parse(text) : undefined;

@@ -4,7 +4,8 @@
 // grid of ./refresh.ts. What is remembered between reconciles holds no value.
 import type { V1Secret } from '@kubernetes/client-node';
 import type { AnySecretStore, ExternalSecret } from '../../api/types.js';
-import { EXTERNAL_SECRET_ANNOTATION, FORCE_SYNC_ANNOTATION, editedByHand } from '../runtime/labels.js';
+import { handEdited } from '../runtime/cached-secret.js';
+import { EXTERNAL_SECRET_ANNOTATION, FORCE_SYNC_ANNOTATION } from '../runtime/labels.js';
 import type { Requeue } from '../runtime/queue.js';
 import { versionOf } from '../secretstore/reconcile.js';
 import { isManifestTarget } from './manifest-target.js';
@@ -30,7 +31,7 @@ export const sourceVersion = (stores: readonly AnySecretStore[]) => (stores.leng
 function secretOk(es: ExternalSecret, cur: V1Secret | undefined): boolean {
   // A ConfigMap target is read and compared at each fetch (./manifest-target.ts).
   if ((es.spec.target?.creationPolicy ?? 'Owner') === 'None' || isManifestTarget(es)) return true;
-  return !!cur && !editedByHand(cur) && cur.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION] === es.metadata.name;
+  return !!cur && !handEdited(cur) && cur.metadata?.annotations?.[EXTERNAL_SECRET_ANNOTATION] === es.metadata.name;
 }
 
 /** What `needsFetch` reads: the remembered state, the cached target Secret, the jitter bound. */

@@ -9,6 +9,7 @@
 // over; one ESI does not manage only when its writer allows it (adoptedBy).
 import type { V1OwnerReference, V1Secret } from '@kubernetes/client-node';
 import { LAST_APPLIED } from '../../kube/list.js';
+import { holdsData } from '../runtime/cached-secret.js';
 import { EXTERNAL_SECRET_API_VERSION, KIND_EXTERNAL_SECRET, type CreationPolicy, type ExternalSecret } from '../../api/types.js';
 import {
   ADOPT_ANNOTATION,
@@ -193,14 +194,16 @@ function metadataMatches(d: Desired, cur: V1Secret): boolean {
   return !d.ownerReference || !!cur.metadata?.ownerReferences?.some((o) => o.uid === d.ownerReference!.uid && o.controller);
 }
 
-/** Does the Secret in the cluster hold exactly what `d` wants (values and metadata)? */
+/** Does the Secret in the cluster hold exactly what `d` wants (values and metadata)? `cur`
+ *  may be the cache's copy without data (../runtime/cached-secret.ts): its hash answers. */
 export function matches(d: Desired, cur: V1Secret): boolean {
   if (!metadataMatches(d, cur)) return false;
+  // The policies but Merge own every key.
+  if (d.policy !== 'Merge') return holdsData(cur, d.data);
+  // Merge keeps the Secret's other keys (a Merge target is cached with its data).
   const data = cur.data ?? {};
   if (Object.entries(d.data).some(([k, v]) => data[k] !== v)) return false;
-  // Merge keeps the Secret's other keys; the other policies own every key.
-  if (d.policy === 'Merge') return !staleMergedKeys(d, cur).some((k) => k in data);
-  return Object.keys(data).length === Object.keys(d.data).length;
+  return !staleMergedKeys(d, cur).some((k) => k in data);
 }
 
 function body(d: Desired, base?: V1Secret): V1Secret {

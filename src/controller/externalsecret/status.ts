@@ -5,11 +5,23 @@ import { createHash } from 'node:crypto';
 import type { Condition, ExternalSecret, ExternalSecretStatus } from '../../api/types.js';
 import { LAST_APPLIED } from '../../kube/list.js';
 import { EXTERNAL_SECRETS, resourcePath } from '../../kube/paths.js';
-import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
+import { isKubeStatus, UNREAD, type KubeRest } from '../../kube/rest.js';
 import { targetKind, targetName } from './manifest-target.js';
+
+/** The last answer per cached object: a reconcile asks two or three times (due, status). */
+const versions = new WeakMap<object, { generation?: number; labels?: object; annotations?: object; version: string }>();
 
 /** ESO's `syncedResourceVersion`: the generation and a hash of labels and annotations. */
 export function syncedResourceVersion(es: ExternalSecret): string {
+  const { metadata: m } = es;
+  const seen = versions.get(m);
+  if (seen && seen.generation === m.generation && seen.labels === m.labels && seen.annotations === m.annotations) return seen.version;
+  const version = computeVersion(es);
+  versions.set(m, { generation: m.generation, labels: m.labels, annotations: m.annotations, version });
+  return version;
+}
+
+function computeVersion(es: ExternalSecret): string {
   const h = createHash('sha256')
     .update(JSON.stringify(Object.entries(es.metadata.labels ?? {}).sort()))
     .update(JSON.stringify(Object.entries(es.metadata.annotations ?? {}).filter(([k]) => k !== LAST_APPLIED).sort()))
@@ -51,7 +63,7 @@ export function bounded(message: string, max = 1024): string {
  *  replaced whole, so an emptied list must be sent as []); false when the object is gone. */
 export async function patchStatus(rest: KubeRest, path: string, status: object): Promise<boolean> {
   try {
-    await rest.patch(path, { status });
+    await rest.patch(path, { status }, undefined, UNREAD);
     return true;
   } catch (err) {
     if (isKubeStatus(err, 404)) return false;

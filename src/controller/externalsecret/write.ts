@@ -1,12 +1,13 @@
 // Writing one ExternalSecret's target: the Secret by the plan ./secret.ts decides (applyPlan
 // performs it), or the ConfigMap of spec.target.manifest (./manifest-target.ts); the live
-// Secret is read when the cache cannot answer (../runtime/informers.ts keeps data only of
-// Secrets as ESI wrote them); an Owner Secret whose remote data is gone is deleted. A refusal
-// or an API error becomes a Failure naming the object, never a value.
+// Secret is read when the cache cannot answer (../runtime/cached-secret.ts: it trusts only
+// Secrets as ESI wrote them, and keeps the data of Merge targets only); an Owner Secret whose
+// remote data is gone is deleted. A refusal or an API error becomes a Failure naming the
+// object, never a value.
 import type { V1Secret } from '@kubernetes/client-node';
 import type { AnySecretStore, ExternalSecret } from '../../api/types.js';
 import { resourcePath, SECRETS } from '../../kube/paths.js';
-import { isKubeStatus, type KubeRest } from '../../kube/rest.js';
+import { isKubeStatus, UNREAD, type KubeRest } from '../../kube/rest.js';
 import type { RenderedTemplate } from '../../templating/index.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { Informers } from '../runtime/informers.js';
@@ -15,6 +16,7 @@ import { Failure, regarding } from './fetch.js';
 import { isManifestTarget, targetName, writeConfigMap } from './manifest-target.js';
 import { desiredSecret, planSecret, type Desired, type Plan } from './secret.js';
 import { dataChanged } from '../restart/match.js';
+import { dataElided } from '../runtime/cached-secret.js';
 
 /** Performs `plan` on Secret `ns/name`; true when the Secret was written. */
 async function applyPlan(rest: KubeRest, plan: Plan, ns: string, name: string): Promise<boolean> {
@@ -25,16 +27,16 @@ async function applyPlan(rest: KubeRest, plan: Plan, ns: string, name: string): 
     case 'refuse':
       return false;
     case 'create':
-      await rest.create(path, plan.body);
+      await rest.create(path, plan.body, UNREAD);
       return true;
     case 'replace':
-      await rest.replace(named, plan.body);
+      await rest.replace(named, plan.body, UNREAD);
       return true;
     case 'recreate':
       await rest.delete(named).catch((err: unknown) => {
         if (!isKubeStatus(err, 404)) throw err;
       });
-      await rest.create(path, plan.body);
+      await rest.create(path, plan.body, UNREAD);
       return true;
   }
 }
@@ -64,7 +66,8 @@ export class TargetWriter {
     const target = targetName(es);
     const desired = desiredSecret(es, sourceOf(es, stores), rendered);
     if (isManifestTarget(es)) return this.writeConfigMap(es, desired);
-    let cur = !cached && desired.policy === 'Merge' ? await this.read(ns, target) : cached;
+    // A Merge writes the Secret's other keys back: it needs them (the cache may hold none).
+    let cur = (!cached || dataElided(cached)) && desired.policy === 'Merge' ? await this.read(ns, target) : cached;
     const exists = (n: string) => !!this.d.informers.externalSecret(ns, n);
     let plan = planSecret(desired, es, cur, exists);
     const wrote = await applyPlan(this.d.rest, plan, ns, target).catch(async (err: unknown) => {

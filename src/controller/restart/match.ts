@@ -6,6 +6,7 @@
 //  - "a,b": restart when Secret a or b changes (Reloader's `secret.reloader.stakater.com/reload`),
 //    referenced by the template or not (the app may read it another way).
 import type { V1PodSpec, V1Secret } from '@kubernetes/client-node';
+import { holdsData } from '../runtime/cached-secret.js';
 import type { Plan } from '../externalsecret/secret.js';
 
 /** On a Deployment, StatefulSet or DaemonSet (its own metadata): the opt-in. */
@@ -61,8 +62,5 @@ export function restartedAt(w: WorkloadLike): number {
  *  not a change, and neither is an update of labels, annotations or type alone. */
 export function dataChanged(before: V1Secret | undefined, plan: Plan): boolean {
   if (!before || (plan.action !== 'replace' && plan.action !== 'recreate')) return false;
-  const a = before.data ?? {};
-  const b = plan.body.data ?? {};
-  const keys = Object.keys(b);
-  return keys.length !== Object.keys(a).length || keys.some((k) => a[k] !== b[k]);
+  return !holdsData(before, plan.body.data ?? {});
 }

@@ -10,7 +10,7 @@
 //    dropped for a new one (Warnings are dropped only when nothing else is left), and the
 //    drops are counted.
 import type { Logger } from 'pino';
-import type { KubeRest } from '../../kube/rest.js';
+import { UNREAD, type KubeRest } from '../../kube/rest.js';
 import { TokenBucket } from './queue.js';
 import { EVENTS, resourcePath } from '../../kube/paths.js';
 
@@ -36,10 +36,15 @@ export interface EventRecorderOptions {
   onDrop?: () => void;
 }
 
+/** A queued Event: its body is built when it is written (most queued in a first sync of
+ *  thousands are dropped unwritten). */
 interface Pending {
+  obj: Regarding;
   type: 'Normal' | 'Warning';
-  path: string;
-  body: unknown;
+  reason: string;
+  message: string;
+  /** When it was emitted (ms). */
+  at: number;
   id: string;
   what: string;
 }
@@ -63,20 +68,27 @@ export class EventRecorder {
     const what = `${type}/${reason}/${message}`;
     if (this.last.get(id) === what) return;
     this.last.set(id, what);
-    // The apiserver accepts an Event about a cluster-scoped object only in "default" (or
-    // none); `kubectl describe` of a cluster object finds it there.
-    const ns = obj.namespace ?? 'default';
-    const now = new Date().toISOString();
-    const body = {
-      apiVersion: 'v1', kind: 'Event',
-      metadata: { name: `${obj.name}.${Date.now().toString(16)}${(this.seq++ % 4096).toString(16)}`, namespace: ns },
-      involvedObject: { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.name, namespace: obj.namespace, uid: obj.uid },
-      type, reason, message: message.slice(0, 1024), source: { component: this.o.component },
-      firstTimestamp: now, lastTimestamp: now, count: 1, reportingComponent: this.o.component,
-    };
     if (this.pending.length >= (this.o.queue ?? EVENT_QUEUE)) this.dropOne();
-    this.pending.push({ type, path: resourcePath(EVENTS, { namespace: ns }), body, id, what });
+    this.pending.push({ obj, type, reason, message, at: Date.now(), id, what });
     if (!this.draining) void this.drain();
+  }
+
+  /** The Event's path and body. The apiserver accepts an Event about a cluster-scoped object
+   *  only in "default" (or none); `kubectl describe` of a cluster object finds it there. */
+  private event(p: Pending): { path: string; body: object } {
+    const { obj } = p;
+    const ns = obj.namespace ?? 'default';
+    const at = new Date(p.at).toISOString();
+    return {
+      path: resourcePath(EVENTS, { namespace: ns }),
+      body: {
+        apiVersion: 'v1', kind: 'Event',
+        metadata: { name: `${obj.name}.${p.at.toString(16)}${(this.seq++ % 4096).toString(16)}`, namespace: ns },
+        involvedObject: { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.name, namespace: obj.namespace, uid: obj.uid },
+        type: p.type, reason: p.reason, message: p.message.slice(0, 1024), source: { component: this.o.component },
+        firstTimestamp: at, lastTimestamp: at, count: 1, reportingComponent: this.o.component,
+      },
+    };
   }
 
   /** Forgets an object (deleted), so a new one with the same name gets its first Event. */
@@ -103,7 +115,8 @@ export class EventRecorder {
     try {
       for (let next = this.pending.shift(); next; next = this.pending.shift()) {
         await this.bucket.take();
-        await this.rest.create(next.path, next.body).catch((err: unknown) => {
+        const { path, body } = this.event(next);
+        await this.rest.create(path, body, UNREAD).catch((err: unknown) => {
           this.logger.debug({ err: (err as Error).message, object: next!.id }, 'event not recorded');
         });
       }

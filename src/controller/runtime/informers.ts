@@ -14,7 +14,8 @@ import { RestartableInformer } from '../../kube/informer.js';
 import { pagedList, trimObject } from '../../kube/list.js';
 import { CLUSTER_EXTERNAL_SECRETS, CLUSTER_PUSH_SECRETS, CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, GENERATOR_STATES, NAMESPACES, PODS, PUSH_SECRETS, resourcePath, SECRET_STORES, SECRETS, type Resource } from '../../kube/paths.js';
 import type { KubeRest } from '../../kube/rest.js';
-import { DATA_HASH_ANNOTATION, EXTERNAL_SECRET_ANNOTATION, MANAGED_LABEL, editedByHand } from './labels.js';
+import { receiveSecret, trusted } from './cached-secret.js';
+import { MANAGED_LABEL } from './labels.js';
 import { AGENT_CONTAINER, AGENT_INIT_CONTAINER, INJECT_LABEL, PREFIX } from '../../pod-contract/annotations.js';
 
 export type Kind = 'externalsecrets' | 'secretstores' | 'clustersecretstores' | 'namespaces' | 'secrets' | 'pushsecrets'
@@ -37,33 +38,14 @@ interface Watched {
 const objKey = (o: KubernetesObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 
 
-/** Secrets in the cache whose data was dropped: not as the controller wrote them. */
-const unverified = new WeakSet<object>();
-
-/** Whether a Secret carrying the managed label is one the controller wrote and nobody changed
- *  since: it names its ExternalSecret and its content matches ESI's data hash. Anyone who may
- *  write Secrets can put the label on any Secret; only these keep their data in the cache, so
- *  the cache holds what the controller wrote, not whatever a tenant labels (SECURITY.md, "The
- *  controller"). The others are looked up through the API when a reconcile needs them. */
-function asWritten(s: V1Secret): boolean {
-  const a = s.metadata?.annotations ?? {};
-  return !!a[EXTERNAL_SECRET_ANNOTATION] && !!a[DATA_HASH_ANNOTATION] && !editedByHand(s);
-}
-
 /** Drops what the reconciler never reads from a cached object: managedFields, kubectl's copy
- *  of the whole applied manifest (../externalsecret/status.ts already ignores it) except on Secrets, which are
- *  written back whole (Merge) and must keep it, and the data of Secrets not as the controller
- *  wrote them. Returns `obj`. */
+ *  of the whole applied manifest (../externalsecret/status.ts already ignores it) except on
+ *  Secrets as the controller wrote them, which are written back whole and must keep it, and
+ *  the data of Secrets (./cached-secret.ts says which keep it). Returns `obj`. */
 export function slim<T extends KubernetesObject>(kind: Kind, obj: T): T {
   if (kind === 'pods') return slimPod(obj as V1Pod) as T;
-  const mine = kind !== 'secrets' || asWritten(obj as V1Secret);
-  trimObject(obj, { keepLastApplied: kind === 'secrets' && mine });
-  if (!mine) {
-    delete (obj as V1Secret).data;
-    delete (obj as V1Secret).stringData;
-    unverified.add(obj);
-  }
-  return obj;
+  const mine = kind === 'secrets' && receiveSecret(obj as V1Secret);
+  return trimObject(obj, { keepLastApplied: mine });
 }
 
 /** A pod as src/controller/externalsecret/pod-agents.ts reads it: its esi.dev/ annotations and its agent
@@ -247,10 +229,10 @@ export class Informers {
   namespace(name: string): V1Namespace | undefined {
     return this.get<V1Namespace>('namespaces', name);
   }
-  /** A managed Secret as the controller wrote it; undefined when absent or when the cache
-   *  holds only its metadata (see asWritten): the caller then reads it from the API. */
+  /** A managed Secret as the controller wrote it, without its data unless it is a Merge
+   *  target (./cached-secret.ts); undefined when absent or not as written: the caller then
+   *  reads it from the API. */
   secret(ns: string, name: string): V1Secret | undefined {
-    const s = this.get<V1Secret>('secrets', name, ns);
-    return s && !unverified.has(s) ? s : undefined;
+    return trusted(this.get<V1Secret>('secrets', name, ns));
   }
 }

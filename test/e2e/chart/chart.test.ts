@@ -268,7 +268,8 @@ function suite(helm: Helm): void {
     for (const kind of ['deployments', 'statefulsets', 'daemonsets']) t.same(verbs(kind), ['get', 'list', 'patch'], `${kind}: restart on change only patches`);
     t.ok(d.spec.template.spec.containers[0]!.args.includes('--restart-min-interval=60s'), 'controller.restartMinInterval');
     const envOf = (objs: K8sObject[]) => ((one(objs, 'Deployment') as typeof d).spec.template.spec.containers[0] as { env?: { name: string; value?: string }[] }).env;
-    t.notOk(envOf(objs)?.some((e) => e.name === 'NODE_OPTIONS'), 'controller.nodeOptions empty by default: Node\'s defaults');
+    t.equal(envOf(objs)?.find((e) => e.name === 'NODE_OPTIONS')?.value, '--max-semi-space-size=16', 'controller.nodeOptions: the young generation Node sizes outside a container');
+    t.notOk(envOf(ctl(await helm.template('esi', NS, ['--set', 'controller.nodeOptions='])))?.some((e) => e.name === 'NODE_OPTIONS'), 'empty: Node\'s own sizing');
     const ctlNodeOptions = envOf(ctl(await helm.template('esi', NS, ['--set', 'controller.nodeOptions=--max-semi-space-size=8'])))?.find((e) => e.name === 'NODE_OPTIONS')?.value;
     t.equal(ctlNodeOptions, '--max-semi-space-size=8', 'controller.nodeOptions becomes NODE_OPTIONS');
     t.notOk(cluster.some((r) => r.verbs?.includes('*') || r.resources?.includes('*')), 'no wildcards');
