@@ -10,8 +10,14 @@
 // Configuration in FLOOR_AGENT_CONFIG (JSON, like ESI_AGENT_CONFIG):
 //   { addr, tokenFile, file, refreshSeconds, reads: [{ name, path, field }] }
 // and the file's content is one `name=value` line per read.
-import { request } from 'node:http';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import type * as Http from 'node:http';
+import { createRequire } from 'node:module';
+
+// Required, not imported: on Node.js 22 an ES module import of node:http reads every export,
+// and three getters among them load undici, node:http2 and node:worker_threads (+5.5 MiB
+// private memory; scripts/bundle.ts does the same for ESI's bundles).
+const { request } = createRequire(import.meta.url)('node:http') as typeof Http;
 
 interface Config {
   addr: string;
