@@ -85,10 +85,11 @@ function stepRows(step: Step): { esi: Agg; vk: Agg; floor: Agg; row: string[] } 
   return { esi, vk, floor, row };
 }
 
-/** A ratio of each fixed-rate step, or why there is none: "1.53 → 0.93 → (rate not reached)". */
-function perRate(rows: ReturnType<typeof stepRows>[], rates: number[], side: 'esi' | 'floor', pick: (a: Agg) => number | undefined) {
-  const ratios = rows.map((r, i) => (atRate(r[side].throughput, rates[i]) && atRate(r.vk.throughput, rates[i]) ? ratio(pick(r[side]), pick(r.vk)) : undefined));
-  const text = rows.map((r, i) => (ratios[i] === undefined ? `(${rt(ratio(pick(r[side]), pick(r.vk)))}, rate not reached)` : rt(ratios[i]))).join(' → ');
+/** A ratio of each fixed-rate step where both servers are `usable`, or why there is none. */
+function perRate(rows: ReturnType<typeof stepRows>[], side: 'esi' | 'floor', pick: (a: Agg) => number | undefined,
+  usable: (a: Agg, i: number) => boolean, unreached: (r: number | undefined) => string) {
+  const ratios = rows.map((r, i) => (usable(r[side], i) && usable(r.vk, i) ? ratio(pick(r[side]), pick(r.vk)) : undefined));
+  const text = rows.map((r, i) => (ratios[i] === undefined ? unreached(ratio(pick(r[side]), pick(r.vk))) : rt(ratios[i]))).join(' → ');
   return { ratios, text };
 }
 
@@ -101,12 +102,17 @@ export function webhookMarkdown(w: WebhookResults): string {
   const sat = rows.find((_, i) => !w.steps[i]!.rate);
   // Compared only where both servers of a ratio reached the rate (achieved ≥ 90 %): below it a
   // run measures a queue, not a request.
-  const cpu = { esi: perRate(fixed, rates, 'esi', (a) => a.cpuPerRequest), floor: perRate(fixed, rates, 'floor', (a) => a.cpuPerRequest) };
-  const p50 = { esi: perRate(fixed, rates, 'esi', (a) => a.p50), floor: perRate(fixed, rates, 'floor', (a) => a.p50) };
+  // CPU: where each server has a run that reached the rate; p50: where each reached it on average.
+  const cpuOf = (side: 'esi' | 'floor') => perRate(fixed, side, (a) => a.cpuPerRequest, (a) => a.reached, () => '(rate not reached)');
+  const p50Of = (side: 'esi' | 'floor') => perRate(fixed, side, (a) => a.p50, (a, i) => atRate(a.throughput, rates[i]), (x) => `(${rt(x)}, rate not reached)`);
+  const cpu = { esi: cpuOf('esi'), floor: cpuOf('floor') };
+  const p50 = { esi: p50Of('esi'), floor: p50Of('floor') };
   const peak = (side: 'esi' | 'vk' | 'floor') => Math.max(...rows.map((r) => r[side].peakRssKiB));
   const abs = (side: 'esi' | 'vk' | 'floor', f: (a: Agg) => string) => fixed.map((r) => f(r[side])).join(' → ');
   const satRatio = (side: 'esi' | 'floor') => ratio(sat?.[side].throughput, sat?.vk.throughput);
-  const idle = w.idle;
+  // Results of a run before the floor existed have no floor: its cells read "–".
+  const none = { rssKiB: Number.NaN, anonKiB: Number.NaN };
+  const idle = { ...w.idle, floor: w.idle.floor ?? none };
   const summary = markdownTable(['Figure', 'ESI / vault-k8s', 'Node floor / vault-k8s', 'Budget (ESI)', 'ESI · vault-k8s · Node floor'], [
     [`CPU per admission (${rates.join(' → ')} req/s)`, cpu.esi.text, cpu.floor.text, budgetText(BUDGETS.cpuPerRequest),
       `${ratioCell(worst(cpu.esi.ratios), BUDGETS.cpuPerRequest)} worst rate; ms: ${abs('esi', (a) => fmt(a.cpuPerRequest))} · ${abs('vk', (a) => fmt(a.cpuPerRequest))} · ${abs('floor', (a) => fmt(a.cpuPerRequest))}`],
