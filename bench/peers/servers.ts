@@ -103,10 +103,10 @@ export function chartNodeFlags(): string[] {
 export const webhookNode = (): string => imageNode().path;
 
 /** `entry`: the `esi` entry to run (default bin/esi.js; bench/peers/webhook-memory.ts runs saved builds A/B);
- *  `esiArgs`: extra `esi webhook` flags (experiments, e.g. --workers=2). */
-export async function startEsi(inp: ServerInputs, port: number, nodeArgs: string[] = [], entry = join(ROOT, 'bin', 'esi.js'), esiArgs: string[] = []): Promise<Server> {
+ *  `esiArgs`: extra `esi webhook` flags (experiments, e.g. --workers=2); `node`: another node binary (experiments). */
+export async function startEsi(inp: ServerInputs, port: number, nodeArgs: string[] = [], entry = join(ROOT, 'bin', 'esi.js'), esiArgs: string[] = [], node = webhookNode()): Promise<Server> {
   const nodeOptions = chartNodeOptions();
-  const child = spawn(webhookNode(), [
+  const child = spawn(node, [
     ...nodeArgs, entry, 'webhook', '--listen', '127.0.0.1', '--port', String(port), '--kubeconfig', inp.kubeconfigPath,
     '--agent-image', 'registry.example/esi:bench', '--tls-cert-file', inp.certFile, '--tls-key-file', inp.keyFile, ...esiArgs,
   ], { env: { PATH: process.env.PATH, ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) }, stdio: logTo(join(inp.dir, 'esi-webhook.log')) });
