@@ -5,6 +5,9 @@
 //   steady: both agents side by side for `steadyS` seconds (the same background load for
 //   both): CPU (/proc utime+stime), peak RSS and RssAnon;
 //   scrape: ESI's idle CPU over `scrapeWindowS` before and after one GET /metrics.
+// Node.js's floor (floor/agent.ts: a bare `node` on the agent's node binary and flags, reading
+// the same secrets with node:http and writing the same file) is measured beside them, by the
+// same code: its starts interleaved with theirs, its steady figures in the same window.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -13,10 +16,12 @@ import { join } from 'node:path';
 import { createToken, startVaultServer, writePolicy, type VaultServer } from '../../test/support/platform/backends/openbao.js';
 import { cpuOver, esiVaultConfig, KEYS, launchBao, launchEsi, OUT, timeToFile, value, type Running, type Starter } from './agent-launch.js';
 import { runGoTemplateAgents, type GoTemplateResults } from './agents-gotemplate.js';
+import { floorScript, startAgentFloor } from './floors.js';
 import { memorySampler, type Memory } from './procstat.js';
 import { median } from './report.js';
 
-export type AgentKind = 'esi' | 'bao';
+export type AgentKind = 'esi' | 'bao' | 'floor';
+const KINDS: readonly AgentKind[] = ['esi', 'bao', 'floor'];
 const FILE = 'app.conf';
 /** What both agents must write. */
 export const EXPECTED = KEYS.map((i) => `k${i}=${value(i)}`).join('\n') + '\n';
@@ -71,50 +76,58 @@ export async function runAgents(opts: AgentOptions): Promise<AgentResults> {
     await writePolicy(server, 'peers-read', 'path "secret/data/peers/*" { capabilities = ["read"] }');
     for (const i of KEYS) await server.api('POST', `secret/data/peers/key-${i}`, { data: { value: value(i) } });
     const token = await createToken(server, ['peers-read'], '24h');
+    // Compiled before anything is timed: the floor's start is node's, not esbuild's.
+    const scripts = await mkdtemp(join(os.tmpdir(), 'esi-peers-floor-'));
+    teardowns.push(() => rm(scripts, { recursive: true, force: true }));
+    const floorJs = floorScript('agent', scripts);
     const starters: Record<AgentKind, Starter> = {
       esi: { outDir: (dir) => join(dir, 'esi-root', OUT), name: FILE, start: (dir) => startEsi(server, token, dir, opts.esiNodeArgs) },
       bao: { outDir: (dir) => join(dir, 'bao-out'), name: FILE, start: (dir) => startBao(opts.bao, server, token, dir) },
+      floor: { outDir: (dir) => join(dir, 'floor-out'), name: FILE, start: (dir) => startAgentFloor(floorJs, server.addr, token, dir, join(dir, 'floor-out', FILE), opts.esiNodeArgs) },
     };
-    const startsMs: AgentResults['startsMs'] = { esi: [], bao: [] };
-    for (const kind of ['esi', 'bao'] as const) {
+    const startsMs: AgentResults['startsMs'] = { esi: [], bao: [], floor: [] };
+    for (const kind of KINDS) {
       await timeToFile(kind, starters[kind], async (file) => { // warm-up, content checked
         const got = await readFile(file, 'utf8');
         if (got.trim() !== EXPECTED.trim()) throw new Error(`${kind} wrote ${JSON.stringify(got.slice(0, 20))}…, not the expected content`);
       });
     }
+    // One round = the three back to back, the order rotated each round (load changes hit all alike).
     for (let i = 0; i < opts.runs; i++) {
-      for (const kind of (i % 2 ? ['bao', 'esi'] : ['esi', 'bao']) as AgentKind[]) startsMs[kind].push(await timeToFile(kind, starters[kind]));
+      for (let k = 0; k < KINDS.length; k++) {
+        const kind = KINDS[(k + i) % KINDS.length]!;
+        startsMs[kind].push(await timeToFile(kind, starters[kind]));
+      }
     }
-    opts.log(`agents: start → file p50 esi ${median(startsMs.esi)?.toFixed(1)} ms, bao ${median(startsMs.bao)?.toFixed(1)} ms`);
-    const dirs = { esi: await mkdtemp(join(os.tmpdir(), 'esi-peers-esi-')), bao: await mkdtemp(join(os.tmpdir(), 'esi-peers-bao-')) };
-    teardowns.push(() => rm(dirs.esi, { recursive: true, force: true }), () => rm(dirs.bao, { recursive: true, force: true }));
-    const esi = await starters.esi.start(dirs.esi);
-    teardowns.push(esi.stop);
-    const bao = await starters.bao.start(dirs.bao);
-    teardowns.push(bao.stop);
-    // Settle: both have started and written once.
+    opts.log(`agents: start → file p50 ${KINDS.map((k) => `${k} ${median(startsMs[k])?.toFixed(1)} ms`).join(', ')}`);
+    const running = {} as Record<AgentKind, Running>;
+    for (const kind of KINDS) {
+      const dir = await mkdtemp(join(os.tmpdir(), `esi-peers-${kind}-`));
+      teardowns.push(() => rm(dir, { recursive: true, force: true }));
+      await mkdir(starters[kind].outDir(dir), { recursive: true });
+      running[kind] = await starters[kind].start(dir);
+      teardowns.push(running[kind].stop);
+    }
+    const { esi, bao } = running;
+    // Settle: all have started and written once.
     await new Promise((r) => setTimeout(r, 3000));
-    const mem = { esi: memorySampler(esi.child.pid!, 500), bao: memorySampler(bao.child.pid!, 500) };
-    const [esiCpu, baoCpu] = await cpuOver([esi.child.pid!, bao.child.pid!], opts.steadyS);
-    const steadyMem = { esi: mem.esi.stop(), bao: mem.bao.stop() };
-    opts.log(`agents: ${opts.steadyS} s steady: CPU esi ${esiCpu} ms, bao ${baoCpu} ms; RssAnon esi ${(steadyMem.esi.peak.anonKiB / 1024).toFixed(1)} MiB, bao ${(steadyMem.bao.peak.anonKiB / 1024).toFixed(1)} MiB`);
+    const mem = KINDS.map((kind) => memorySampler(running[kind].child.pid!, 500));
+    const cpu = await cpuOver(KINDS.map((kind) => running[kind].child.pid!), opts.steadyS);
+    const steady = Object.fromEntries(KINDS.map((kind, i) => [kind, { cpuMs: cpu[i]!, seconds: opts.steadyS, ...mem[i]!.stop() }])) as AgentResults['steady'];
+    opts.log(`agents: ${opts.steadyS} s steady: CPU ${KINDS.map((k) => `${k} ${steady[k].cpuMs} ms`).join(', ')}; RssAnon ${KINDS.map((k) => `${k} ${(steady[k].peak.anonKiB / 1024).toFixed(1)} MiB`).join(', ')}`);
     const [before, baoBefore] = await cpuOver([esi.child.pid!, bao.child.pid!], opts.scrapeWindowS);
     const text = await fetch(`http://127.0.0.1:${esi.port}/metrics`).then((r) => r.text());
     const refreshes = Number(/^esi_agent_refresh_total\{result="success"\} (\d+)/m.exec(text)?.[1] ?? NaN);
     const [after, baoAfter] = await cpuOver([esi.child.pid!, bao.child.pid!], opts.scrapeWindowS);
     opts.log(`agents: ESI idle CPU ${before} ms before one /metrics scrape, ${after} ms after (${opts.scrapeWindowS} s each); bao ${baoBefore} / ${baoAfter} ms`);
-    if (!readFileSync(bao.file, 'utf8').includes(value(2))) throw new Error('bao agent file lost its content');
+    for (const kind of KINDS) if (readFileSync(running[kind].file, 'utf8').trim() !== EXPECTED.trim()) throw new Error(`${kind} agent's file lost its content`);
     const load1 = os.loadavg();
-    // The Go-template rows run alone: these two agents would be background load.
-    await esi.stop();
-    await bao.stop();
+    // The Go-template rows run alone: these agents would be background load.
+    for (const kind of KINDS) await running[kind].stop();
     const goTemplate = await runGoTemplateAgents(server, token, { runs: opts.runs, steadyS: opts.steadyS, bao: opts.bao, log: opts.log, ...(opts.esiNodeArgs ? { esiNodeArgs: opts.esiNodeArgs } : {}) });
     return {
       baoVersion: baoVersion(opts.bao), startsMs,
-      steady: {
-        esi: { cpuMs: esiCpu!, seconds: opts.steadyS, ...steadyMem.esi, refreshes },
-        bao: { cpuMs: baoCpu!, seconds: opts.steadyS, ...steadyMem.bao },
-      },
+      steady: { ...steady, esi: { ...steady.esi, refreshes } },
       scrape: { beforeCpuMs: before!, afterCpuMs: after!, windowS: opts.scrapeWindowS, baoBeforeCpuMs: baoBefore!, baoAfterCpuMs: baoAfter! },
       load: { before: load0, after: load1 },
       goTemplate,

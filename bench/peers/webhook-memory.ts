@@ -13,6 +13,7 @@
 //   npm run build && mkdir -p dist/variants/A && cp -r bin dist/bundle dist/variants/A/
 //   tsx bench/peers/webhook-memory.ts --variant A=dist/variants/A --variant B=.[@--node-flag][@esi:--webhook-flag] [--rounds 2]
 //     [--rate 500] [--seconds 8] [--snapshot DIR] [--node-args "--flag ..."]
+//   A variant's `@node=PATH` runs it on another node binary (e.g. `--variant n20=.@node=/usr/bin/node`).
 import { KubeConfig } from '@kubernetes/client-node';
 import { mkdtemp, readdir } from 'node:fs/promises';
 import os from 'node:os';
@@ -35,9 +36,11 @@ const { values: o } = parseArgs({
 const variants = (o.variant ?? []).map((v) => {
   const [name, rest] = v.split(/=(.*)/s) as [string, string];
   const [dir, ...flags] = rest.split('@');
-  // `esi:FLAG` is an `esi webhook` flag (e.g. esi:--workers=2), any other a node flag.
+  // `esi:FLAG` is an `esi webhook` flag (e.g. esi:--workers=2), `node=PATH` the node binary
+  // (default: the images' Node.js, bench/lib/node.ts), any other a node flag.
   const esiArgs = flags.filter((f) => f.startsWith('esi:')).map((f) => f.slice(4));
-  return { name, entry: join(resolve(dir!), 'bin', 'esi.js'), nodeArgs: flags.filter((f) => !f.startsWith('esi:')), esiArgs };
+  const node = flags.find((f) => f.startsWith('node='))?.slice(5);
+  return { name, entry: join(resolve(dir!), 'bin', 'esi.js'), nodeArgs: flags.filter((f) => !f.startsWith('esi:') && !f.startsWith('node=')), esiArgs, node };
 });
 if (variants.length === 0) throw new Error('--variant NAME=DIR[@node-flag...] (DIR holds bin/esi.js and dist/bundle), at least one');
 const mib = (kib: number) => (kib / 1024).toFixed(1);
@@ -56,7 +59,7 @@ async function snapshot(pid: number, into: string): Promise<void> {
 /** One run of one variant: idle after sync, then the fixed-rate and the saturation step. */
 async function oneRun(v: (typeof variants)[number], inp: ServerInputs, caPem: string): Promise<Row> {
   const snapArgs = o.snapshot ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${resolve(o.snapshot)}`] : [];
-  const server = await startEsi(inp, await freePort(), [...o['node-args'].split(' ').filter(Boolean), ...v.nodeArgs, ...snapArgs], v.entry, v.esiArgs);
+  const server = await startEsi(inp, await freePort(), [...o['node-args'].split(' ').filter(Boolean), ...v.nodeArgs, ...snapArgs], v.entry, v.esiArgs, v.node);
   try {
     await sleep(5000);
     const idle = treeMemory(server.pid);

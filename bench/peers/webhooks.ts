@@ -2,7 +2,9 @@
 // kube-apiserver, the same load generator (bench/lib/load.ts: one HTTPS client, the same
 // TLS settings, connection pool and timing for both; it only POSTs bytes and reads the
 // answer) and equivalent pods (pods.ts). Every load step runs A/B/B/A (ESI, vault-k8s,
-// vault-k8s, ESI) so a change of the background load hits both alike.
+// vault-k8s, ESI) so a change of the background load hits both alike. Node.js's floor
+// (floor/webhook.ts: a bare node:https server on the webhook's node binary and flags, giving
+// ESI's own answer) runs in the middle of each step: ESI, vault-k8s, floor, floor, vault-k8s, ESI.
 import { KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -14,13 +16,14 @@ import { freePort } from '../../test/support/platform/processes.js';
 import { buildCluster, clusterObjects } from '../admission/cluster.js';
 import { coresBusy, cpuSample } from '../lib/cpustat.js';
 import { closedLoop, fixedRate, LoadClient, type LoadResult } from '../lib/load.js';
+import { floorScript } from './floors.js';
 import { requestSource, type Injector } from './pods.js';
 import { memorySampler, treeCpuMs, treeMemory, type Memory } from './procstat.js';
 import { cpuPerRequest } from './report.js';
-import { chartNodeFlags, startEsi, startVaultK8s, type Server, type ServerInputs } from './servers.js';
+import { chartNodeFlags, startEsi, startFloor, startVaultK8s, type Server, type ServerInputs, type Side } from './servers.js';
 
 export interface StepRun {
-  injector: Injector;
+  injector: Side;
   result: LoadResult;
   cpuMs: number;
   cpuMsPerRequest: number | undefined;
@@ -43,8 +46,10 @@ export interface Step {
 
 export interface WebhookResults {
   steps: Step[];
-  idle: Record<Injector, Memory>;
+  idle: Record<Side, Memory>;
   reviewBytes: Record<Injector, number>;
+  /** Bytes of the answer the floor gives (ESI's answer to the benchmark's pod). */
+  floorAnswerBytes: number;
   objects: number;
 }
 
@@ -91,7 +96,7 @@ export async function seed(kc: KubeConfig): Promise<number> {
 
 async function oneRun(server: Server, ca: string, step: { rate?: number }, opts: WebhookOptions): Promise<StepRun> {
   const client = new LoadClient({ url: server.url, ca, maxIdleSockets: 25 });
-  const source = requestSource(server.injector);
+  const source = requestSource(server.pod);
   const load0 = os.loadavg();
   // CPU is read when the measured window opens (after the warm-up) and when it closes.
   let start = { cpu: 0, machine: cpuSample(), own: process.cpuUsage() };
@@ -130,6 +135,25 @@ export async function tlsFiles(dir: string): Promise<{ certFile: string; keyFile
   return { certFile, keyFile, caPem: ca.certPem };
 }
 
+/** ESI's answer to one review of the benchmark's pod, checked like every answer, saved with
+ *  its uid replaced by @UID@ for the floor to give. */
+async function esiAnswer(esi: Server, ca: string, file: string): Promise<{ file: string; bytes: number }> {
+  const client = new LoadClient({ url: esi.url, ca });
+  try {
+    const req = requestSource('esi')();
+    const got = await new Promise<{ status?: number; body?: Buffer; error?: string }>((resolve) => client.send(req.body, resolve));
+    const problem = got.error ?? req.check(got.status ?? 0, got.body ?? Buffer.alloc(0));
+    if (problem || got.status !== 200) throw new Error(`ESI's answer for the floor: ${problem ?? `HTTP ${got.status}`}`);
+    const uid = (JSON.parse(got.body!.toString('utf8')) as { response: { uid: string } }).response.uid;
+    const text = got.body!.toString('utf8');
+    if (text.split(uid).length !== 2) throw new Error('ESI\'s answer holds its uid more than once');
+    await writeFile(file, text.replace(uid, '@UID@'));
+    return { file, bytes: got.body!.length };
+  } finally {
+    client.close();
+  }
+}
+
 export async function runWebhooks(opts: WebhookOptions): Promise<WebhookResults> {
   const { log } = opts;
   log('webhooks: starting the local control plane (etcd + kube-apiserver)');
@@ -146,11 +170,14 @@ export async function runWebhooks(opts: WebhookOptions): Promise<WebhookResults>
     servers.push(esi);
     const vk = await startVaultK8s(inp, opts.vaultK8sBin, await freePort());
     servers.push(vk);
-    log('webhooks: both servers ready; 5 s idle');
+    const answer = await esiAnswer(esi, tls.caPem, join(opts.dir, 'floor-answer.json'));
+    const floor = await startFloor(inp, await freePort(), floorScript('webhook', opts.dir), answer.file, chartNodeFlags());
+    servers.push(floor);
+    log(`webhooks: ESI, vault-k8s and the node floor (${answer.bytes}-byte answer) ready; 5 s idle`);
     await new Promise((r) => setTimeout(r, 5000));
-    const idle = { esi: treeMemory(esi.pid), 'vault-k8s': treeMemory(vk.pid) } as Record<Injector, Memory>;
-    const byName: Record<Injector, Server> = { esi, 'vault-k8s': vk };
-    const order: Injector[] = ['esi', 'vault-k8s', 'vault-k8s', 'esi'];
+    const idle: Record<Side, Memory> = { esi: treeMemory(esi.pid), 'vault-k8s': treeMemory(vk.pid), floor: treeMemory(floor.pid) };
+    const byName: Record<Side, Server> = { esi, 'vault-k8s': vk, floor };
+    const order: Side[] = ['esi', 'vault-k8s', 'floor', 'floor', 'vault-k8s', 'esi'];
     const steps: Step[] = [];
     for (const rate of [...opts.rates, undefined]) {
       const step: Step = { name: rate ? `${rate} req/s` : `saturation (${opts.connections} conns)`, ...(rate ? { rate } : {}), runs: [] };
@@ -165,7 +192,7 @@ export async function runWebhooks(opts: WebhookOptions): Promise<WebhookResults>
       steps.push(step);
     }
     const { reviewSize } = await import('./pods.js');
-    return { steps, idle, reviewBytes: { esi: reviewSize('esi'), 'vault-k8s': reviewSize('vault-k8s') }, objects };
+    return { steps, idle, reviewBytes: { esi: reviewSize('esi'), 'vault-k8s': reviewSize('vault-k8s') }, floorAnswerBytes: answer.bytes, objects };
   } finally {
     for (const s of servers) await s.stop();
     await cp.stop();

@@ -19,6 +19,10 @@ t.test("esi agent runs from its own bundle, which loads fewer chunks than the sh
   tt.notMatch(all, /from\s*"pino"|require\("pino"\)/, 'pino is bundled, not loaded file by file from node_modules');
   tt.notMatch(all, /ThreadStream|thread-stream/, "without pino's worker transports");
   tt.notMatch(all, /from\s*"(node:)?worker_threads"/, 'node:worker_threads is not loaded at start');
+  // Node.js 22 builds an ES module import's namespace of node:http from every export, three of
+  // them getters that load undici, node:http2 and node:worker_threads (scripts/bundle.ts).
+  tt.notMatch(all, /(from|import)\s*"(node:)?http"/, 'node:http is required, never imported as an ES module');
+  tt.match(all, /require\("node:http"\)/, 'through the one stand-in of scripts/bundle.ts');
   tt.match(all, /handlebars\/dist\/handlebars\.min\.js/, 'handlebars stays a lazy require of its minified single file');
   tt.notMatch(all, /from\s*"node-forge"|import\s*"node-forge"/, 'node-forge is not imported at start: ESO\'s PKCS#12 and certificate helpers require it when called');
   const files = readdirSync(join(BUNDLE, 'agent', 'chunks')).filter((f) => f.endsWith('.mjs'));

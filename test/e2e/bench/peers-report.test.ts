@@ -87,8 +87,28 @@ t.test('a step where a server has no run at its rate is not compared on CPU', (t
     idle: { esi: { rssKiB: 1, anonKiB: 1 }, 'vault-k8s': { rssKiB: 1, anonKiB: 1 } }, reviewBytes: { esi: 1, 'vault-k8s': 1 }, objects: 1,
   } as unknown as WebhookResults;
   const text = webhookMarkdown(w);
-  t.match(text, /\| CPU per admission \| \(rate not reached\) \(1000 req\/s\)/);
+  t.match(text, /\| CPU per admission \(1000 req\/s\) \| \(rate not reached\) \|/);
   t.match(text, /vault-k8s at 1000 req\/s: 300 req\/s/);
+  t.end();
+});
+
+t.test("the Node floor's column: floor / vault-k8s beside ESI / vault-k8s, from the same step", (t) => {
+  const run = (injector: string, cpuMs: number, p50: number, throughput = 100) => ({
+    injector, cpuMs, cpuMsPerRequest: cpuMs / 1000, serverCores: 0.5, clientCores: 0.3, otherCores: 0,
+    peak: { rssKiB: 1024 * (injector === 'esi' ? 90 : injector === 'floor' ? 30 : 60), anonKiB: 1 }, load: { before: [0], after: [0] },
+    result: { throughput, completed: 1000, errors: 0, non2xx: 0, invalid: 0, latencyMs: { p50, p99: 2 * p50 } },
+  }) as unknown as StepRun;
+  const w = {
+    steps: [{ name: '100 req/s', rate: 100, runs: [run('esi', 2000, 3), run('vault-k8s', 1000, 2), run('floor', 500, 1), run('floor', 500, 1), run('vault-k8s', 1000, 2), run('esi', 2000, 3)] },
+      { name: 'saturation', runs: [run('esi', 500, 9, 1500), run('vault-k8s', 500, 9, 2000), run('floor', 100, 3, 3000)] }],
+    idle: { esi: { rssKiB: 1, anonKiB: 1 }, 'vault-k8s': { rssKiB: 1, anonKiB: 1 }, floor: { rssKiB: 1, anonKiB: 1 } }, reviewBytes: { esi: 1, 'vault-k8s': 1 }, objects: 1,
+  } as unknown as WebhookResults;
+  const text = webhookMarkdown(w);
+  t.match(text, /\| CPU per admission \(100 req\/s\) \| 2\.00 \| 0\.50 \| ≤ 0\.8× \| \*\*2\.00\*\* \(missed\) worst rate; ms: 2\.00 · 1\.00 · 0\.500 \|/);
+  t.match(text, /\| p50 latency at fixed rates \| 1\.50 \| 0\.50 \|/);
+  t.match(text, /\| saturation throughput \| 0\.75 \| 1\.50 \|/);
+  t.match(text, /\| RSS under load \(peak\) \| 1\.50 \| 0\.50 \|/);
+  t.match(text, /\| 100 req\/s \| 100 \/ 100 \/ 100 \| 3\.00 \/ 2\.00 \/ 1\.00 \|/, 'each step cell is ESI / vault-k8s / floor');
   t.end();
 });
 
