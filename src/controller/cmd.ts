@@ -5,7 +5,7 @@ import { parseAllowList } from '../egress/policy.js';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { bool, checkFlags, loadKubeConfig, ownNamespace, port, positive } from '../flags.js';
-import { isDnsLabel, isDnsSubdomain, nameProblem } from '../kube/names.js';
+import { isDnsLabel, isDnsSubdomain } from '../kube/names.js';
 import { NAMESPACES, resourcePath } from '../kube/paths.js';
 import { KubeRest } from '../kube/rest.js';
 import { createLogger, logSettings } from '../log.js';
@@ -17,10 +17,7 @@ import { controllerMetrics, resourceOf } from './runtime/metrics.js';
 import { DEFAULT_MAX_GENERATOR_STATES, STATES_PER_ENTRY } from './generatorstate/limits.js';
 import { TokenBucket } from './runtime/queue.js';
 import { startProbeServer } from './runtime/server.js';
-import { parseReadBudget } from './fleet/budget.js';
-import { queueIdentityProblem, queueRegion } from './fleet/aws-queue.js';
-import { gcpSubscriptionSettings } from './fleet/gcp-subscription.js';
-import type { FleetSettings } from './fleet/wire.js';
+import { fleetFlags } from './fleet/flags.js';
 import { metricsTls, startSecureMetricsServer } from './runtime/metrics-server.js';
 import { MetricsAccessReview } from '../kube/access-review.js';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -255,45 +252,8 @@ function flags(v: Values) {
     generatorGcGraceMs: parseGoDuration(v['generator-gc-grace-period']!, '--generator-gc-grace-period'),
     maxGeneratorStates: positive('max-generator-states', v['max-generator-states']!),
     allowGeneratorRawResults: bool('allow-generator-raw-results', v['allow-generator-raw-results']!),
-    fleet: {
-      ...(v['default-read-budget'] ? { defaultBudget: readBudgetFlag(v['default-read-budget']) } : {}),
-      patchQps: positive('pod-patch-qps', v['pod-patch-qps']!),
-      notifications: bool('change-notifications', v['change-notifications']!),
-      ...awsQueueFlags(v),
-      ...gcpFlags(v),
-    },
+    fleet: fleetFlags(v),
   };
-}
-
-function awsQueueFlags(v: Record<string, string | boolean | undefined>): Pick<FleetSettings, 'aws'> {
-  const flag = (name: string) => String(v[name] ?? '').trim();
-  const url = flag('aws-change-queue-url');
-  const secret = flag('aws-change-queue-credentials-secret');
-  if (!url) {
-    if (flag('aws-change-queue-region') || secret) throw new Error('--aws-change-queue-region and --aws-change-queue-credentials-secret need --aws-change-queue-url');
-    return {};
-  }
-  if (!/^https?:\/\/[^/]+\/\d{12}\/[\w-]{1,75}(?:\.fifo|[\w-]{0,5})$/.test(url)) throw new Error(`--aws-change-queue-url "${url}" must be an SQS queue URL: https://sqs.<region>.amazonaws.com/<account>/<queue>`);
-  const region = flag('aws-change-queue-region') || queueRegion(url) || process.env.AWS_REGION?.trim() || '';
-  if (!region) throw new Error('--aws-change-queue-region is required: the queue URL names no region and AWS_REGION is not set');
-  const bad = secret ? nameProblem(secret, 'subdomain') : undefined;
-  if (bad) throw new Error(`--aws-change-queue-credentials-secret ${bad}`);
-  const identity = queueIdentityProblem(secret || undefined);
-  if (identity) throw new Error(identity);
-  return { aws: { queueUrl: url, region, ...(secret ? { credentialsSecret: secret } : {}) } };
-}
-
-function gcpFlags(v: Record<string, string | boolean | undefined>): Pick<FleetSettings, 'gcp'> {
-  const gcp = gcpSubscriptionSettings({ subscription: String(v['gcp-change-subscription'] ?? ''), endpoint: String(v['gcp-change-endpoint'] ?? ''), credentialsSecret: String(v['gcp-change-credentials-secret'] ?? '') });
-  return gcp ? { gcp } : {};
-}
-
-function readBudgetFlag(raw: string): number {
-  try {
-    return parseReadBudget(raw);
-  } catch (err) {
-    throw new Error(`--default-read-budget "${raw}" ${(err as Error).message}`, { cause: err });
-  }
 }
 
 /** The authenticated HTTPS /metrics: its certificate, its reviews (a client of their own,

@@ -311,7 +311,7 @@ function suite(helm: Helm): void {
     t.equal(s.topologySpreadConstraints?.length, 1);
     t.match(s.affinity, { nodeAffinity: {} }, 'affinity replaces the default anti-affinity');
     t.notOk((s.affinity as { podAntiAffinity?: object }).podAntiAffinity);
-    t.match(s.containers[0]!.env, [{ name: 'POD_NAMESPACE' }, { name: 'POD_SERVICE_ACCOUNT', valueFrom: { fieldRef: { fieldPath: 'spec.serviceAccountName' } } }, { name: 'ESI_LOG_LEVEL' }, { name: 'ESI_LOG_FORMAT', value: 'json' }, { name: 'NODE_ENV' }, { name: 'HTTPS_PROXY', value: 'http://proxy:3128' }]);
+    t.match(s.containers[0]!.env, [{ name: 'POD_NAMESPACE' }, { name: 'POD_SERVICE_ACCOUNT', valueFrom: { fieldRef: { fieldPath: 'spec.serviceAccountName' } } }, { name: 'ESI_LOG_LEVEL' }, { name: 'ESI_LOG_FORMAT', value: 'json' }, { name: 'NODE_ENV' }, { name: 'NODE_OPTIONS', value: '--max-semi-space-size=16' }, { name: 'HTTPS_PROXY', value: 'http://proxy:3128' }]);
     const pdb = one(ctl(objs), 'PodDisruptionBudget') as K8sObject & { spec: { minAvailable: number; selector: { matchLabels: Record<string, string> } } };
     t.equal(pdb.spec.minAvailable, 1);
     t.equal(pdb.spec.selector.matchLabels['app.kubernetes.io/component'], 'controller', 'selects the controller pods only');
