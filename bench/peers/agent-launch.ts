@@ -122,3 +122,16 @@ export const cpuOver = async (pids: number[], seconds: number) => {
   return pids.map((p, i) => treeCpuMs(p) - before[i]!);
 };
 
+/** Starts one long-running agent of each kind in its own temporary directory, for the
+ *  steady-state readings; each directory and process is handed to `teardowns`. */
+export async function startEach<K extends string>(kinds: readonly K[], starters: Record<K, Starter>, teardowns: (() => unknown)[]): Promise<Record<K, Running>> {
+  const running = {} as Record<K, Running>;
+  for (const kind of kinds) {
+    const dir = await mkdtemp(join(os.tmpdir(), `esi-peers-${kind}-`));
+    teardowns.push(() => rm(dir, { recursive: true, force: true }));
+    await mkdir(starters[kind].outDir(dir), { recursive: true });
+    running[kind] = await starters[kind].start(dir);
+    teardowns.push(running[kind].stop);
+  }
+  return running;
+}

@@ -6,13 +6,13 @@
 //   steady: the three side by side for `steadyS` seconds (CPU, peak RSS and RssAnon).
 // Both rendered files are checked byte for byte against each other and against the
 // expected text (expectedGoFile) before anything is timed, and again after the steady window.
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseGoText } from '../../src/templating/go/text.js';
 import { ESO_TEMPLATE, esoTarget, expectedGoFile } from '../lib/go-template.js';
 import type { VaultServer } from '../../test/support/platform/backends/openbao.js';
-import { cpuOver, esiVaultConfig, KEYS, launchBao, launchEsi, OUT, timeToFile, value, type Running, type Starter } from './agent-launch.js';
+import { cpuOver, esiVaultConfig, startEach, KEYS, launchBao, launchEsi, OUT, timeToFile, value, type Running, type Starter } from './agent-launch.js';
 import { memorySampler, type Memory } from './procstat.js';
 
 export type GoKind = 'esi-none' | 'esi-go' | 'bao-go';
@@ -106,14 +106,7 @@ export async function runGoTemplateAgents(server: VaultServer, token: string, op
   opts.log(`Go template agents: start → file p50 esi without ${p50(startsMs['esi-none'])} ms, with ${p50(startsMs['esi-go'])} ms, bao ${p50(startsMs['bao-go'])} ms`);
   const teardowns: (() => Promise<unknown>)[] = [];
   try {
-    const running = {} as Record<GoKind, Running>;
-    for (const kind of GO_KINDS) {
-      const dir = await mkdtemp(join(os.tmpdir(), `esi-peers-${kind}-`));
-      teardowns.push(() => rm(dir, { recursive: true, force: true }));
-      await mkdir(all[kind].outDir(dir), { recursive: true });
-      running[kind] = await all[kind].start(dir);
-      teardowns.push(running[kind].stop);
-    }
+    const running = await startEach(GO_KINDS, all, teardowns);
     await new Promise((r) => setTimeout(r, 3000)); // settle: all have started and written once
     const mem = GO_KINDS.map((kind) => memorySampler(running[kind].child.pid!, 500));
     const cpu = await cpuOver(GO_KINDS.map((kind) => running[kind].child.pid!), opts.steadyS);

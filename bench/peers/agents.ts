@@ -14,7 +14,7 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { createToken, startVaultServer, writePolicy, type VaultServer } from '../../test/support/platform/backends/openbao.js';
-import { cpuOver, esiVaultConfig, KEYS, launchBao, launchEsi, OUT, timeToFile, value, type Running, type Starter } from './agent-launch.js';
+import { cpuOver, esiVaultConfig, startEach, KEYS, launchBao, launchEsi, OUT, timeToFile, value, type Running, type Starter } from './agent-launch.js';
 import { runGoTemplateAgents, type GoTemplateResults } from './agents-gotemplate.js';
 import { floorScript, startAgentFloor } from './floors.js';
 import { memorySampler, type Memory } from './procstat.js';
@@ -100,14 +100,7 @@ export async function runAgents(opts: AgentOptions): Promise<AgentResults> {
       }
     }
     opts.log(`agents: start → file p50 ${KINDS.map((k) => `${k} ${median(startsMs[k])?.toFixed(1)} ms`).join(', ')}`);
-    const running = {} as Record<AgentKind, Running>;
-    for (const kind of KINDS) {
-      const dir = await mkdtemp(join(os.tmpdir(), `esi-peers-${kind}-`));
-      teardowns.push(() => rm(dir, { recursive: true, force: true }));
-      await mkdir(starters[kind].outDir(dir), { recursive: true });
-      running[kind] = await starters[kind].start(dir);
-      teardowns.push(running[kind].stop);
-    }
+    const running = await startEach(KINDS, starters, teardowns);
     const { esi, bao } = running;
     // Settle: all have started and written once.
     await new Promise((r) => setTimeout(r, 3000));
